@@ -1,0 +1,172 @@
+//! Pass-manager and parser hooks for `mlir-opt`-like tools, beyond the MLIR
+//! C API: the registered-pass list, pass flags with implicit nesting, IR
+//! printing filtered by pass, and parsing with a buffer name so that
+//! diagnostics read `file:line:col`.
+
+use melior::{
+    Context, StringRef,
+    dialect::DialectRegistry,
+    ir::{Module, operation::OperationPrintingFlags},
+    pass::PassManager,
+    utility::{register_all_dialects, register_all_llvm_translations, register_all_passes},
+};
+use mlir_sys::{MlirContext, MlirOpPrintingFlags, MlirOperation, MlirPassManager, MlirStringRef};
+use std::ffi::c_void;
+
+unsafe extern "C" {
+    fn pgpuPrintRegisteredPasses();
+    fn pgpuIsRegisteredPassOrPipeline(name: MlirStringRef) -> bool;
+    fn pgpuAddPassFromFlag(
+        pass_manager: MlirPassManager,
+        name: MlirStringRef,
+        options: MlirStringRef,
+        error_callback: unsafe extern "C" fn(MlirStringRef, *mut c_void),
+        user_data: *mut c_void,
+    ) -> mlir_sys::MlirLogicalResult;
+    #[allow(clippy::too_many_arguments)]
+    fn pgpuEnableIRPrinting(
+        pass_manager: MlirPassManager,
+        before_all: bool,
+        after_all: bool,
+        before_names: *const MlirStringRef,
+        num_before: isize,
+        after_names: *const MlirStringRef,
+        num_after: isize,
+        module_scope: bool,
+        after_only_on_change: bool,
+        flags: MlirOpPrintingFlags,
+    );
+    fn pgpuContextSetPrintOpOnDiagnostic(context: MlirContext, enable: bool);
+    fn pgpuParseModule(
+        context: MlirContext,
+        source: MlirStringRef,
+        buffer_name: MlirStringRef,
+    ) -> MlirOperation;
+}
+
+/// A context with every upstream dialect, the `pgpu` dialect and the LLVM IR
+/// translations, and with every upstream and pgpu pass registered.
+pub fn create_context(register_pgpu_passes: &[fn()]) -> Context {
+    let registry = DialectRegistry::new();
+    register_all_dialects(&registry);
+    pgpu_dialect::register(&registry);
+    let context = Context::new();
+    context.append_dialect_registry(&registry);
+    register_all_llvm_translations(&context);
+    static UPSTREAM: std::sync::Once = std::sync::Once::new();
+    UPSTREAM.call_once(register_all_passes);
+    for register in register_pgpu_passes {
+        register();
+    }
+    context
+}
+
+/// Prints every registered pass and pipeline with its summary and options,
+/// as `mlir-opt --list-passes` does.
+pub fn print_registered_passes() {
+    // SAFETY: prints the global registry.
+    unsafe { pgpuPrintRegisteredPasses() }
+}
+
+/// Whether `name` is a registered pass or pass pipeline.
+pub fn is_registered_pass(name: &str) -> bool {
+    // SAFETY: the string outlives the call.
+    unsafe { pgpuIsRegisteredPassOrPipeline(StringRef::new(name).to_raw()) }
+}
+
+unsafe extern "C" fn collect_error(message: MlirStringRef, user_data: *mut c_void) {
+    // SAFETY: user_data is the &mut String passed below; message is valid here.
+    let errors = unsafe { &mut *user_data.cast::<String>() };
+    let bytes = unsafe { std::slice::from_raw_parts(message.data.cast::<u8>(), message.length) };
+    if !errors.is_empty() {
+        errors.push('\n');
+    }
+    errors.push_str(&String::from_utf8_lossy(bytes));
+}
+
+/// Appends pass or pipeline `name` with `options` (as written after `=` on
+/// the command line), nesting op-specific passes implicitly.
+pub fn add_pass_from_flag(pass_manager: &PassManager, name: &str, options: &str) -> Result<(), String> {
+    let mut errors = String::new();
+    // SAFETY: the pass manager is alive; the callback writes into `errors`.
+    let result = unsafe {
+        pgpuAddPassFromFlag(
+            pass_manager.to_raw(),
+            StringRef::new(name).to_raw(),
+            StringRef::new(options).to_raw(),
+            collect_error,
+            (&mut errors as *mut String).cast(),
+        )
+    };
+    if result.value == 0 {
+        Err(if errors.is_empty() {
+            format!("cannot add pass '{name}'")
+        } else {
+            errors
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// Which passes print the IR before or after they run.
+#[derive(Debug, Default, Clone)]
+pub struct IrPrinting {
+    pub before_all: bool,
+    pub after_all: bool,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+    pub module_scope: bool,
+    pub after_only_on_change: bool,
+}
+
+impl IrPrinting {
+    pub fn is_enabled(&self) -> bool {
+        self.before_all || self.after_all || !self.before.is_empty() || !self.after.is_empty()
+    }
+}
+
+/// Prints the IR to stderr around the passes `printing` selects.
+pub fn enable_ir_printing(pass_manager: &PassManager, printing: &IrPrinting, flags: &OperationPrintingFlags) {
+    let before: Vec<MlirStringRef> = printing.before.iter().map(|name| StringRef::new(name).to_raw()).collect();
+    let after: Vec<MlirStringRef> = printing.after.iter().map(|name| StringRef::new(name).to_raw()).collect();
+    // SAFETY: the names are copied into sets before the call returns.
+    unsafe {
+        pgpuEnableIRPrinting(
+            pass_manager.to_raw(),
+            printing.before_all,
+            printing.after_all,
+            before.as_ptr(),
+            before.len() as isize,
+            after.as_ptr(),
+            after.len() as isize,
+            printing.module_scope,
+            printing.after_only_on_change,
+            flags.to_raw(),
+        )
+    }
+}
+
+/// Parses `source` into a module whose locations name `buffer_name`. On
+/// failure the diagnostics went to the context's handlers.
+pub fn parse_module<'c>(context: &'c Context, source: &str, buffer_name: &str) -> Option<Module<'c>> {
+    // SAFETY: both strings outlive the call; the parser copies what it keeps.
+    let operation = unsafe {
+        pgpuParseModule(
+            context.to_raw(),
+            StringRef::new(source).to_raw(),
+            StringRef::new(buffer_name).to_raw(),
+        )
+    };
+    if operation.ptr.is_null() {
+        return None;
+    }
+    // SAFETY: the operation is a fresh, owned builtin.module.
+    unsafe { Some(Module::from_raw(mlir_sys::mlirModuleFromOperation(operation))) }
+}
+
+/// Whether diagnostics on an operation carry a note printing the operation.
+pub fn set_print_op_on_diagnostic(context: &Context, enable: bool) {
+    // SAFETY: the context is alive.
+    unsafe { pgpuContextSetPrintOpOnDiagnostic(context.to_raw(), enable) }
+}
