@@ -172,6 +172,10 @@ fn split_arguments(arguments: Vec<String>) -> (Vec<String>, Vec<PassFlag>) {
 }
 
 fn main() -> ExitCode {
+    // Long paths in messages stay on one line, so tools can match them.
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
+    }));
     // Passes must be registered before the command line can be split.
     let _ = tool::create_context(PGPU_PASS_CRATES);
     let (arguments, pass_flags) = split_arguments(std::env::args().collect());

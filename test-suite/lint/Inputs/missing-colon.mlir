@@ -1,0 +1,5 @@
+// RUN: true
+// CHECK-LABEL: @f
+// CHECK-NEXT return
+// CHECK %x
+// CHECK: fine
