@@ -21,6 +21,7 @@ use std::{
     panic::{AssertUnwindSafe, catch_unwind},
 };
 
+pub mod diagnostics;
 pub mod tool;
 
 /// One string option of a pass, as `name=value` in a pipeline.
@@ -137,6 +138,27 @@ pub fn emit_error(location: Location, message: &str) -> PassFailure {
     PassFailure
 }
 
+/// The bytes an `MlirStringRef` points to (empty for a null reference).
+///
+/// # Safety
+/// `value` must point to `length` readable bytes that outlive `'a`.
+pub unsafe fn string_ref_bytes<'a>(value: MlirStringRef) -> &'a [u8] {
+    if value.data.is_null() || value.length == 0 {
+        return &[];
+    }
+    // SAFETY: guaranteed by the caller.
+    unsafe { std::slice::from_raw_parts(value.data.cast::<u8>(), value.length) }
+}
+
+/// The text of an `MlirStringRef`, invalid UTF-8 replaced.
+///
+/// # Safety
+/// As for [`string_ref_bytes`], for the duration of the call.
+pub unsafe fn string_ref_to_string(value: MlirStringRef) -> String {
+    // SAFETY: guaranteed by the caller.
+    String::from_utf8_lossy(unsafe { string_ref_bytes(value) }).into_owned()
+}
+
 fn leak_c_string(text: &str) -> *const c_char {
     // Definitions live as long as the process's pass registry.
     CString::new(text)
@@ -154,14 +176,17 @@ unsafe extern "C" fn run_pass<P: Pass>(
     num_values: isize,
     values: *const MlirStringRef,
 ) -> MlirLogicalResult {
-    // SAFETY: the C++ pass passes one value per declared option.
-    let raw_values = unsafe { std::slice::from_raw_parts(values, num_values.max(0) as usize) };
+    let raw_values = if values.is_null() || num_values <= 0 {
+        &[]
+    } else {
+        // SAFETY: the C++ pass passes one value per declared option.
+        unsafe { std::slice::from_raw_parts(values, num_values as usize) }
+    };
     let values = raw_values
         .iter()
         .map(|value| {
             // SAFETY: each value points into a live std::string.
-            let bytes = unsafe { std::slice::from_raw_parts(value.data.cast::<u8>(), value.length) };
-            std::str::from_utf8(bytes).unwrap_or("")
+            std::str::from_utf8(unsafe { string_ref_bytes(*value) }).unwrap_or("")
         })
         .collect();
     // SAFETY: MLIR hands the pass a valid operation for the duration of the run.

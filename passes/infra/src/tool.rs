@@ -77,11 +77,11 @@ pub fn is_registered_pass(name: &str) -> bool {
 unsafe extern "C" fn collect_error(message: MlirStringRef, user_data: *mut c_void) {
     // SAFETY: user_data is the &mut String passed below; message is valid here.
     let errors = unsafe { &mut *user_data.cast::<String>() };
-    let bytes = unsafe { std::slice::from_raw_parts(message.data.cast::<u8>(), message.length) };
     if !errors.is_empty() {
         errors.push('\n');
     }
-    errors.push_str(&String::from_utf8_lossy(bytes));
+    // SAFETY: the message is valid for the duration of the callback.
+    errors.push_str(&unsafe { crate::string_ref_to_string(message) });
 }
 
 /// Appends pass or pipeline `name` with `options` (as written after `=` on
@@ -169,4 +169,85 @@ pub fn parse_module<'c>(context: &'c Context, source: &str, buffer_name: &str) -
 pub fn set_print_op_on_diagnostic(context: &Context, enable: bool) {
     // SAFETY: the context is alive.
     unsafe { pgpuContextSetPrintOpOnDiagnostic(context.to_raw(), enable) }
+}
+
+/// Reading input and writing output files.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum FileError {
+    #[error("cannot open input file '{path}': {reason}")]
+    #[diagnostic(code(pgpu::input))]
+    Input { path: String, reason: String },
+    #[error("input is not UTF-8 text")]
+    #[diagnostic(code(pgpu::binary_input), help("this tool reads text"))]
+    NotText {
+        #[source_code]
+        source_code: miette::NamedSource<String>,
+        #[label("invalid byte at {line}:{column}")]
+        span: miette::SourceSpan,
+        line: usize,
+        column: usize,
+    },
+    #[error("cannot write output file '{path}': {reason}")]
+    #[diagnostic(code(pgpu::output))]
+    Output { path: String, reason: String },
+}
+
+/// Reads `path` (`-` for standard input) as text; returns the name to use
+/// in diagnostics and the text.
+pub fn read_input(path: &str) -> Result<(String, String), FileError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let name = if path == "-" { "<stdin>" } else { path };
+    let result = if path == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::File::open(path).and_then(|mut file| file.read_to_end(&mut bytes).map(|_| ()))
+    };
+    result.map_err(|error| FileError::Input {
+        path: path.to_string(),
+        reason: error.to_string(),
+    })?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((name.to_string(), text)),
+        Err(error) => {
+            let valid_up_to = error.utf8_error().valid_up_to();
+            let bytes = error.into_bytes();
+            let prefix = String::from_utf8_lossy(&bytes[..valid_up_to]);
+            let line = prefix.matches('\n').count() + 1;
+            let column = prefix.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
+            let lossy = String::from_utf8_lossy(&bytes).into_owned();
+            Err(FileError::NotText {
+                span: miette::SourceSpan::new(prefix.len().into(), 1),
+                source_code: miette::NamedSource::new(name, lossy),
+                line,
+                column,
+            })
+        }
+    }
+}
+
+/// Writes `text` to `path` (`-` for standard output) through a temporary
+/// file in the same directory, renamed into place, so that a failure never
+/// leaves a partial file.
+pub fn write_output(path: &str, text: &str) -> Result<(), FileError> {
+    use std::io::Write;
+    let error = |reason: String| FileError::Output {
+        path: path.to_string(),
+        reason,
+    };
+    if path == "-" {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(text.as_bytes())
+            .and_then(|_| stdout.flush())
+            .map_err(|e| error(e.to_string()));
+    }
+    let directory = std::path::Path::new(path)
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(directory).map_err(|e| error(e.to_string()))?;
+    file.write_all(text.as_bytes()).map_err(|e| error(e.to_string()))?;
+    file.persist(path).map_err(|e| error(e.error.to_string()))?;
+    Ok(())
 }

@@ -5,27 +5,22 @@
 //! `--list-passes`. Output goes through a temporary file renamed into place
 //! only when everything succeeded.
 
-mod diagnostics;
 mod verify;
 
 use clap::{ArgAction, Parser};
-use diagnostics::{Collector, Record, SourceText};
+use pgpu_pass_infra::diagnostics::{Collector, Record, SourceText};
 use melior::{
     ir::operation::{OperationLike, OperationPrintingFlags},
     pass::PassManager,
     utility::parse_pass_pipeline,
 };
-use miette::{Diagnostic, NamedSource, SourceSpan};
-use pgpu_pass_infra::tool::{self, IrPrinting};
-use std::{
-    io::{Read, Write},
-    path::Path,
-    process::ExitCode,
-};
+use miette::Diagnostic;
+use pgpu_pass_infra::tool::{self, FileError, IrPrinting, read_input, write_output};
+use std::process::ExitCode;
 use verify::Expectations;
 
 /// Passes of ours, one registration function per pass crate.
-const PGPU_PASS_CRATES: &[fn()] = &[];
+const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
 
 #[derive(Parser, Debug)]
 #[command(
@@ -113,25 +108,12 @@ struct PassFlag {
 /// prints them).
 #[derive(Debug, thiserror::Error, Diagnostic)]
 enum ToolError {
-    #[error("cannot open input file '{path}': {reason}")]
-    #[diagnostic(code(pgpu_opt::input))]
-    Input { path: String, reason: String },
-    #[error("input is not UTF-8 text")]
-    #[diagnostic(code(pgpu_opt::binary_input), help("pgpu-opt reads textual MLIR"))]
-    NotText {
-        #[source_code]
-        source_code: NamedSource<String>,
-        #[label("invalid byte at {line}:{column}")]
-        span: SourceSpan,
-        line: usize,
-        column: usize,
-    },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    File(#[from] FileError),
     #[error("invalid pass pipeline: {message}")]
     #[diagnostic(code(pgpu_opt::pipeline))]
     Pipeline { message: String },
-    #[error("cannot write output file '{path}': {reason}")]
-    #[diagnostic(code(pgpu_opt::output))]
-    Output { path: String, reason: String },
     #[error("{0}")]
     #[diagnostic(code(pgpu_opt::usage))]
     Usage(String),
@@ -275,37 +257,6 @@ fn build_pipeline(pass_manager: &PassManager, options: &Options, pass_flags: &[P
     Ok(())
 }
 
-fn read_input(path: &str) -> Result<(String, String), ToolError> {
-    let mut bytes = Vec::new();
-    let name = if path == "-" { "<stdin>" } else { path };
-    let result = if path == "-" {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
-    } else {
-        std::fs::File::open(path).and_then(|mut file| file.read_to_end(&mut bytes).map(|_| ()))
-    };
-    result.map_err(|error| ToolError::Input {
-        path: path.to_string(),
-        reason: error.to_string(),
-    })?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok((name.to_string(), text)),
-        Err(error) => {
-            let valid_up_to = error.utf8_error().valid_up_to();
-            let bytes = error.into_bytes();
-            let prefix = String::from_utf8_lossy(&bytes[..valid_up_to]);
-            let line = prefix.matches('\n').count() + 1;
-            let column = prefix.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
-            let lossy = String::from_utf8_lossy(&bytes).into_owned();
-            Err(ToolError::NotText {
-                span: SourceSpan::new(prefix.len().into(), 1),
-                source_code: NamedSource::new(name, lossy),
-                line,
-                column,
-            })
-        }
-    }
-}
-
 /// One part of a split input; its lines keep their numbers in the file.
 #[derive(Debug)]
 struct Chunk {
@@ -404,28 +355,4 @@ fn transform(
         .to_string_with_flags(printing_flags(options))
         .ok()?;
     Some(format!("{}\n", printed.trim_end()))
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory,
-/// renamed into place, so a failure never leaves a partial file.
-fn write_output(path: &str, text: &str) -> Result<(), ToolError> {
-    let error = |reason: String| ToolError::Output {
-        path: path.to_string(),
-        reason,
-    };
-    if path == "-" {
-        let mut stdout = std::io::stdout().lock();
-        return stdout
-            .write_all(text.as_bytes())
-            .and_then(|_| stdout.flush())
-            .map_err(|e| error(e.to_string()));
-    }
-    let directory = Path::new(path)
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(directory).map_err(|e| error(e.to_string()))?;
-    file.write_all(text.as_bytes()).map_err(|e| error(e.to_string()))?;
-    file.persist(path).map_err(|e| error(e.error.to_string()))?;
-    Ok(())
 }

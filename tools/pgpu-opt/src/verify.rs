@@ -3,7 +3,7 @@
 //! {{text}}` comments of the input one to one (same kind, same line, text
 //! contained in the message), as MLIR's verifier handler requires.
 
-use crate::diagnostics::{Record, Severity};
+use pgpu_pass_infra::diagnostics::{Record, Severity};
 
 #[derive(Debug)]
 struct Expectation {
@@ -165,7 +165,7 @@ fn flatten<'a>(records: &'a [Record], into: &mut Vec<&'a Record>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostics::FilePosition;
+    use pgpu_pass_infra::diagnostics::FilePosition;
 
     fn error_at(line: u32, message: &str) -> Record {
         Record {

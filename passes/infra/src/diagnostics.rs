@@ -128,15 +128,6 @@ impl SourceText<'_> {
     }
 }
 
-fn string_ref_to_string(value: mlir_sys::MlirStringRef) -> String {
-    if value.data.is_null() {
-        return String::new();
-    }
-    // SAFETY: MLIR string refs point to `length` valid bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(value.data.cast::<u8>(), value.length) };
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// The first file position a location leads to (through names, call sites
 /// and fused locations).
 pub fn file_position(location: Location) -> Option<FilePosition> {
@@ -148,7 +139,7 @@ fn raw_file_position(location: MlirLocation) -> Option<FilePosition> {
     unsafe {
         if mlirLocationIsAFileLineColRange(location) {
             return Some(FilePosition {
-                file: string_ref_to_string(mlirIdentifierStr(mlirLocationFileLineColRangeGetFilename(location))),
+                file: crate::string_ref_to_string(mlirIdentifierStr(mlirLocationFileLineColRangeGetFilename(location))),
                 line: mlirLocationFileLineColRangeGetStartLine(location).max(0) as u32,
                 column: mlirLocationFileLineColRangeGetStartColumn(location).max(0) as u32,
             });
