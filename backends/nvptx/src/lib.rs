@@ -1,0 +1,184 @@
+//! NVPTX backend: lowers pgpu IR to PTX for an NVIDIA chip.
+//!
+//! The whole lowering is one textual pipeline ([`pipeline`]), so that
+//! `pgpu-opt --pass-pipeline='<it>'` replays it exactly:
+//!
+//! 1. `pgpu-spawn-to-parallel` turns single-superstep SPMD regions into
+//!    `scf.parallel` loops over the ranks;
+//! 2. upstream tiling by the block size, `gpu-map-parallel-loops` and
+//!    `convert-parallel-loops-to-gpu` make them `gpu.launch` with one thread
+//!    per rank and a bounds guard;
+//! 3. `gpu-kernel-outlining`, `nvvm-attach-target`, `convert-gpu-to-nvvm`
+//!    and the host conversions to the LLVM dialect;
+//! 4. `gpu-module-to-binary{format=isa}` runs LLVM's NVPTX backend and
+//!    leaves the PTX text in each `gpu.binary`, which [`extract_ptx`] reads.
+
+use melior::ir::{
+    Module,
+    attribute::AttributeLike,
+    operation::{OperationLike, WalkOrder, WalkResult},
+};
+use mlir_sys::{
+    mlirArrayAttrGetElement, mlirArrayAttrGetNumElements, mlirAttributeIsAArray, mlirAttributeIsAGPUObjectAttr,
+    mlirGPUObjectAttrGetObject,
+};
+
+/// Target options of the NVPTX pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The `sm_XX` chip LLVM generates code for.
+    pub chip: String,
+    /// Threads per block for lowered SPMD regions.
+    pub block_size: u32,
+    /// LLVM optimization level (0 to 3).
+    pub opt_level: u8,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            chip: "sm_90".to_string(),
+            block_size: 256,
+            opt_level: 3,
+        }
+    }
+}
+
+/// Bad target options.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum OptionsError {
+    #[error("'{0}' is not an NVIDIA chip name of the form sm_XX (e.g. sm_90)")]
+    Chip(String),
+    #[error("block size {0} is not between 1 and 1024")]
+    BlockSize(u32),
+    #[error("optimization level {0} is not between 0 and 3")]
+    OptLevel(u8),
+}
+
+impl Options {
+    pub fn validate(&self) -> Result<(), OptionsError> {
+        let chip_number = self.chip.strip_prefix("sm_").map(|rest| rest.trim_end_matches(['a', 'f']));
+        if !chip_number.is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())) {
+            return Err(OptionsError::Chip(self.chip.clone()));
+        }
+        if !(1..=1024).contains(&self.block_size) {
+            return Err(OptionsError::BlockSize(self.block_size));
+        }
+        if self.opt_level > 3 {
+            return Err(OptionsError::OptLevel(self.opt_level));
+        }
+        Ok(())
+    }
+}
+
+/// The textual pipeline from pgpu IR to `gpu.binary` ops holding PTX.
+pub fn pipeline(options: &Options) -> String {
+    let Options {
+        chip,
+        block_size,
+        opt_level,
+    } = options;
+    [
+        "func.func(pgpu-spawn-to-parallel)".to_string(),
+        format!(
+            "func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={block_size} no-min-max-bounds=true}},\
+             gpu-map-parallel-loops,convert-parallel-loops-to-gpu)"
+        ),
+        "lower-affine".to_string(),
+        "canonicalize".to_string(),
+        "gpu-kernel-outlining".to_string(),
+        format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
+        "gpu.module(convert-gpu-to-nvvm)".to_string(),
+        "convert-scf-to-cf".to_string(),
+        "finalize-memref-to-llvm".to_string(),
+        "convert-arith-to-llvm".to_string(),
+        "convert-cf-to-llvm".to_string(),
+        "convert-func-to-llvm".to_string(),
+        "gpu-to-llvm".to_string(),
+        "reconcile-unrealized-casts".to_string(),
+        "gpu-module-to-binary{format=isa}".to_string(),
+    ]
+    .iter()
+    .fold(String::from("builtin.module("), |mut text, pass| {
+        if !text.ends_with('(') {
+            text.push(',');
+        }
+        text.push_str(pass);
+        text
+    }) + ")"
+}
+
+/// The PTX of one `gpu.binary` (one outlined kernel module).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PtxModule {
+    pub name: String,
+    pub ptx: String,
+}
+
+/// The PTX text of every `gpu.binary` object in `module`, in IR order.
+pub fn extract_ptx(module: &Module) -> Vec<PtxModule> {
+    let mut found = Vec::new();
+    module.as_operation().walk(WalkOrder::PreOrder, |operation| {
+        if operation.name().as_string_ref().as_str() != Ok("gpu.binary") {
+            return WalkResult::Advance;
+        }
+        let name = operation
+            .attribute("sym_name")
+            .ok()
+            .map(|attribute| attribute.to_string().trim_matches('"').to_string())
+            .unwrap_or_default();
+        if let Ok(objects) = operation.attribute("objects") {
+            let objects = objects.to_raw();
+            // SAFETY: attribute queries of the C API on live attributes.
+            unsafe {
+                if mlirAttributeIsAArray(objects) {
+                    for index in 0..mlirArrayAttrGetNumElements(objects) {
+                        let object = mlirArrayAttrGetElement(objects, index);
+                        if mlirAttributeIsAGPUObjectAttr(object) {
+                            found.push(PtxModule {
+                                name: name.clone(),
+                                ptx: pgpu_pass_infra::string_ref_to_string(mlirGPUObjectAttrGetObject(object)),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        WalkResult::Skip
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipeline_names_chip_and_block_size() {
+        let text = pipeline(&Options {
+            chip: "sm_80".into(),
+            block_size: 128,
+            opt_level: 2,
+        });
+        assert!(text.starts_with("builtin.module(func.func(pgpu-spawn-to-parallel),"));
+        assert!(text.contains("parallel-loop-tile-sizes=128"));
+        assert!(text.contains("nvvm-attach-target{chip=sm_80 O=2}"));
+        assert!(text.ends_with("gpu-module-to-binary{format=isa})"));
+    }
+
+    #[test]
+    fn options_are_validated() {
+        assert!(Options::default().validate().is_ok());
+        let bad_chip = Options {
+            chip: "gfx942".into(),
+            ..Options::default()
+        };
+        assert_eq!(bad_chip.validate(), Err(OptionsError::Chip("gfx942".into())));
+        let bad_block = Options {
+            block_size: 0,
+            ..Options::default()
+        };
+        assert_eq!(bad_block.validate(), Err(OptionsError::BlockSize(0)));
+        assert!(Options { chip: "sm_90a".into(), ..Options::default() }.validate().is_ok());
+    }
+}

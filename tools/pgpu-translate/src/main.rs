@@ -1,0 +1,122 @@
+//! `pgpu-translate`: translations between the levels and formats of pgpu.
+//!
+//! `--pgpu-to-ptx` runs the NVPTX backend's pipeline on pgpu IR (printable
+//! with `--print-pipeline`, replayable with `pgpu-opt --pass-pipeline=`) and
+//! writes the PTX of the resulting kernels.
+
+use clap::Parser;
+use melior::pass::PassManager;
+use miette::Diagnostic;
+use pgpu_backend_nvptx as nvptx;
+use pgpu_pass_infra::{
+    diagnostics::{Collector, SourceText},
+    tool::{self, FileError, read_input, write_output},
+};
+use std::process::ExitCode;
+
+const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
+
+#[derive(Parser, Debug)]
+#[command(name = "pgpu-translate", version, about = "Translate pgpu IR between levels and formats")]
+struct Options {
+    /// Input file, or `-` for standard input.
+    #[arg(default_value = "-")]
+    input: String,
+    /// Output file, or `-` for standard output.
+    #[arg(short = 'o', default_value = "-")]
+    output: String,
+    /// Compile pgpu IR to PTX with the NVPTX backend.
+    #[arg(long = "pgpu-to-ptx")]
+    pgpu_to_ptx: bool,
+    /// NVIDIA chip to generate code for.
+    #[arg(long, default_value = "sm_90")]
+    chip: String,
+    /// Threads per block for lowered SPMD regions.
+    #[arg(long = "block-size", default_value_t = 256)]
+    block_size: u32,
+    /// LLVM optimization level.
+    #[arg(long = "opt-level", default_value_t = 3)]
+    opt_level: u8,
+    /// Print the textual pass pipeline of the translation and exit.
+    #[arg(long = "print-pipeline")]
+    print_pipeline: bool,
+}
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+enum TranslateError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    File(#[from] FileError),
+    #[error(transparent)]
+    #[diagnostic(code(pgpu_translate::target))]
+    Target(#[from] nvptx::OptionsError),
+    #[error("no translation chosen")]
+    #[diagnostic(code(pgpu_translate::usage), help("pass --pgpu-to-ptx"))]
+    NoTranslation,
+    #[error("the input has no kernels: nothing to translate to PTX")]
+    #[diagnostic(code(pgpu_translate::no_kernels), help("PTX comes from pgpu.spawn regions or gpu.launch/gpu.module ops"))]
+    NoKernels,
+}
+
+fn main() -> ExitCode {
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
+    }));
+    let options = match Options::try_parse() {
+        Ok(options) => options,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+        }
+    };
+    match run(&options) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("{:?}", miette::Report::new(error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `Ok(false)` when the IR's own diagnostics (already printed) failed it.
+fn run(options: &Options) -> Result<bool, TranslateError> {
+    if !options.pgpu_to_ptx {
+        return Err(TranslateError::NoTranslation);
+    }
+    let target = nvptx::Options {
+        chip: options.chip.clone(),
+        block_size: options.block_size,
+        opt_level: options.opt_level,
+    };
+    target.validate()?;
+    let pipeline = nvptx::pipeline(&target);
+    if options.print_pipeline {
+        write_output(&options.output, &format!("{pipeline}\n"))?;
+        return Ok(true);
+    }
+    let (name, text) = read_input(&options.input)?;
+    let context = tool::create_context(PGPU_PASS_CRATES);
+    let collector = Collector::attach(&context);
+    let source = SourceText { name: &name, text: &text };
+    let translated = tool::parse_module(&context, &text, &name).and_then(|mut module| {
+        let pass_manager = PassManager::new(&context);
+        melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline).ok()?;
+        pass_manager.run(&mut module).ok()?;
+        Some(nvptx::extract_ptx(&module))
+    });
+    for record in collector.take() {
+        eprint!("{}", record.render(&source));
+    }
+    let Some(kernels) = translated else { return Ok(false) };
+    let ptx = match kernels.as_slice() {
+        [] => return Err(TranslateError::NoKernels),
+        [only] => only.ptx.clone(),
+        several => several
+            .iter()
+            .map(|kernel| format!("// ----- gpu.binary @{}\n{}", kernel.name, kernel.ptx))
+            .collect(),
+    };
+    write_output(&options.output, &ptx)?;
+    Ok(true)
+}
