@@ -19,8 +19,8 @@ use melior::ir::{
     operation::{OperationLike, WalkOrder, WalkResult},
 };
 use mlir_sys::{
-    mlirArrayAttrGetElement, mlirArrayAttrGetNumElements, mlirAttributeIsAArray, mlirAttributeIsAGPUObjectAttr,
-    mlirGPUObjectAttrGetObject,
+    mlirArrayAttrGetElement, mlirArrayAttrGetNumElements, mlirAttributeIsAArray,
+    mlirAttributeIsAGPUObjectAttr, mlirGPUObjectAttrGetObject,
 };
 
 /// Target options of the NVPTX pipeline.
@@ -57,8 +57,13 @@ pub enum OptionsError {
 
 impl Options {
     pub fn validate(&self) -> Result<(), OptionsError> {
-        let chip_number = self.chip.strip_prefix("sm_").map(|rest| rest.trim_end_matches(['a', 'f']));
-        if !chip_number.is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())) {
+        let chip_number = self
+            .chip
+            .strip_prefix("sm_")
+            .map(|rest| rest.trim_end_matches(['a', 'f']));
+        if !chip_number
+            .is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
+        {
             return Err(OptionsError::Chip(self.chip.clone()));
         }
         if !(1..=1024).contains(&self.block_size) {
@@ -118,34 +123,38 @@ pub struct PtxModule {
 /// The PTX text of every `gpu.binary` object in `module`, in IR order.
 pub fn extract_ptx(module: &Module) -> Vec<PtxModule> {
     let mut found = Vec::new();
-    module.as_operation().walk(WalkOrder::PreOrder, |operation| {
-        if operation.name().as_string_ref().as_str() != Ok("gpu.binary") {
-            return WalkResult::Advance;
-        }
-        let name = operation
-            .attribute("sym_name")
-            .ok()
-            .map(|attribute| attribute.to_string().trim_matches('"').to_string())
-            .unwrap_or_default();
-        if let Ok(objects) = operation.attribute("objects") {
-            let objects = objects.to_raw();
-            // SAFETY: attribute queries of the C API on live attributes.
-            unsafe {
-                if mlirAttributeIsAArray(objects) {
-                    for index in 0..mlirArrayAttrGetNumElements(objects) {
-                        let object = mlirArrayAttrGetElement(objects, index);
-                        if mlirAttributeIsAGPUObjectAttr(object) {
-                            found.push(PtxModule {
-                                name: name.clone(),
-                                ptx: pgpu_pass_infra::string_ref_to_string(mlirGPUObjectAttrGetObject(object)),
-                            });
+    module
+        .as_operation()
+        .walk(WalkOrder::PreOrder, |operation| {
+            if operation.name().as_string_ref().as_str() != Ok("gpu.binary") {
+                return WalkResult::Advance;
+            }
+            let name = operation
+                .attribute("sym_name")
+                .ok()
+                .map(|attribute| attribute.to_string().trim_matches('"').to_string())
+                .unwrap_or_default();
+            if let Ok(objects) = operation.attribute("objects") {
+                let objects = objects.to_raw();
+                // SAFETY: attribute queries of the C API on live attributes.
+                unsafe {
+                    if mlirAttributeIsAArray(objects) {
+                        for index in 0..mlirArrayAttrGetNumElements(objects) {
+                            let object = mlirArrayAttrGetElement(objects, index);
+                            if mlirAttributeIsAGPUObjectAttr(object) {
+                                found.push(PtxModule {
+                                    name: name.clone(),
+                                    ptx: pgpu_pass_infra::string_ref_to_string(
+                                        mlirGPUObjectAttrGetObject(object),
+                                    ),
+                                });
+                            }
                         }
                     }
                 }
             }
-        }
-        WalkResult::Skip
-    });
+            WalkResult::Skip
+        });
     found
 }
 
@@ -173,12 +182,22 @@ mod tests {
             chip: "gfx942".into(),
             ..Options::default()
         };
-        assert_eq!(bad_chip.validate(), Err(OptionsError::Chip("gfx942".into())));
+        assert_eq!(
+            bad_chip.validate(),
+            Err(OptionsError::Chip("gfx942".into()))
+        );
         let bad_block = Options {
             block_size: 0,
             ..Options::default()
         };
         assert_eq!(bad_block.validate(), Err(OptionsError::BlockSize(0)));
-        assert!(Options { chip: "sm_90a".into(), ..Options::default() }.validate().is_ok());
+        assert!(
+            Options {
+                chip: "sm_90a".into(),
+                ..Options::default()
+            }
+            .validate()
+            .is_ok()
+        );
     }
 }

@@ -8,11 +8,11 @@ use melior::{
     ir::Location,
 };
 use mlir_sys::{
-    MlirLocation, mlirLocationCallSiteGetCallee, mlirLocationFileLineColRangeGetFilename,
-    mlirLocationFileLineColRangeGetStartColumn, mlirLocationFileLineColRangeGetStartLine,
-    mlirLocationFusedGetLocations, mlirLocationFusedGetNumLocations, mlirLocationIsACallSite,
-    mlirLocationIsAFileLineColRange, mlirLocationIsAFused, mlirLocationIsAName,
-    mlirLocationNameGetChildLoc, mlirIdentifierStr,
+    MlirLocation, mlirIdentifierStr, mlirLocationCallSiteGetCallee,
+    mlirLocationFileLineColRangeGetFilename, mlirLocationFileLineColRangeGetStartColumn,
+    mlirLocationFileLineColRangeGetStartLine, mlirLocationFusedGetLocations,
+    mlirLocationFusedGetNumLocations, mlirLocationIsACallSite, mlirLocationIsAFileLineColRange,
+    mlirLocationIsAFused, mlirLocationIsAName, mlirLocationNameGetChildLoc,
 };
 use std::{cell::RefCell, fmt, rc::Rc};
 
@@ -103,7 +103,12 @@ impl Record {
                 }
             }
             None => {
-                let _ = writeln!(text, "<unknown>: {}: {}", self.severity.name(), self.message);
+                let _ = writeln!(
+                    text,
+                    "<unknown>: {}: {}",
+                    self.severity.name(),
+                    self.message
+                );
             }
         }
         for note in &self.notes {
@@ -139,7 +144,9 @@ fn raw_file_position(location: MlirLocation) -> Option<FilePosition> {
     unsafe {
         if mlirLocationIsAFileLineColRange(location) {
             return Some(FilePosition {
-                file: crate::string_ref_to_string(mlirIdentifierStr(mlirLocationFileLineColRangeGetFilename(location))),
+                file: crate::string_ref_to_string(mlirIdentifierStr(
+                    mlirLocationFileLineColRangeGetFilename(location),
+                )),
                 line: mlirLocationFileLineColRangeGetStartLine(location).max(0) as u32,
                 column: mlirLocationFileLineColRangeGetStartColumn(location).max(0) as u32,
             });
@@ -151,8 +158,13 @@ fn raw_file_position(location: MlirLocation) -> Option<FilePosition> {
             return raw_file_position(mlirLocationCallSiteGetCallee(location));
         }
         if mlirLocationIsAFused(location) {
-            let count = mlirLocationFusedGetNumLocations(location).max(0) as usize;
-            let mut locations = vec![MlirLocation { ptr: std::ptr::null() }; count];
+            let count = mlirLocationFusedGetNumLocations(location) as usize;
+            let mut locations = vec![
+                MlirLocation {
+                    ptr: std::ptr::null()
+                };
+                count
+            ];
             mlirLocationFusedGetLocations(location, locations.as_mut_ptr());
             return locations.into_iter().find_map(raw_file_position);
         }
@@ -171,7 +183,9 @@ impl Collector {
         let collector = Self::default();
         let records = collector.records.clone();
         context.attach_diagnostic_handler(move |diagnostic| {
-            records.borrow_mut().push(Record::from_diagnostic(&diagnostic));
+            records
+                .borrow_mut()
+                .push(Record::from_diagnostic(&diagnostic));
             true
         });
         collector

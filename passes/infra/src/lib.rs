@@ -62,7 +62,9 @@ impl<'a> PassOptions<'a> {
         match self.string(name)?.trim() {
             "true" | "1" => Ok(true),
             "false" | "0" | "" => Ok(false),
-            other => Err(format!("option '{name}' expects true or false, not '{other}'")),
+            other => Err(format!(
+                "option '{name}' expects true or false, not '{other}'"
+            )),
         }
     }
 }

@@ -86,7 +86,11 @@ unsafe extern "C" fn collect_error(message: MlirStringRef, user_data: *mut c_voi
 
 /// Appends pass or pipeline `name` with `options` (as written after `=` on
 /// the command line), nesting op-specific passes implicitly.
-pub fn add_pass_from_flag(pass_manager: &PassManager, name: &str, options: &str) -> Result<(), String> {
+pub fn add_pass_from_flag(
+    pass_manager: &PassManager,
+    name: &str,
+    options: &str,
+) -> Result<(), String> {
     let mut errors = String::new();
     // SAFETY: the pass manager is alive; the callback writes into `errors`.
     let result = unsafe {
@@ -127,9 +131,21 @@ impl IrPrinting {
 }
 
 /// Prints the IR to stderr around the passes `printing` selects.
-pub fn enable_ir_printing(pass_manager: &PassManager, printing: &IrPrinting, flags: &OperationPrintingFlags) {
-    let before: Vec<MlirStringRef> = printing.before.iter().map(|name| StringRef::new(name).to_raw()).collect();
-    let after: Vec<MlirStringRef> = printing.after.iter().map(|name| StringRef::new(name).to_raw()).collect();
+pub fn enable_ir_printing(
+    pass_manager: &PassManager,
+    printing: &IrPrinting,
+    flags: &OperationPrintingFlags,
+) {
+    let before: Vec<MlirStringRef> = printing
+        .before
+        .iter()
+        .map(|name| StringRef::new(name).to_raw())
+        .collect();
+    let after: Vec<MlirStringRef> = printing
+        .after
+        .iter()
+        .map(|name| StringRef::new(name).to_raw())
+        .collect();
     // SAFETY: the names are copied into sets before the call returns.
     unsafe {
         pgpuEnableIRPrinting(
@@ -149,7 +165,11 @@ pub fn enable_ir_printing(pass_manager: &PassManager, printing: &IrPrinting, fla
 
 /// Parses `source` into a module whose locations name `buffer_name`. On
 /// failure the diagnostics went to the context's handlers.
-pub fn parse_module<'c>(context: &'c Context, source: &str, buffer_name: &str) -> Option<Module<'c>> {
+pub fn parse_module<'c>(
+    context: &'c Context,
+    source: &str,
+    buffer_name: &str,
+) -> Option<Module<'c>> {
     // SAFETY: both strings outlive the call; the parser copies what it keeps.
     let operation = unsafe {
         pgpuParseModule(
@@ -162,7 +182,11 @@ pub fn parse_module<'c>(context: &'c Context, source: &str, buffer_name: &str) -
         return None;
     }
     // SAFETY: the operation is a fresh, owned builtin.module.
-    unsafe { Some(Module::from_raw(mlir_sys::mlirModuleFromOperation(operation))) }
+    unsafe {
+        Some(Module::from_raw(mlir_sys::mlirModuleFromOperation(
+            operation,
+        )))
+    }
 }
 
 /// Whether diagnostics on an operation carry a note printing the operation.
@@ -214,7 +238,11 @@ pub fn read_input(path: &str) -> Result<(String, String), FileError> {
             let bytes = error.into_bytes();
             let prefix = String::from_utf8_lossy(&bytes[..valid_up_to]);
             let line = prefix.matches('\n').count() + 1;
-            let column = prefix.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
+            let column = prefix
+                .rsplit('\n')
+                .next()
+                .map_or(0, |last| last.chars().count())
+                + 1;
             let lossy = String::from_utf8_lossy(&bytes).into_owned();
             Err(FileError::NotText {
                 span: miette::SourceSpan::new(prefix.len().into(), 1),
@@ -247,7 +275,8 @@ pub fn write_output(path: &str, text: &str) -> Result<(), FileError> {
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     let mut file = tempfile::NamedTempFile::new_in(directory).map_err(|e| error(e.to_string()))?;
-    file.write_all(text.as_bytes()).map_err(|e| error(e.to_string()))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| error(e.to_string()))?;
     file.persist(path).map_err(|e| error(e.error.to_string()))?;
     Ok(())
 }

@@ -13,7 +13,7 @@
 //! SPMD-region construct; everything after `scf.parallel` is upstream.
 
 use melior::{
-    Context,
+    Context, IrRewriter,
     dialect::{DialectHandle, arith},
     ir::{
         Block, BlockLike, Identifier, Location, Operation, OperationRef, Region, RegionLike, Value,
@@ -21,7 +21,6 @@ use melior::{
         operation::{OperationBuilder, OperationLike, WalkOrder, WalkResult},
         r#type::Type,
     },
-    IrRewriter,
 };
 use mlir_sys::MlirOperation;
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
@@ -35,7 +34,8 @@ const LOWERED_HERE: [&str; 3] = ["pgpu.rank", "pgpu.size", "pgpu.yield"];
 
 impl Pass for SpawnToParallel {
     const ARGUMENT: &'static str = "pgpu-spawn-to-parallel";
-    const SUMMARY: &'static str = "Lower single-superstep pgpu.spawn regions to scf.parallel loops over the ranks";
+    const SUMMARY: &'static str =
+        "Lower single-superstep pgpu.spawn regions to scf.parallel loops over the ranks";
 
     fn dependent_dialects() -> Vec<DialectHandle> {
         vec![DialectHandle::scf(), DialectHandle::arith()]
@@ -85,7 +85,12 @@ fn check_single_superstep(spawn: OperationRef) -> Result<(), PassFailure> {
         Some(&raw) => {
             // SAFETY: collected from the live IR just above.
             let operation = unsafe { OperationRef::from_raw(raw) };
-            let name = operation.name().as_string_ref().as_str().unwrap_or("?").to_string();
+            let name = operation
+                .name()
+                .as_string_ref()
+                .as_str()
+                .unwrap_or("?")
+                .to_string();
             Err(emit_error(
                 operation.location(),
                 &format!(
@@ -116,7 +121,9 @@ fn lower_spawn<'c>(context: &'c Context, spawn: OperationRef<'c, '_>) {
     let Ok(count) = spawn.operand(0) else { return };
 
     let loop_block = Block::new(&[(index, location)]);
-    let Ok(reduce) = OperationBuilder::new("scf.reduce", location).build() else { return };
+    let Ok(reduce) = OperationBuilder::new("scf.reduce", location).build() else {
+        return;
+    };
     loop_block.append_operation(reduce);
     let loop_region = Region::new();
     loop_region.append_block(loop_block);
@@ -134,11 +141,17 @@ fn lower_spawn<'c>(context: &'c Context, spawn: OperationRef<'c, '_>) {
     };
     let parallel = rewriter.insert(parallel);
 
-    let (Ok(loop_region), Ok(body_region)) = (parallel.region(0), spawn.region(0)) else { return };
-    let (Some(loop_block), Some(body_block)) = (loop_region.first_block(), body_region.first_block()) else {
+    let (Ok(loop_region), Ok(body_region)) = (parallel.region(0), spawn.region(0)) else {
         return;
     };
-    let (Ok(rank), Some(reduce)) = (loop_block.argument(0), loop_block.terminator()) else { return };
+    let (Some(loop_block), Some(body_block)) =
+        (loop_region.first_block(), body_region.first_block())
+    else {
+        return;
+    };
+    let (Ok(rank), Some(reduce)) = (loop_block.argument(0), loop_block.terminator()) else {
+        return;
+    };
     rewriter.inline_block_before(body_block, reduce, &[]);
 
     for raw in collect(parallel, |name| LOWERED_HERE.contains(&name)) {

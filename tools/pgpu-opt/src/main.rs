@@ -8,13 +8,13 @@
 mod verify;
 
 use clap::{ArgAction, Parser};
-use pgpu_pass_infra::diagnostics::{Collector, Record, SourceText};
 use melior::{
     ir::operation::{OperationLike, OperationPrintingFlags},
     pass::PassManager,
     utility::parse_pass_pipeline,
 };
 use miette::Diagnostic;
+use pgpu_pass_infra::diagnostics::{Collector, Record, SourceText};
 use pgpu_pass_infra::tool::{self, FileError, IrPrinting, read_input, write_output};
 use std::process::ExitCode;
 use verify::Expectations;
@@ -45,7 +45,11 @@ struct Options {
           default_missing_value = "// -----", value_name = "MARKER")]
     split_input_file: Option<String>,
     /// Marker written between the outputs of split input parts.
-    #[arg(long = "output-split-marker", default_value = "// -----", value_name = "MARKER")]
+    #[arg(
+        long = "output-split-marker",
+        default_value = "// -----",
+        value_name = "MARKER"
+    )]
     output_split_marker: String,
     /// Check emitted diagnostics against `expected-*` comments in the input.
     #[arg(long = "verify-diagnostics")]
@@ -60,10 +64,18 @@ struct Options {
     #[arg(long = "mlir-print-ir-before-all")]
     print_ir_before_all: bool,
     /// Print the IR after the named passes (comma-separated pass arguments).
-    #[arg(long = "mlir-print-ir-after", value_delimiter = ',', value_name = "PASS")]
+    #[arg(
+        long = "mlir-print-ir-after",
+        value_delimiter = ',',
+        value_name = "PASS"
+    )]
     print_ir_after: Vec<String>,
     /// Print the IR before the named passes (comma-separated pass arguments).
-    #[arg(long = "mlir-print-ir-before", value_delimiter = ',', value_name = "PASS")]
+    #[arg(
+        long = "mlir-print-ir-before",
+        value_delimiter = ',',
+        value_name = "PASS"
+    )]
     print_ir_before: Vec<String>,
     /// With --mlir-print-ir-after*, print only when the pass changed the IR.
     #[arg(long = "mlir-print-ir-after-change")]
@@ -127,7 +139,8 @@ fn split_arguments(arguments: Vec<String>) -> (Vec<String>, Vec<PassFlag>) {
     let mut pass_flags = Vec::new();
     let mut rest_are_positional = false;
     for argument in arguments {
-        if rest_are_positional || argument == "-" || !argument.starts_with('-') || argument == "-o" {
+        if rest_are_positional || argument == "-" || !argument.starts_with('-') || argument == "-o"
+        {
             tool_arguments.push(argument);
             continue;
         }
@@ -166,7 +179,11 @@ fn main() -> ExitCode {
         Err(error) => {
             let _ = error.print();
             // Help and version requests succeed; every usage error exits 1.
-            return if error.use_stderr() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+            return if error.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match run(&options, &pass_flags) {
@@ -199,7 +216,10 @@ fn run(options: &Options, pass_flags: &[PassFlag]) -> Result<bool, ToolError> {
             text: text.clone(),
         }],
     };
-    let source = SourceText { name: &name, text: &text };
+    let source = SourceText {
+        name: &name,
+        text: &text,
+    };
     let mut outputs = Vec::new();
     let mut succeeded = true;
     for chunk in &chunks {
@@ -236,7 +256,11 @@ fn check_pipeline(options: &Options, pass_flags: &[PassFlag]) -> Result<(), Tool
     let collector = Collector::attach(&context);
     let pass_manager = PassManager::new(&context);
     build_pipeline(&pass_manager, options, pass_flags).map_err(|message| {
-        let diagnostics: Vec<String> = collector.take().iter().map(|record| record.message.clone()).collect();
+        let diagnostics: Vec<String> = collector
+            .take()
+            .iter()
+            .map(|record| record.message.clone())
+            .collect();
         let message = if diagnostics.is_empty() {
             message
         } else {
@@ -246,7 +270,11 @@ fn check_pipeline(options: &Options, pass_flags: &[PassFlag]) -> Result<(), Tool
     })
 }
 
-fn build_pipeline(pass_manager: &PassManager, options: &Options, pass_flags: &[PassFlag]) -> Result<(), String> {
+fn build_pipeline(
+    pass_manager: &PassManager,
+    options: &Options,
+    pass_flags: &[PassFlag],
+) -> Result<(), String> {
     if let Some(pipeline) = &options.pass_pipeline {
         return parse_pass_pipeline(pass_manager.as_operation_pass_manager(), pipeline)
             .map_err(|error| error.to_string());
@@ -281,7 +309,10 @@ fn split_input(text: &str, marker: &str) -> Vec<Chunk> {
             current.push_str(line);
         }
     }
-    chunks.push(Chunk { first_line, text: current });
+    chunks.push(Chunk {
+        first_line,
+        text: current,
+    });
     chunks
 }
 
@@ -291,7 +322,12 @@ struct ChunkOutcome {
 }
 
 /// Parses, transforms and prints one chunk in a fresh context.
-fn process_chunk(options: &Options, pass_flags: &[PassFlag], name: &str, chunk: &Chunk) -> ChunkOutcome {
+fn process_chunk(
+    options: &Options,
+    pass_flags: &[PassFlag],
+    name: &str,
+    chunk: &Chunk,
+) -> ChunkOutcome {
     let context = tool::create_context(PGPU_PASS_CRATES);
     context.set_allow_unregistered_dialects(options.allow_unregistered_dialect);
     if options.disable_threading || options.print_ir_module_scope {
@@ -300,7 +336,11 @@ fn process_chunk(options: &Options, pass_flags: &[PassFlag], name: &str, chunk: 
     tool::set_print_op_on_diagnostic(&context, !options.verify_diagnostics);
     let collector = Collector::attach(&context);
     // Blank lines in front keep line numbers those of the whole file.
-    let padded = format!("{}{}", "\n".repeat(chunk.first_line as usize - 1), chunk.text);
+    let padded = format!(
+        "{}{}",
+        "\n".repeat(chunk.first_line as usize - 1),
+        chunk.text
+    );
     let output = transform(&context, options, pass_flags, name, &padded);
     ChunkOutcome {
         output,
@@ -355,4 +395,43 @@ fn transform(
         .to_string_with_flags(printing_flags(options))
         .ok()?;
     Some(format!("{}\n", printed.trim_end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_keeps_line_numbers() {
+        let chunks = split_input("a\nb\n// -----\nc\n  // -----  \nd", "// -----");
+        let lines: Vec<u32> = chunks.iter().map(|chunk| chunk.first_line).collect();
+        assert_eq!(lines, [1, 4, 6]);
+        assert_eq!(chunks[1].text, "c\n");
+        assert_eq!(chunks[2].text, "d");
+    }
+
+    #[test]
+    fn pass_flags_are_separated_from_tool_options() {
+        let _ = tool::create_context(PGPU_PASS_CRATES);
+        let arguments = [
+            "pgpu-opt",
+            "-split-input-file",
+            "--cse",
+            "--canonicalize=\"max-iterations=2\"",
+            "-o",
+            "out",
+            "in.mlir",
+        ];
+        let (tool_arguments, flags) =
+            split_arguments(arguments.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            tool_arguments,
+            ["pgpu-opt", "--split-input-file", "-o", "out", "in.mlir"]
+        );
+        let names: Vec<(&str, &str)> = flags
+            .iter()
+            .map(|f| (f.name.as_str(), f.options.as_str()))
+            .collect();
+        assert_eq!(names, [("cse", ""), ("canonicalize", "max-iterations=2")]);
+    }
 }

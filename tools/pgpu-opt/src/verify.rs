@@ -56,20 +56,26 @@ impl Expectations {
     /// Parses one directive at the start of `directive`; returns how many
     /// bytes it used.
     fn parse_directive(&mut self, directive: &str, line: u32, column: u32) -> usize {
-        let Some(&(keyword, severity)) = KINDS.iter().find(|(keyword, _)| directive.starts_with(keyword)) else {
+        let Some(&(keyword, severity)) = KINDS
+            .iter()
+            .find(|(keyword, _)| directive.starts_with(keyword))
+        else {
             return "expected-".len();
         };
         let mut rest = &directive[keyword.len()..];
         let here = format!("{}:{line}:{column}", self.file);
         if rest.starts_with("-re") {
-            self.errors
-                .push(format!("{here}: error: regular-expression expectations ('{keyword}-re') are not supported"));
+            self.errors.push(format!(
+                "{here}: error: regular-expression expectations ('{keyword}-re') are not supported"
+            ));
             return keyword.len() + 3;
         }
         rest = rest.trim_start();
         let mut target_line = Some(line);
         if let Some(offset) = rest.strip_prefix('@') {
-            let end = offset.find(|c: char| c.is_whitespace() || c == '{').unwrap_or(offset.len());
+            let end = offset
+                .find(|c: char| c.is_whitespace() || c == '{')
+                .unwrap_or(offset.len());
             let spec = &offset[..end];
             target_line = match spec {
                 "above" => line.checked_sub(1),
@@ -77,11 +83,14 @@ impl Expectations {
                 "unknown" => None,
                 _ => match spec.parse::<i64>() {
                     Ok(delta) if spec.starts_with(['+', '-']) => {
-                        u32::try_from(i64::from(line) + delta).ok().filter(|target| *target > 0)
+                        u32::try_from(i64::from(line) + delta)
+                            .ok()
+                            .filter(|target| *target > 0)
                     }
                     _ => {
-                        self.errors
-                            .push(format!("{here}: error: invalid line specifier '@{spec}' in expected directive"));
+                        self.errors.push(format!(
+                            "{here}: error: invalid line specifier '@{spec}' in expected directive"
+                        ));
                         return directive.len() - offset[end..].len();
                     }
                 },
@@ -93,8 +102,9 @@ impl Expectations {
             return keyword.len();
         };
         let Some(close) = body.find("}}") else {
-            self.errors
-                .push(format!("{here}: error: expected directive has no closing '}}}}'"));
+            self.errors.push(format!(
+                "{here}: error: expected directive has no closing '}}}}'"
+            ));
             return directive.len();
         };
         self.expected.push(Expectation {
@@ -130,7 +140,9 @@ impl Expectations {
                 Some(expectation) => expectation.matched = true,
                 None => {
                     let location = match &record.position {
-                        Some(position) => format!("{}:{}:{}", position.file, position.line, position.column),
+                        Some(position) => {
+                            format!("{}:{}:{}", position.file, position.line, position.column)
+                        }
                         None => format!("{}:0:0", self.file),
                     };
                     errors.push(format!(
@@ -141,7 +153,11 @@ impl Expectations {
                 }
             }
         }
-        for expectation in self.expected.iter().filter(|expectation| !expectation.matched) {
+        for expectation in self
+            .expected
+            .iter()
+            .filter(|expectation| !expectation.matched)
+        {
             errors.push(format!(
                 "{}:{}:{}: error: expected {} \"{}\" was not produced",
                 self.file,
@@ -184,7 +200,8 @@ mod tests {
     fn relative_lines_match() {
         let text = "// expected-error @+1 {{bad op}}\nfoo\n// expected-error @above {{other}}\n";
         let expectations = Expectations::parse("t.mlir", text, 1);
-        let errors = expectations.check(&[error_at(2, "a bad op here"), error_at(2, "other thing")]);
+        let errors =
+            expectations.check(&[error_at(2, "a bad op here"), error_at(2, "other thing")]);
         assert!(errors.is_empty(), "{errors:?}");
     }
 
@@ -199,7 +216,11 @@ mod tests {
 
     #[test]
     fn malformed_directives_are_errors() {
-        let expectations = Expectations::parse("t.mlir", "// expected-error @x {{a}}\n// expected-note {{open\n", 1);
+        let expectations = Expectations::parse(
+            "t.mlir",
+            "// expected-error @x {{a}}\n// expected-note {{open\n",
+            1,
+        );
         assert_eq!(expectations.check(&[]).len(), 2);
     }
 }

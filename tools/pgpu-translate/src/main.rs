@@ -17,7 +17,11 @@ use std::process::ExitCode;
 const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
 
 #[derive(Parser, Debug)]
-#[command(name = "pgpu-translate", version, about = "Translate pgpu IR between levels and formats")]
+#[command(
+    name = "pgpu-translate",
+    version,
+    about = "Translate pgpu IR between levels and formats"
+)]
 struct Options {
     /// Input file, or `-` for standard input.
     #[arg(default_value = "-")]
@@ -54,7 +58,10 @@ enum TranslateError {
     #[diagnostic(code(pgpu_translate::usage), help("pass --pgpu-to-ptx"))]
     NoTranslation,
     #[error("the input has no kernels: nothing to translate to PTX")]
-    #[diagnostic(code(pgpu_translate::no_kernels), help("PTX comes from pgpu.spawn regions or gpu.launch/gpu.module ops"))]
+    #[diagnostic(
+        code(pgpu_translate::no_kernels),
+        help("PTX comes from pgpu.spawn regions or gpu.launch/gpu.module ops")
+    )]
     NoKernels,
 }
 
@@ -66,7 +73,11 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(error) => {
             let _ = error.print();
-            return if error.use_stderr() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+            return if error.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match run(&options) {
@@ -98,17 +109,23 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
     let (name, text) = read_input(&options.input)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
     let collector = Collector::attach(&context);
-    let source = SourceText { name: &name, text: &text };
+    let source = SourceText {
+        name: &name,
+        text: &text,
+    };
     let translated = tool::parse_module(&context, &text, &name).and_then(|mut module| {
         let pass_manager = PassManager::new(&context);
-        melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline).ok()?;
+        melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline)
+            .ok()?;
         pass_manager.run(&mut module).ok()?;
         Some(nvptx::extract_ptx(&module))
     });
     for record in collector.take() {
         eprint!("{}", record.render(&source));
     }
-    let Some(kernels) = translated else { return Ok(false) };
+    let Some(kernels) = translated else {
+        return Ok(false);
+    };
     let ptx = match kernels.as_slice() {
         [] => return Err(TranslateError::NoKernels),
         [only] => only.ptx.clone(),
