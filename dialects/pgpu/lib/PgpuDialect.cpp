@@ -1,10 +1,15 @@
 //===- PgpuDialect.cpp - pgpu dialect, verifiers, C API handle ------------===//
+//
+// The dialect's registration, the verifiers of every op, the custom syntax of
+// `pgpu.spec.loop` and the memory effects that depend on attributes.
+//
+//===----------------------------------------------------------------------===//
 
 #include "PgpuDialect.h"
 
 #include "mlir/CAPI/Registration.h"
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::pgpu;
@@ -29,18 +34,610 @@ void PgpuDialect::initialize() {
 #include "PgpuOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
-// Verifiers
+// Where an op may stand
 //===----------------------------------------------------------------------===//
 
-/// True when `op` is nested, at any depth, in an SPMD region.
-static bool isInsideSpmdRegion(Operation *op) {
-  return op->getParentOfType<SpawnOp>() != nullptr;
+static constexpr const char kSpmdRegion[] =
+    "an SPMD region ('pgpu.spawn', or a function marked 'pgpu.spmd_inline' "
+    "or 'pgpu.synchronous')";
+
+/// Whether `op` is a function whose body is SPMD code.
+static bool isSpmdFunction(Operation *op) {
+  return isa<FunctionOpInterface>(op) &&
+         (op->hasAttr(PgpuDialect::getSpmdInlineAttrName()) ||
+          op->hasAttr(PgpuDialect::getSynchronousAttrName()));
 }
 
-LogicalResult RankOp::verify() {
-  if (!isInsideSpmdRegion(*this))
-    return emitOpError("must be nested in an SPMD region ('pgpu.spawn')");
+/// The innermost op whose body runs once per thread: a `pgpu.spawn` or an
+/// SPMD function; null when `op` is host code outside of them.
+static Operation *getSpmdScope(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<SpawnOp>(parent) || isSpmdFunction(parent))
+      return parent;
+    if (parent->hasTrait<OpTrait::IsIsolatedFromAbove>())
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// The innermost ancestor of `op` below `scope` that is one of `OpTys`.
+template <typename... OpTys>
+static Operation *getAncestorBelow(Operation *op, Operation *scope) {
+  for (Operation *parent = op->getParentOp(); parent && parent != scope;
+       parent = parent->getParentOp())
+    if (isa<OpTys...>(parent))
+      return parent;
+  return nullptr;
+}
+
+/// Whether the SPMD scope `scope` runs as a Fork synchronous group.
+static bool isSynchronousScope(Operation *scope) {
+  if (auto spawn = dyn_cast<SpawnOp>(scope))
+    return spawn.getSynchronous();
+  return scope->hasAttr(PgpuDialect::getSynchronousAttrName());
+}
+
+/// Whether a barrier may stand directly in a region of `parent`: all threads
+/// of the region (or of the current group) reach it together.
+static bool isBarrierPosition(Operation *parent) {
+  return parent && (isa<SpawnOp, ParOp, GroupSplitOp, GroupForkOp, FarmOp>(
+                        parent) ||
+                    isSpmdFunction(parent));
+}
+
+/// Checks that `op` runs per thread: in an SPMD region, not in host code.
+static LogicalResult verifyPerThread(Operation *op,
+                                     Operation **scopeOut = nullptr) {
+  Operation *scope = getSpmdScope(op);
+  if (!scope)
+    return op->emitOpError() << "must be nested in " << kSpmdRegion;
+  if (getAncestorBelow<RequireOp>(op, scope))
+    return op->emitOpError("cannot be used in host code ('pgpu.require')");
+  if (scopeOut)
+    *scopeOut = scope;
   return success();
+}
+
+/// Checks that `op` stands where a barrier may (barriers and collectives).
+static LogicalResult verifyBarrierPosition(Operation *op) {
+  if (isBarrierPosition(op->getParentOp()))
+    return success();
+  return op->emitOpError(
+      "must appear directly in a 'pgpu.spawn' body, a 'pgpu.par' branch, a "
+      "group region ('pgpu.group.split', 'pgpu.group.fork', 'pgpu.farm') or "
+      "a function marked 'pgpu.spmd_inline' or 'pgpu.synchronous'");
+}
+
+/// Checks that `op` is in Fork synchronous code; with `allowAsync` false also
+/// that no `pgpu.farm` or `pgpu.seq` lies between it and its SPMD scope.
+static LogicalResult verifySynchronousCode(Operation *op, bool allowAsync) {
+  Operation *scope;
+  if (failed(verifyPerThread(op, &scope)))
+    return failure();
+  if (!isSynchronousScope(scope))
+    return op->emitOpError(
+        "must be nested in synchronous code ('pgpu.spawn synchronous' or a "
+        "function marked 'pgpu.synchronous')");
+  if (allowAsync)
+    return success();
+  if (Operation *mode = getAncestorBelow<FarmOp, SeqOp>(op, scope))
+    return op->emitOpError() << "cannot be nested in '" << mode->getName()
+                             << "': the group structure is fixed there";
+  return success();
+}
+
+/// Checks that `op` is host code: outside SPMD regions or in `pgpu.require`.
+static LogicalResult verifyHostCode(Operation *op) {
+  Operation *scope = getSpmdScope(op);
+  if (scope && !getAncestorBelow<RequireOp>(op, scope))
+    return op->emitOpError(
+        "is host code: it must be outside SPMD regions or inside "
+        "'pgpu.require'");
+  return success();
+}
+
+/// Whether `root` or an op nested in it satisfies `pred`.
+template <typename Pred>
+static bool containsOp(Operation *root, Pred pred) {
+  return root
+      ->walk([&](Operation *op) {
+        return pred(op) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+static bool isBarrier(Operation *op) { return isa<BarrierOp>(op); }
+
+/// Whether `op` gives the threads new ranks and so defines `pgpu.oldrank`.
+static bool definesOldRank(Operation *op) {
+  if (auto barrier = dyn_cast<BarrierOp>(op))
+    return barrier.getRankReassigned();
+  if (auto superstep = dyn_cast<SuperstepOp>(op))
+    return superstep.getRankReassigned();
+  return isa<SetOldRankOp, ThreadForkOp, ThreadKillOp, ThreadSortByOp,
+             ThreadSplitOp>(op);
+}
+
+/// Whether a rank reassignment precedes `op` in its SPMD region.
+static bool followsRankReassignment(Operation *op) {
+  for (Operation *current = op;;) {
+    for (Operation *prev = current->getPrevNode(); prev;
+         prev = prev->getPrevNode())
+      if (containsOp(prev, definesOldRank))
+        return true;
+    Operation *parent = current->getParentOp();
+    if (!parent)
+      return false;
+    // An inline function's caller may have reassigned the ranks.
+    if (isSpmdFunction(parent))
+      return parent->hasAttr(PgpuDialect::getSpmdInlineAttrName());
+    if (isa<SpawnOp>(parent) ||
+        parent->hasTrait<OpTrait::IsIsolatedFromAbove>())
+      return false;
+    if (definesOldRank(parent))
+      return true;
+    current = parent;
+  }
+}
+
+/// Whether the last barrier before `op` reassigns ranks, or `op` is in a
+/// superstep that starts after such a barrier.
+static bool isAfterRankReassigningBarrier(Operation *op) {
+  for (Operation *current = op;;) {
+    for (Operation *prev = current->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      if (auto barrier = dyn_cast<BarrierOp>(prev))
+        return barrier.getRankReassigned();
+      if (containsOp(prev, isBarrier))
+        return false;
+    }
+    Operation *parent = current->getParentOp();
+    if (!parent)
+      return false;
+    if (auto superstep = dyn_cast<SuperstepOp>(parent))
+      return superstep.getRankReassigned();
+    if (isa<SpawnOp>(parent) ||
+        parent->hasTrait<OpTrait::IsIsolatedFromAbove>())
+      return false;
+    current = parent;
+  }
+}
+
+/// Whether a `pgpu.set_oldrank` follows `barrier` before the next barrier.
+static bool isFollowedBySetOldRank(Operation *barrier) {
+  auto isSetOldRank = [](Operation *op) { return isa<SetOldRankOp>(op); };
+  for (Operation *current = barrier;;) {
+    for (Operation *next = current->getNextNode(); next;
+         next = next->getNextNode()) {
+      if (containsOp(next, isSetOldRank))
+        return true;
+      if (containsOp(next, isBarrier))
+        return false;
+    }
+    Operation *parent = current->getParentOp();
+    if (!parent || isa<SpawnOp>(parent) ||
+        parent->hasTrait<OpTrait::IsIsolatedFromAbove>())
+      return false;
+    current = parent;
+  }
+}
+
+/// `types` as a parenthesized list, without the quotes of diagnostics.
+static std::string formatTypes(TypeRange types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '(';
+  llvm::interleaveComma(types, os);
+  os << ')';
+  return text;
+}
+
+/// Checks that the yielded `types` match the results of `parent`.
+static LogicalResult verifyYieldedTypes(Operation *terminator,
+                                        TypeRange types, Operation *parent) {
+  if (types == parent->getResultTypes())
+    return success();
+  return terminator->emitOpError()
+         << "yields " << formatTypes(types) << " but the enclosing '"
+         << parent->getName() << "' has results "
+         << formatTypes(parent->getResultTypes());
+}
+
+/// Checks that `kind` applies to values of `type`.
+static LogicalResult verifyCombiningKind(Operation *op, CombiningKind kind,
+                                         Type type) {
+  switch (kind) {
+  case CombiningKind::UMin:
+  case CombiningKind::UMax:
+  case CombiningKind::And:
+  case CombiningKind::Or:
+  case CombiningKind::Xor:
+    if (!type.isSignlessIntOrIndex())
+      return op->emitOpError()
+             << "'" << stringifyCombiningKind(kind)
+             << "' needs an integer or index operand, but got " << type;
+    break;
+  default:
+    break;
+  }
+  return success();
+}
+
+/// Adds the effects of a superstep boundary: all memory is synchronized and,
+/// when ranks are reassigned, the thread state is rewritten.
+static void
+addBarrierEffects(bool rankReassigned,
+                  SmallVectorImpl<SideEffects::EffectInstance<
+                      MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Read::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+  if (rankReassigned) {
+    effects.emplace_back(MemoryEffects::Read::get(),
+                         ThreadStateResource::get());
+    effects.emplace_back(MemoryEffects::Write::get(),
+                         ThreadStateResource::get());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Dialect attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult PgpuDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  if (name != getSpmdInlineAttrName() && name != getSynchronousAttrName())
+    return success();
+  if (!isa<UnitAttr>(attribute.getValue()))
+    return op->emitError() << "'" << name << "' must be a unit attribute";
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError() << "'" << name << "' may only mark a function";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SPMD regions
+//===----------------------------------------------------------------------===//
+
+LogicalResult YieldOp::verify() {
+  Operation *parent = (*this)->getParentOp();
+  // The branches of a par yield slices of its results; ParOp checks them.
+  if (isa<ParOp>(parent))
+    return success();
+  return verifyYieldedTypes(*this, getOperandTypes(), parent);
+}
+
+LogicalResult SpawnOp::verify() {
+  if (getSpmdScope(*this))
+    return emitOpError("cannot be nested in another SPMD region");
+  Operation *superstep = nullptr, *other = nullptr;
+  for (Operation &op : getBody().front().without_terminator()) {
+    Operation *&slot = isa<SuperstepOp>(op) ? superstep : other;
+    if (!slot)
+      slot = &op;
+  }
+  if (!superstep || !other)
+    return success();
+  InFlightDiagnostic diag =
+      emitOpError("body must be all 'pgpu.superstep' regions or none");
+  diag.attachNote(other->getLoc()) << "this op is not in a superstep";
+  return diag;
+}
+
+LogicalResult BarrierOp::verify() {
+  if (failed(verifyPerThread(*this)) || failed(verifyBarrierPosition(*this)))
+    return failure();
+  if (getRankReassigned() && !isFollowedBySetOldRank(*this))
+    return emitOpError("with 'rank_reassigned' must be followed by "
+                       "'pgpu.set_oldrank' before the next barrier");
+  return success();
+}
+
+void BarrierOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addBarrierEffects(getRankReassigned(), effects);
+}
+
+LogicalResult SuperstepOp::verify() {
+  if (!getRankReassigned())
+    return success();
+  if (!(*this)->getPrevNode())
+    return emitOpError(
+        "the first superstep of a spawn cannot be 'rank_reassigned'");
+  if (!containsOp(*this, [](Operation *op) { return isa<SetOldRankOp>(op); }))
+    return emitOpError(
+        "with 'rank_reassigned' must set the old rank with 'pgpu.set_oldrank'");
+  return success();
+}
+
+void SuperstepOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addBarrierEffects(getRankReassigned(), effects);
+}
+
+LogicalResult ParOp::verify() {
+  if (failed(verifyPerThread(*this)) || failed(verifyBarrierPosition(*this)))
+    return failure();
+  if (getBranches().empty())
+    return emitOpError("needs at least one branch");
+  SmallVector<Type> yielded;
+  for (Region &branch : getBranches())
+    llvm::append_range(yielded,
+                       branch.front().getTerminator()->getOperandTypes());
+  if (TypeRange(yielded) != getResultTypes())
+    return emitOpError() << "branches yield " << formatTypes(yielded)
+                         << " in all, but the results are "
+                         << formatTypes(getResultTypes());
+  return success();
+}
+
+LogicalResult RankOp::verify() { return verifyPerThread(*this); }
+
+LogicalResult SizeOp::verify() {
+  // The thread count is uniform: host code in pgpu.require may read it.
+  if (!getSpmdScope(*this))
+    return emitOpError() << "must be nested in " << kSpmdRegion;
+  return success();
+}
+
+LogicalResult OldRankOp::verify() {
+  if (failed(verifyPerThread(*this)))
+    return failure();
+  if (!followsRankReassignment(*this))
+    return emitOpError(
+        "is only defined after a rank reassignment ('pgpu.barrier "
+        "rank_reassigned', 'pgpu.set_oldrank' or a 'pgpu.thread' primitive)");
+  return success();
+}
+
+LogicalResult SetOldRankOp::verify() {
+  if (failed(verifyPerThread(*this)))
+    return failure();
+  if (!isAfterRankReassigningBarrier(*this))
+    return emitOpError("must follow a 'pgpu.barrier rank_reassigned' with no "
+                       "other barrier in between");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+LogicalResult GroupRankOp::verify() {
+  return verifySynchronousCode(*this, /*allowAsync=*/true);
+}
+
+LogicalResult GroupIdOp::verify() {
+  return verifySynchronousCode(*this, /*allowAsync=*/true);
+}
+
+LogicalResult GroupSizeOp::verify() {
+  return verifySynchronousCode(*this, /*allowAsync=*/true);
+}
+
+LogicalResult GroupMergeOp::verify() {
+  return verifyYieldedTypes(*this, getOperandTypes(), (*this)->getParentOp());
+}
+
+LogicalResult GroupSplitOp::verify() {
+  if (failed(verifySynchronousCode(*this, /*allowAsync=*/false)))
+    return failure();
+  if (getElseRegion().empty() && getNumResults() != 0)
+    return emitOpError("needs an 'else' region to produce results");
+  return success();
+}
+
+LogicalResult GroupForkOp::verify() {
+  if (failed(verifySynchronousCode(*this, /*allowAsync=*/false)))
+    return failure();
+  APInt count;
+  if (matchPattern(getCount(), m_ConstantInt(&count)) &&
+      !count.isStrictlyPositive())
+    return emitOpError() << "needs a positive subgroup count, but got "
+                         << count.getSExtValue();
+  return success();
+}
+
+LogicalResult SeqOp::verify() {
+  return verifySynchronousCode(*this, /*allowAsync=*/false);
+}
+
+LogicalResult FarmOp::verify() {
+  return verifySynchronousCode(*this, /*allowAsync=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// Threads
+//===----------------------------------------------------------------------===//
+
+/// The thread primitives are collectives that every thread calls.
+static LogicalResult verifyThreadPrimitive(Operation *op) {
+  if (failed(verifyPerThread(op)))
+    return failure();
+  return verifyBarrierPosition(op);
+}
+
+LogicalResult ThreadForkOp::verify() { return verifyThreadPrimitive(*this); }
+LogicalResult ThreadKillOp::verify() { return verifyThreadPrimitive(*this); }
+LogicalResult ThreadSortByOp::verify() { return verifyThreadPrimitive(*this); }
+LogicalResult ThreadSplitOp::verify() { return verifyThreadPrimitive(*this); }
+LogicalResult ThreadGetOp::verify() { return verifyPerThread(*this); }
+LogicalResult ThreadPutOp::verify() { return verifyPerThread(*this); }
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// A collective stands where a barrier may; `kind`, if any, fits `type`.
+static LogicalResult
+verifyCollective(Operation *op, std::optional<CombiningKind> kind = {},
+                 Type type = {}) {
+  if (failed(verifyPerThread(op)) || failed(verifyBarrierPosition(op)))
+    return failure();
+  return kind ? verifyCombiningKind(op, *kind, type) : success();
+}
+
+LogicalResult ReduceOp::verify() {
+  return verifyCollective(*this, getKind(), getValue().getType());
+}
+
+LogicalResult ScanOp::verify() {
+  return verifyCollective(*this, getKind(), getValue().getType());
+}
+
+LogicalResult CompactOp::verify() { return verifyCollective(*this); }
+LogicalResult SplitOp::verify() { return verifyCollective(*this); }
+LogicalResult SortIdxOp::verify() { return verifyCollective(*this); }
+
+LogicalResult MultiprefixOp::verify() {
+  if (failed(verifyPerThread(*this)))
+    return failure();
+  int64_t rank = getMemref().getType().getRank();
+  if (static_cast<int64_t>(getIndices().size()) != rank)
+    return emitOpError() << "needs " << rank << " indices for the memref, but got "
+                         << getIndices().size();
+  return verifyCombiningKind(*this, getKind(), getValue().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Host interaction
+//===----------------------------------------------------------------------===//
+
+LogicalResult RequireOp::verify() {
+  Operation *parent = (*this)->getParentOp();
+  if (isBarrierPosition(parent) || isa<SuperstepOp>(parent))
+    return success();
+  return emitOpError(
+      "must appear directly in a 'pgpu.spawn' body, a 'pgpu.superstep', a "
+      "'pgpu.par' branch, a group region or an SPMD function");
+}
+
+/// Checks a device allocation: host code, one size per dynamic dimension.
+static LogicalResult verifyDeviceAlloc(Operation *op, MemRefType type,
+                                       ValueRange dynamicSizes) {
+  if (failed(verifyHostCode(op)))
+    return failure();
+  if (static_cast<int64_t>(dynamicSizes.size()) != type.getNumDynamicDims())
+    return op->emitOpError()
+           << "needs one size per dynamic dimension of " << type << " ("
+           << type.getNumDynamicDims() << "), but got " << dynamicSizes.size();
+  return success();
+}
+
+LogicalResult DNewOp::verify() {
+  return verifyDeviceAlloc(*this, getMemref().getType(), getDynamicSizes());
+}
+
+LogicalResult DTempNewOp::verify() {
+  return verifyDeviceAlloc(*this, getMemref().getType(), getDynamicSizes());
+}
+
+LogicalResult DTempFreeOp::verify() { return verifyHostCode(*this); }
+
+//===----------------------------------------------------------------------===//
+// Speculation
+//===----------------------------------------------------------------------===//
+
+ParseResult SpecLoopOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &builder = parser.getBuilder();
+  Type index = builder.getIndexType();
+  OpAsmParser::Argument inductionVar;
+  OpAsmParser::UnresolvedOperand lowerBound, upperBound, step;
+  if (parser.parseArgument(inductionVar) || parser.parseEqual() ||
+      parser.parseOperand(lowerBound) || parser.parseKeyword("to") ||
+      parser.parseOperand(upperBound) || parser.parseKeyword("step") ||
+      parser.parseOperand(step))
+    return failure();
+  inductionVar.type = index;
+
+  for (StringAttr name :
+       {getWindowAttrName(result.name), getWarpAttrName(result.name)}) {
+    if (failed(parser.parseOptionalKeyword(name.strref())))
+      continue;
+    int64_t value;
+    if (parser.parseLParen() || parser.parseInteger(value) ||
+        parser.parseRParen())
+      return failure();
+    result.addAttribute(name, builder.getI64IntegerAttr(value));
+  }
+
+  if (parser.resolveOperands({lowerBound, upperBound, step}, index,
+                             result.operands))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, inductionVar))
+    return failure();
+  SpecLoopOp::ensureTerminator(*body, builder, result.location);
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void SpecLoopOp::print(OpAsmPrinter &p) {
+  p << ' ' << getInductionVar() << " = " << getLowerBound() << " to "
+    << getUpperBound() << " step " << getStep();
+  if (std::optional<int64_t> window = getWindow())
+    p << " window(" << *window << ')';
+  if (std::optional<int64_t> warp = getWarp())
+    p << " warp(" << *warp << ')';
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/false);
+  p.printOptionalAttrDict((*this)->getAttrs(),
+                          {getWindowAttrName(), getWarpAttrName()});
+}
+
+LogicalResult SpecLoopOp::verify() {
+  if (getSpmdScope(*this))
+    return emitOpError("cannot be nested in an SPMD region");
+  if ((*this)->getParentOfType<SpecLoopOp>())
+    return emitOpError("cannot be nested in another 'pgpu.spec.loop'");
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 1 || !body.getArgument(0).getType().isIndex())
+    return emitOpError(
+        "body needs exactly one argument, the 'index' induction variable");
+  APInt step;
+  if (matchPattern(getStep(), m_ConstantInt(&step)) &&
+      !step.isStrictlyPositive())
+    return emitOpError() << "needs a positive step, but got "
+                         << step.getSExtValue();
+  std::optional<int64_t> window = getWindow(), warp = getWarp();
+  if (window && *window <= 0)
+    return emitOpError() << "window must be positive, but got " << *window;
+  if (warp && *warp <= 0)
+    return emitOpError() << "warp must be positive, but got " << *warp;
+  if (window && warp && *window % *warp != 0)
+    return emitOpError() << "window (" << *window
+                         << ") must be a multiple of warp (" << *warp << ")";
+  return success();
+}
+
+/// Checks a speculative access: in a spec.loop, on memory from outside it,
+/// with one index per dimension.
+static LogicalResult verifySpeculativeAccess(Operation *op, Value memref,
+                                             ValueRange indices) {
+  auto loop = op->getParentOfType<SpecLoopOp>();
+  if (!loop)
+    return op->emitOpError("must be nested in a 'pgpu.spec.loop'");
+  if (loop.getBody().isAncestor(memref.getParentRegion()))
+    return op->emitOpError(
+        "accesses memory defined inside the speculative loop: it is private "
+        "to the iteration, use 'memref.load'/'memref.store'");
+  int64_t rank = cast<MemRefType>(memref.getType()).getRank();
+  if (static_cast<int64_t>(indices.size()) != rank)
+    return op->emitOpError() << "needs " << rank
+                             << " indices for the memref, but got "
+                             << indices.size();
+  return success();
+}
+
+LogicalResult SpecLoadOp::verify() {
+  return verifySpeculativeAccess(*this, getMemref(), getIndices());
+}
+
+LogicalResult SpecStoreOp::verify() {
+  return verifySpeculativeAccess(*this, getMemref(), getIndices());
 }
 
 //===----------------------------------------------------------------------===//

@@ -30,6 +30,27 @@ def Pgpu_Dialect : Dialect {
     ranks; collectives are whole-region operations; host regions and device
     allocation describe the CPU side; speculative loops keep sequential
     semantics while running iterations in parallel.
+
+    Two unit attributes mark functions whose bodies are SPMD code although
+    no `pgpu.spawn` encloses them:
+
+    - `pgpu.spmd_inline`: a BSGP inline function (bsgp.txt, Sections 3.3
+      and 5) that may contain barriers and collectives; it is inlined into
+      every spawn that calls it before superstep formation.
+    - `pgpu.synchronous`: a Fork `sync` function, called from synchronous
+      group code (fork-to-cuda.txt, Section 3); group queries, group splits
+      and barriers are allowed in it.
+  }];
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The unit attribute marking a BSGP inline function with barriers.
+    static constexpr ::llvm::StringLiteral getSpmdInlineAttrName() {
+      return ::llvm::StringLiteral("pgpu.spmd_inline");
+    }
+    /// The unit attribute marking a Fork synchronous function.
+    static constexpr ::llvm::StringLiteral getSynchronousAttrName() {
+      return ::llvm::StringLiteral("pgpu.synchronous");
+    }
   }];
 }
 
@@ -40,5 +61,24 @@ def Pgpu_ThreadStateResource : Resource<"::mlir::pgpu::ThreadStateResource">;
 
 class Pgpu_Op<string mnemonic, list<Trait> traits = []>
     : Op<Pgpu_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Pgpu_CombiningKind : I32EnumAttr<"CombiningKind",
+    "the associative operator of a reduction, scan or multiprefix", [
+      I32EnumAttrCase<"Add", 0, "add">,
+      I32EnumAttrCase<"Mul", 1, "mul">,
+      I32EnumAttrCase<"Min", 2, "min">,
+      I32EnumAttrCase<"Max", 3, "max">,
+      I32EnumAttrCase<"UMin", 4, "umin">,
+      I32EnumAttrCase<"UMax", 5, "umax">,
+      I32EnumAttrCase<"And", 6, "and">,
+      I32EnumAttrCase<"Or", 7, "or">,
+      I32EnumAttrCase<"Xor", 8, "xor">
+    ]> {
+  let cppNamespace = "::mlir::pgpu";
+}
 
 #endif // PGPU_DIALECT_TD

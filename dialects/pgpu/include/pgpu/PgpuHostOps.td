@@ -1,0 +1,95 @@
+//===- PgpuHostOps.td - host code and device allocation ------*- tablegen -*-===//
+//
+// BSGP's `require` blocks and `dnew`/`dtempnew`/`dtempfree`
+// (seeds/bsgp.txt, Sections 3-5).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PGPU_HOST_OPS_TD
+#define PGPU_HOST_OPS_TD
+
+include "pgpu/PgpuDialect.td"
+
+def Pgpu_RequireOp : Pgpu_Op<"require", [RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "BSGP's `require { }`: host code run before the superstep";
+  let description = [{
+    BSGP's `require` block (seeds/bsgp.txt, Section 5, Listings 1, 6 and 7;
+    Section 4.2, step 3): control-processor code inside GPU code, such as
+    resource allocation. "At run time, code inserted this way is executed
+    before the containing superstep is launched", once, not per thread. Its
+    results (e.g. a list allocated with `pgpu.dtempnew`) are uniform values
+    that the GPU code of the spawn may use; they become kernel parameters
+    (Section 4.2, step 4). The body is host code: per-thread queries
+    (`pgpu.rank`, group queries, ...) are not allowed in it, `pgpu.size` is.
+
+    It may appear wherever a barrier may, and directly in a
+    `pgpu.superstep`.
+
+    ```mlir
+    %owner = pgpu.require -> (memref<?xi32>) {
+      %l = pgpu.dtempnew [%n] : memref<?xi32>
+      pgpu.yield %l : memref<?xi32>
+    }
+    ```
+  }];
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "(`->` `(` type($results)^ `)`)? $body attr-dict";
+  let hasVerifier = 1;
+}
+
+class Pgpu_AllocOp<string mnemonic> : Pgpu_Op<mnemonic> {
+  let arguments = (ins Variadic<Index>:$dynamicSizes);
+  let results = (outs Res<AnyMemRef, "the new list",
+                          [MemAlloc<DefaultResource, 0, FullEffect>]>:$memref);
+  let assemblyFormat = "` ` `[` $dynamicSizes `]` attr-dict `:` type($memref)";
+  let hasVerifier = 1;
+}
+
+def Pgpu_DNewOp : Pgpu_AllocOp<"dnew"> {
+  let summary = "BSGP's `dnew[n]T`: allocates a list in device memory";
+  let description = [{
+    BSGP's `dnew` (seeds/bsgp.txt, Section 5, Listing 6:
+    `ret = dnew[thread.size]float`): allocates device (video) memory that
+    lives until the program frees it, e.g. a list returned to the caller.
+    One size operand per dynamic dimension of the result. Host code only:
+    outside SPMD regions or inside `pgpu.require`.
+
+    ```mlir
+    %ret = pgpu.dnew [%n] : memref<?xf32>
+    ```
+  }];
+}
+
+def Pgpu_DTempNewOp : Pgpu_AllocOp<"dtempnew"> {
+  let summary = "BSGP's `dtempnew[n]T`: allocates a temporary device list";
+  let description = [{
+    BSGP's `dtempnew` (seeds/bsgp.txt, Section 3.1, Listing 1; Section 4.2,
+    Listings 3 and 4): like `pgpu.dnew`, but the list is temporary: the next
+    `pgpu.dtempfree` of the function frees it ("free lists allocated by
+    dtempnew", Listing 4). Host code only.
+
+    ```mlir
+    %owner = pgpu.dtempnew [%n] : memref<?xi32>
+    ```
+  }];
+}
+
+def Pgpu_DTempFreeOp : Pgpu_Op<"dtempfree", [MemoryEffects<[MemFree]>]> {
+  let summary = "BSGP's `dtempfree()`: frees every temporary list";
+  let description = [{
+    BSGP's `dtempfree()` (seeds/bsgp.txt, Section 4.2, Listing 4): frees
+    every list that `pgpu.dtempnew` allocated in the current function
+    invocation and that is not freed yet. The compiler inserts it at the end
+    of a spawning function. Host code only.
+
+    ```mlir
+    pgpu.dtempfree
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // PGPU_HOST_OPS_TD
