@@ -70,7 +70,10 @@ fn run() -> Result<(), String> {
             .status()
             .map_err(|e| format!("cannot run {}: {e}", tblgen.display()))?;
         if !status.success() {
-            return Err(format!("mlir-tblgen {generator} failed on {}", main_td.display()));
+            return Err(format!(
+                "mlir-tblgen {generator} failed on {}",
+                main_td.display()
+            ));
         }
     }
 
@@ -93,7 +96,12 @@ fn run() -> Result<(), String> {
 
 /// Links the dialect and the plugin entry point into a shared library that
 /// uses the same `libMLIR.so` as the packaged `mlir-opt`.
-fn build_plugin(prefix: &Path, out_dir: &Path, lib_dir: &Path, sources: &[PathBuf]) -> Result<(), String> {
+fn build_plugin(
+    prefix: &Path,
+    out_dir: &Path,
+    lib_dir: &Path,
+    sources: &[PathBuf],
+) -> Result<(), String> {
     let plugin = out_dir.join("libPgpuDialectPlugin.so");
     let compiler = cc::Build::new().cpp(true).get_compiler();
     let mut command = compiler.to_command();
