@@ -10,6 +10,7 @@
 #include "mlir/CAPI/Registration.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::pgpu;
@@ -639,6 +640,85 @@ LogicalResult SpecLoadOp::verify() {
 LogicalResult SpecStoreOp::verify() {
   return verifySpeculativeAccess(*this, getMemref(), getIndices());
 }
+
+//===----------------------------------------------------------------------===//
+// Host I/O
+//===----------------------------------------------------------------------===//
+
+/// The kind of operand a printf conversion character takes.
+enum class PrintfOperand { SignedInteger, UnsignedInteger, Float, None };
+
+static PrintfOperand classifyConversion(char conversion) {
+  switch (conversion) {
+  case 'd':
+  case 'i':
+    return PrintfOperand::SignedInteger;
+  case 'u':
+  case 'x':
+  case 'X':
+  case 'o':
+  case 'c':
+    return PrintfOperand::UnsignedInteger;
+  case 'f':
+  case 'F':
+  case 'e':
+  case 'E':
+  case 'g':
+  case 'G':
+    return PrintfOperand::Float;
+  default:
+    return PrintfOperand::None;
+  }
+}
+
+LogicalResult PrintfOp::verify() {
+  StringRef format = getFormat();
+  auto args = getArgs();
+  unsigned next = 0;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%')
+      continue;
+    size_t start = i++;
+    if (i < format.size() && format[i] == '%')
+      continue;
+    while (i < format.size() && StringRef("-+ #0").contains(format[i]))
+      ++i;
+    while (i < format.size() && (llvm::isDigit(format[i]) || format[i] == '.'))
+      ++i;
+    while (i < format.size() && StringRef("hlzjt").contains(format[i]))
+      ++i;
+    if (i >= format.size())
+      return emitOpError() << "format ends inside the conversion at offset "
+                           << start;
+    if (format[i] == '*')
+      return emitOpError() << "'*' widths are not supported (offset "
+                           << start << ")";
+    PrintfOperand kind = classifyConversion(format[i]);
+    if (kind == PrintfOperand::None)
+      return emitOpError() << "unsupported conversion '%" << format[i]
+                           << "' at offset " << start;
+    if (next >= args.size())
+      return emitOpError() << "conversion at offset " << start
+                           << " has no operand (" << args.size()
+                           << " given)";
+    Type type = args[next].getType();
+    bool isFloat = isa<FloatType>(type);
+    if ((kind == PrintfOperand::Float) != isFloat)
+      return emitOpError() << "conversion '%" << format[i] << "' at offset "
+                           << start << " does not match operand #" << next
+                           << " of type " << type;
+    ++next;
+  }
+  if (next != args.size())
+    return emitOpError() << "format has " << next << " conversions but "
+                         << args.size() << " operands are given";
+  return success();
+}
+
+LogicalResult ArgIOp::verify() { return verifyHostCode(*this); }
+LogicalResult WTimeOp::verify() { return verifyHostCode(*this); }
+LogicalResult RandSeedOp::verify() { return verifyHostCode(*this); }
+LogicalResult RandU32Op::verify() { return verifyHostCode(*this); }
 
 //===----------------------------------------------------------------------===//
 // C API

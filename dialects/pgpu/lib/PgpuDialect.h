@@ -25,6 +25,17 @@ struct ThreadStateResource
     : public SideEffects::Resource::Base<ThreadStateResource> {
   llvm::StringRef getName() final { return "pgpu.thread_state"; }
 };
+
+/// The process's output stream, command line and clock (pgpu.printf, ...).
+struct HostIoResource : public SideEffects::Resource::Base<HostIoResource> {
+  llvm::StringRef getName() final { return "pgpu.host_io"; }
+};
+
+/// The state of the generator behind pgpu.rand_u32.
+struct RandomStateResource
+    : public SideEffects::Resource::Base<RandomStateResource> {
+  llvm::StringRef getName() final { return "pgpu.random_state"; }
+};
 } // namespace mlir::pgpu
 
 #include "PgpuDialect.h.inc"

@@ -1125,3 +1125,135 @@ func.func @spec_store_value_type(%n: index, %m: memref<?xf64>, %v: f32) {
   }
   return
 }
+
+//===----------------------------------------------------------------------===//
+// Host I/O
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @printf_missing_operand(%x: i32) {
+  // expected-error @+1 {{'pgpu.printf' op conversion at offset 3 has no operand (1 given)}}
+  pgpu.printf "%d %d\n"(%x) : i32
+  return
+}
+
+// -----
+
+func.func @printf_extra_operand(%x: i32) {
+  // expected-error @+1 {{'pgpu.printf' op format has 0 conversions but 1 operands are given}}
+  pgpu.printf "100%%\n"(%x) : i32
+  return
+}
+
+// -----
+
+func.func @printf_float_for_int(%x: f32) {
+  // expected-error @+1 {{'pgpu.printf' op conversion '%d' at offset 0 does not match operand #0 of type 'f32'}}
+  pgpu.printf "%d"(%x) : f32
+  return
+}
+
+// -----
+
+func.func @printf_int_for_float(%x: i64) {
+  // expected-error @+1 {{'pgpu.printf' op conversion '%f' at offset 2 does not match operand #0 of type 'i64'}}
+  pgpu.printf "x=%f"(%x) : i64
+  return
+}
+
+// -----
+
+func.func @printf_unsupported_conversion(%x: i64) {
+  // expected-error @+1 {{'pgpu.printf' op unsupported conversion '%s' at offset 0}}
+  pgpu.printf "%s"(%x) : i64
+  return
+}
+
+// -----
+
+func.func @printf_star_width(%x: i64) {
+  // expected-error @+1 {{'pgpu.printf' op '*' widths are not supported (offset 0)}}
+  pgpu.printf "%*d"(%x, %x) : i64, i64
+  return
+}
+
+// -----
+
+func.func @printf_truncated_conversion(%x: i64) {
+  // expected-error @+1 {{'pgpu.printf' op format ends inside the conversion at offset 2}}
+  pgpu.printf "x=%5"(%x) : i64
+  return
+}
+
+// -----
+
+func.func @printf_vector_operand(%x: vector<2xi32>) {
+  // expected-error @+1 {{operand #0 must be variadic of signless integer or index or 32-bit float or 64-bit float}}
+  pgpu.printf "%d"(%x) : vector<2xi32>
+  return
+}
+
+// -----
+
+func.func @argi_in_spmd(%n: index, %k: i32) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.argi' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
+    %v = pgpu.argi %k default %k : i32, i32
+  }
+  return
+}
+
+// -----
+
+func.func @argi_fallback_type(%k: i32, %d: i64) {
+  // expected-error @+1 {{'pgpu.argi' op failed to verify that all of {fallback, value} have same type}}
+  %v = "pgpu.argi"(%k, %d) : (i32, i64) -> i32
+  return
+}
+
+// -----
+
+func.func @wtime_in_spmd(%n: index) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.wtime' op is host code}}
+    %t = pgpu.wtime : f64
+  }
+  return
+}
+
+// -----
+
+func.func @wtime_type() {
+  // expected-error @+1 {{'pgpu.wtime' op result #0 must be 64-bit float}}
+  %t = "pgpu.wtime"() : () -> f32
+  return
+}
+
+// -----
+
+func.func @rand_seed_in_spmd(%n: index, %s: i32) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.rand_seed' op is host code}}
+    pgpu.rand_seed %s : i32
+  }
+  return
+}
+
+// -----
+
+func.func @rand_u32_in_spmd(%n: index) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.rand_u32' op is host code}}
+    %r = pgpu.rand_u32 : i32
+  }
+  return
+}
+
+// -----
+
+func.func @rand_u32_type() {
+  // expected-error @+1 {{'pgpu.rand_u32' op result #0 must be 32-bit signless integer}}
+  %r = "pgpu.rand_u32"() : () -> i64
+  return
+}

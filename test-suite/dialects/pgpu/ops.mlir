@@ -573,3 +573,33 @@ func.func @spec_forms(%a: memref<8x?xi32>, %lb: index, %ub: index, %st: index, %
   } {unroll}
   return
 }
+
+//===----------------------------------------------------------------------===//
+// Host I/O
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @host_io
+// CHECK-SAME: (%[[K:.*]]: i32, %[[D:.*]]: i64)
+// CHECK: %[[N:.*]] = pgpu.argi %[[K]] default %[[D]] : i32, i64
+// CHECK-NEXT: %[[T:.*]] = pgpu.wtime : f64
+// CHECK-NEXT: pgpu.rand_seed %[[K]] : i32
+// CHECK-NEXT: %[[R:.*]] = pgpu.rand_u32 : i32
+// CHECK-NEXT: pgpu.printf "n=%ld t=%.3f r=%u %x %c 100%%\0A"(%[[N]], %[[T]], %[[R]], %[[R]], %[[K]]) : i64, f64, i32, i32, i32
+// CHECK-NEXT: pgpu.printf "done\0A"
+// CHECK: pgpu.spawn
+// CHECK-NEXT: %[[I:.*]] = pgpu.rank : index
+// CHECK-NEXT: pgpu.printf "rank %d\0A"(%[[I]]) : index
+func.func @host_io(%k: i32, %d: i64) {
+  %n = pgpu.argi %k default %d : i32, i64
+  %t = pgpu.wtime : f64
+  pgpu.rand_seed %k : i32
+  %r = pgpu.rand_u32 : i32
+  pgpu.printf "n=%ld t=%.3f r=%u %x %c 100%%\n"(%n, %t, %r, %r, %k) : i64, f64, i32, i32, i32
+  pgpu.printf "done\n"
+  %c4 = arith.constant 4 : index
+  pgpu.spawn %c4 {
+    %i = pgpu.rank : index
+    pgpu.printf "rank %d\n"(%i) : index
+  }
+  return
+}

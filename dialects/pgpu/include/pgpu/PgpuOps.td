@@ -15,5 +15,6 @@ include "pgpu/PgpuThreadOps.td"
 include "pgpu/PgpuCollectiveOps.td"
 include "pgpu/PgpuHostOps.td"
 include "pgpu/PgpuSpeculationOps.td"
+include "pgpu/PgpuIoOps.td"
 
 #endif // PGPU_OPS_TD
