@@ -1,0 +1,1 @@
+//! The BSGP frontend (seeds/bsgp.txt).

@@ -1,0 +1,1 @@
+//! The C-subset front end shared by every pgpu source language.

@@ -1,0 +1,3 @@
+//! `pgpu`: the driver.
+
+fn main() {}
