@@ -883,3 +883,211 @@ pub enum ExprKind {
     /// An expression that already produced a diagnostic.
     Error,
 }
+
+/// Read-only traversal of the HIR. Override `visit_*` and call the
+/// matching `walk_*` to continue into children.
+pub trait Visitor {
+    /// A statement.
+    fn visit_stmt(&mut self, s: &Stmt) {
+        walk_stmt(self, s);
+    }
+    /// An expression.
+    fn visit_expr(&mut self, e: &Expr) {
+        walk_expr(self, e);
+    }
+}
+
+/// Visit the statements of a block.
+pub fn walk_block<V: Visitor + ?Sized>(v: &mut V, b: &Block) {
+    for s in &b.stmts {
+        v.visit_stmt(s);
+    }
+}
+
+fn walk_init<V: Visitor + ?Sized>(v: &mut V, i: &Init) {
+    match i {
+        Init::Expr(e) => v.visit_expr(e),
+        Init::List(l) => {
+            for i in l {
+                walk_init(v, i);
+            }
+        }
+    }
+}
+
+/// Visit a statement's children in source order.
+pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
+    match &s.kind {
+        StmtKind::Expr(e) => v.visit_expr(e),
+        StmtKind::Decl { init, .. } => {
+            if let Some(i) = init {
+                walk_init(v, i);
+            }
+        }
+        StmtKind::Block(b) => walk_block(v, b),
+        StmtKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        } => {
+            v.visit_expr(cond);
+            v.visit_stmt(then_branch);
+            if let Some(e) = else_branch {
+                v.visit_stmt(e);
+            }
+        }
+        StmtKind::While { cond, body } => {
+            v.visit_expr(cond);
+            v.visit_stmt(body);
+        }
+        StmtKind::DoWhile { body, cond } => {
+            v.visit_stmt(body);
+            v.visit_expr(cond);
+        }
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+            ..
+        } => {
+            for s in init {
+                v.visit_stmt(s);
+            }
+            if let Some(c) = cond {
+                v.visit_expr(c);
+            }
+            v.visit_stmt(body);
+            if let Some(st) = step {
+                v.visit_expr(st);
+            }
+        }
+        StmtKind::Return(Some(e)) => v.visit_expr(e),
+        StmtKind::Return(None)
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Empty
+        | StmtKind::Barrier { .. } => {}
+        StmtKind::Spawn { count, body } => {
+            v.visit_expr(count);
+            walk_block(v, body);
+        }
+        StmtKind::Require { body, .. } => walk_block(v, body),
+        StmtKind::Par { branches } => {
+            for b in branches {
+                v.visit_stmt(b);
+            }
+        }
+        StmtKind::Start { count, body } => {
+            v.visit_expr(count);
+            v.visit_stmt(body);
+        }
+        StmtKind::Fork {
+            groups,
+            group_id,
+            rank,
+            body,
+        } => {
+            v.visit_expr(groups);
+            v.visit_expr(group_id);
+            v.visit_expr(rank);
+            v.visit_stmt(body);
+        }
+        StmtKind::Seq(b) | StmtKind::Farm(b) => v.visit_stmt(b),
+    }
+}
+
+/// Visit an expression's children in evaluation order.
+pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
+    use ExprKind::*;
+    match &e.kind {
+        IntLit(_) | FloatLit { .. } | BoolLit(_) | StrLit(_) | Null | Var(_) | Global(_)
+        | ThreadRank | ThreadSize | ThreadOldRank | DTempFree | GroupRank | GroupId | Error => {}
+        Unary { operand, .. } => v.visit_expr(operand),
+        Binary { lhs, rhs, .. } | PtrDiff { lhs, rhs } | Comma { lhs, rhs } => {
+            v.visit_expr(lhs);
+            v.visit_expr(rhs);
+        }
+        PtrAdd { ptr, offset } => {
+            v.visit_expr(ptr);
+            v.visit_expr(offset);
+        }
+        Assign { target, value } | CompoundAssign { target, value, .. } => {
+            v.visit_expr(target);
+            v.visit_expr(value);
+        }
+        IncDec { target, .. } => v.visit_expr(target),
+        Cond {
+            cond,
+            then_expr,
+            else_expr,
+        } => {
+            v.visit_expr(cond);
+            v.visit_expr(then_expr);
+            v.visit_expr(else_expr);
+        }
+        Cast { expr, .. } | Deref(expr) | AddrOf(expr) => v.visit_expr(expr),
+        Index { base, index } => {
+            v.visit_expr(base);
+            v.visit_expr(index);
+        }
+        Field { base, .. } => v.visit_expr(base),
+        Call { args, .. } => {
+            for a in args {
+                v.visit_expr(a);
+            }
+        }
+        Builtin(b) => match b {
+            self::Builtin::Printf { args, .. } => {
+                for a in args {
+                    v.visit_expr(a);
+                }
+            }
+            self::Builtin::Argi { index, default } => {
+                v.visit_expr(index);
+                if let Some(d) = default {
+                    v.visit_expr(d);
+                }
+            }
+            self::Builtin::RandSeed(s) => v.visit_expr(s),
+            self::Builtin::Wtime | self::Builtin::RandU32 => {}
+        },
+        ThreadFork(x) | ThreadKill(x) | ThreadSortBy(x) | ThreadSplit(x) | SortIdx(x) => {
+            v.visit_expr(x)
+        }
+        ThreadGet { rank, .. } => v.visit_expr(rank),
+        ThreadPut { rank, value, .. } => {
+            v.visit_expr(rank);
+            v.visit_expr(value);
+        }
+        Reduce { value, .. } => v.visit_expr(value),
+        Scan { .. } => {}
+        Compact {
+            list,
+            src,
+            keep,
+            flag,
+        } => {
+            v.visit_expr(list);
+            v.visit_expr(src);
+            v.visit_expr(keep);
+            v.visit_expr(flag);
+        }
+        Split {
+            list,
+            src,
+            side,
+            flag,
+        } => {
+            v.visit_expr(list);
+            v.visit_expr(src);
+            v.visit_expr(side);
+            v.visit_expr(flag);
+        }
+        DNew { count, .. } => v.visit_expr(count),
+        MultiPrefix { ptr, value, .. } => {
+            v.visit_expr(ptr);
+            v.visit_expr(value);
+        }
+    }
+}

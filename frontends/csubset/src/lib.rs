@@ -4,8 +4,11 @@
 //!
 //! Entry point: [`check_source`].
 
+pub mod ast;
 pub mod diag;
 pub mod hir;
+pub mod lexer;
+pub mod parser;
 pub mod span;
 
 pub use diag::{Diagnostic, Label, Severity};
