@@ -8,6 +8,7 @@ pub mod ast;
 pub mod diag;
 pub mod hir;
 pub mod lexer;
+pub mod lower;
 pub mod parser;
 pub mod span;
 

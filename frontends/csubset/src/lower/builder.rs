@@ -18,17 +18,22 @@ use melior::{
 };
 
 /// A value of the IR under construction.
-pub type V<'c> = Value<'c, 'static>;
+pub type V<'c> = Value<'c, 'c>;
 /// A block of the IR under construction.
-pub type B<'c> = BlockRef<'c, 'static>;
+pub type B<'c> = BlockRef<'c, 'c>;
 
-/// Failure to build an op (an internal error of the lowering).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("internal error in the MLIR lowering: {0}")]
-pub struct BuildError(pub String);
+/// Result of building IR; the error is an internal-error diagnostic whose
+/// span the caller fills in.
+pub type BuildResult<T> = Result<T, crate::diag::Diagnostic>;
 
-/// Result of building IR.
-pub type BuildResult<T> = Result<T, BuildError>;
+/// An internal error of the lowering (MLIR refused an op).
+pub fn build_error(message: String) -> crate::diag::Diagnostic {
+    crate::diag::Diagnostic::error(
+        super::E_INTERNAL,
+        format!("internal error in the MLIR lowering: {message}"),
+        crate::span::Span::default(),
+    )
+}
 
 /// Forgets the borrow of a value (see the module comment).
 pub fn detach<'c>(value: Value<'c, '_>) -> V<'c> {
@@ -52,14 +57,14 @@ pub fn detach_block<'c>(block: BlockRef<'c, '_>) -> B<'c> {
 }
 
 /// Result `index` of an appended op.
-pub fn result<'c>(op: OperationRef<'c, 'static>, index: usize) -> BuildResult<V<'c>> {
+pub fn result<'c>(op: OperationRef<'c, 'c>, index: usize) -> BuildResult<V<'c>> {
     op.result(index)
         .map(|r| detach(r.into()))
-        .map_err(|e| BuildError(format!("missing result {index}: {e}")))
+        .map_err(|e| build_error(format!("missing result {index}: {e}")))
 }
 
 /// All results of an appended op.
-pub fn results<'c>(op: OperationRef<'c, 'static>) -> BuildResult<Vec<V<'c>>> {
+pub fn results<'c>(op: OperationRef<'c, 'c>) -> BuildResult<Vec<V<'c>>> {
     (0..op.result_count()).map(|i| result(op, i)).collect()
 }
 
@@ -102,7 +107,7 @@ impl<'c> Builder<'c> {
     }
 
     /// Appends `op` at the cursor.
-    pub fn append(&self, op: Operation<'c>) -> OperationRef<'c, 'static> {
+    pub fn append(&self, op: Operation<'c>) -> OperationRef<'c, 'c> {
         let op = self.block.append_operation(op);
         // SAFETY: as `detach`: the op lives in the module being built.
         unsafe { OperationRef::from_raw(op.to_raw()) }
@@ -117,7 +122,7 @@ impl<'c> Builder<'c> {
         results: &[Type<'c>],
         attributes: &[(&str, Attribute<'c>)],
         regions: Vec<Region<'c>>,
-    ) -> BuildResult<OperationRef<'c, 'static>> {
+    ) -> BuildResult<OperationRef<'c, 'c>> {
         let attributes: Vec<_> = attributes
             .iter()
             .map(|(name, value)| (Identifier::new(self.context, name), *value))
@@ -128,7 +133,7 @@ impl<'c> Builder<'c> {
             .add_attributes(&attributes)
             .add_regions_vec(regions)
             .build()
-            .map_err(|e| BuildError(format!("cannot build '{name}': {e}")))?;
+            .map_err(|e| build_error(format!("cannot build '{name}': {e}")))?;
         Ok(self.append(op))
     }
 
@@ -148,13 +153,13 @@ impl<'c> Builder<'c> {
     /// Parses an attribute (an internal error if MLIR rejects the text).
     pub fn attr(&self, text: &str) -> BuildResult<Attribute<'c>> {
         Attribute::parse(self.context, text)
-            .ok_or_else(|| BuildError(format!("cannot parse attribute '{text}'")))
+            .ok_or_else(|| build_error(format!("cannot parse attribute '{text}'")))
     }
 
     /// Parses a type.
     pub fn parse_type(&self, text: &str) -> BuildResult<Type<'c>> {
         Type::parse(self.context, text)
-            .ok_or_else(|| BuildError(format!("cannot parse type '{text}'")))
+            .ok_or_else(|| build_error(format!("cannot parse type '{text}'")))
     }
 
     // ---- arith -----------------------------------------------------------
@@ -217,7 +222,7 @@ impl<'c> Builder<'c> {
             "ule" => 7,
             "ugt" => 8,
             "uge" => 9,
-            other => return Err(BuildError(format!("unknown cmpi predicate '{other}'"))),
+            other => return Err(build_error(format!("unknown cmpi predicate '{other}'"))),
         };
         let attr = self.attr(&format!("{code} : i64"))?;
         let i1 = melior::ir::r#type::IntegerType::new(self.context, 1).into();
@@ -243,7 +248,7 @@ impl<'c> Builder<'c> {
             "une" => 13,
             "uno" => 14,
             "true" => 15,
-            other => return Err(BuildError(format!("unknown cmpf predicate '{other}'"))),
+            other => return Err(build_error(format!("unknown cmpf predicate '{other}'"))),
         };
         let attr = self.attr(&format!("{code} : i64"))?;
         let i1 = melior::ir::r#type::IntegerType::new(self.context, 1).into();

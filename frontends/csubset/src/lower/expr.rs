@@ -831,7 +831,7 @@ impl<'c> LowerCx<'c, '_> {
                 Ok(Rv::Void)
             }
             Builtin::RandU32 => {
-                let op = self.b().append(pg::rand_u32(self.context, i32t, location).into());
+                let op = self.b().append(pg::rand_u_32(self.context, i32t, location).into());
                 Ok(Rv::Scalar(super::builder::result(op, 0)?))
             }
         }

@@ -30,7 +30,7 @@ use crate::{
     hir::{Expr, Function, Hir, Stmt},
     span::{LineIndex, Span},
 };
-use builder::{B, BuildError, Builder, V};
+use builder::{B, Builder, V};
 use env::Env;
 use melior::{
     Context,
@@ -118,6 +118,8 @@ pub struct LowerCx<'c, 'x> {
     pub span: Span,
     /// Cache of parsed types.
     type_cache: HashMap<String, melior::ir::Type<'c>>,
+    /// Byte offset of each line's start.
+    line_starts: Vec<u32>,
 }
 
 impl std::fmt::Debug for LowerCx<'_, '_> {
@@ -152,6 +154,14 @@ impl<'c, 'x> LowerCx<'c, 'x> {
             diagnostics: Vec::new(),
             span: Span::default(),
             type_cache: HashMap::new(),
+            line_starts: std::iter::once(0)
+                .chain(
+                    text.bytes()
+                        .enumerate()
+                        .filter(|(_, b)| *b == b'\n')
+                        .map(|(i, _)| u32::try_from(i + 1).unwrap_or(u32::MAX)),
+                )
+                .collect(),
         }
     }
 
@@ -164,6 +174,16 @@ impl<'c, 'x> LowerCx<'c, 'x> {
     pub fn loc(&self, span: Span) -> Location<'c> {
         let (line, column) = self.lines.line_col(span.start);
         Location::new(self.context, &self.file, line as usize, column as usize)
+    }
+
+    /// The byte offset of a 1-based line and column.
+    pub fn offset_of(&self, line: u32, column: u32) -> usize {
+        let start = self
+            .line_starts
+            .get(line.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or(0);
+        (start + column.saturating_sub(1)) as usize
     }
 
     /// An "unsupported" diagnostic at `span`.
@@ -208,12 +228,6 @@ impl<'c, 'x> LowerCx<'c, 'x> {
             .ok_or_else(|| self.internal(format!("cannot parse type '{text}'")))?;
         self.type_cache.insert(text.to_string(), ty);
         Ok(ty)
-    }
-}
-
-impl From<BuildError> for Diagnostic {
-    fn from(error: BuildError) -> Self {
-        Diagnostic::error(E_INTERNAL, error.to_string(), Span::default())
     }
 }
 

@@ -12,7 +12,7 @@ use crate::{
     hir::{Block as HBlock, BinaryOp, Expr, ExprKind, Init, Stmt, StmtKind, Type, VarId},
     span::Span,
 };
-use melior::ir::{BlockLike, Type as MType, ValueLike};
+use melior::ir::{BlockLike, Type as MType};
 
 impl<'c> LowerCx<'c, '_> {
     /// Lowers a block's statements (the scope is the caller's business).
