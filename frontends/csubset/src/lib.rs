@@ -2,14 +2,18 @@
 //! parser (with error recovery), semantic analysis into a typed [`hir::Hir`],
 //! miette diagnostics and salsa queries.
 //!
-//! Entry point: [`check_source`].
+//! Entry points: [`check_source`] (everything at once), [`parse_source`],
+//! [`analyze_source`] (HIR even when there are errors), and the salsa
+//! queries in [`db`].
 
 pub mod ast;
+pub mod db;
 pub mod diag;
 pub mod hir;
 pub mod lexer;
 pub mod lower;
 pub mod parser;
+pub mod sema;
 pub mod span;
 
 pub use diag::{Diagnostic, Label, Severity};
@@ -22,7 +26,8 @@ pub struct CheckResult {
     /// The typed program; `None` when there were errors (warnings do not
     /// count).
     pub hir: Option<Hir>,
-    /// Every diagnostic, errors and warnings, in source order per phase.
+    /// Every diagnostic, errors and warnings: lexer and parser first, then
+    /// semantic analysis.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -33,11 +38,32 @@ impl CheckResult {
     }
 }
 
+/// Lex and parse `text` as `lang`.
+pub fn parse_source(text: &str, lang: Language) -> (ast::Ast, Vec<Diagnostic>) {
+    let (toks, mut diags) = lexer::lex(text);
+    let (ast, pdiags) = parser::parse(&toks, lang);
+    diags.extend(pdiags);
+    (ast, diags)
+}
+
+/// Lex, parse and check; the HIR is returned even when there are errors
+/// (with `Error` nodes), for tools that want to go on (the BSGP checks).
+pub fn analyze_source(text: &str, lang: Language) -> (Hir, Vec<Diagnostic>) {
+    let (ast, mut diags) = parse_source(text, lang);
+    let (hir, sdiags) = sema::analyze(&ast, lang);
+    diags.extend(sdiags);
+    (hir, diags)
+}
+
 /// Lex, parse and check `text` (named `path` in diagnostics) as `lang`.
+/// Language-specific checks (BSGP's, in `pgpu-bsgp`) are not included.
 pub fn check_source(path: &str, text: &str, lang: Language) -> CheckResult {
-    let _ = (path, text, lang);
-    CheckResult {
-        hir: None,
-        diagnostics: Vec::new(),
-    }
+    let _ = path;
+    let (hir, diagnostics) = analyze_source(text, lang);
+    let hir = if diagnostics.iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        Some(hir)
+    };
+    CheckResult { hir, diagnostics }
 }

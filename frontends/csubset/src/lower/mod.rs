@@ -114,6 +114,11 @@ pub struct LowerCx<'c, 'x> {
     pub function: Option<&'x Function>,
     /// Diagnostics so far (lowering goes on with the next function).
     pub diagnostics: Vec<Diagnostic>,
+    /// Memory cells (`memref.alloca() : memref<T>`) of host variables that
+    /// a `require` inside the enclosing SPMD region assigns: SPMD regions
+    /// have no results, so the new value reaches the code after the region
+    /// through memory.
+    pub cells: HashMap<crate::hir::VarId, Rv<'c>>,
     /// The span of the construct being lowered (for internal errors).
     pub span: Span,
     /// Cache of parsed types.
@@ -152,6 +157,7 @@ impl<'c, 'x> LowerCx<'c, 'x> {
             env: Env::default(),
             function: None,
             diagnostics: Vec::new(),
+            cells: HashMap::new(),
             span: Span::default(),
             type_cache: HashMap::new(),
             line_starts: std::iter::once(0)
