@@ -1,0 +1,230 @@
+//! Checked memory: every allocation, every access, and the per-superstep
+//! shadow map of the race detector.
+//!
+//! An allocation is a vector of [`Val`]s; elements start as `Uninit` (the
+//! memory of `memref.alloc`, `alloca`, `pgpu.dnew`/`dtempnew`, and globals
+//! without an initializer), so reading one before it was written is an
+//! error. An access computes the linear element index from the view
+//! (`offset + sum(index_i * stride_i)`) and checks it against the view's
+//! sizes (rank >= 2; rank-1 views are C pointers, which may index before
+//! their start, so only the allocation bounds them) and against the
+//! allocation, which must still be live.
+//!
+//! Race detection: while SPMD threads run, each accessed element records
+//! its writer (thread and op location) and up to two distinct readers. A
+//! write by another thread than the recorded writer, a write to an element
+//! another thread read, or a read of an element another thread wrote in the
+//! same superstep is a race. The map is cleared at every barrier.
+
+use crate::value::{MemDesc, Val};
+use std::collections::HashMap;
+
+/// Where an allocation came from (for messages and for freeing rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocKind {
+    Heap,
+    Stack,
+    Global,
+    Device,
+    DeviceTemp,
+}
+
+#[derive(Debug)]
+pub struct Allocation {
+    pub data: Vec<Val>,
+    pub len: usize,
+    pub live: bool,
+    pub kind: AllocKind,
+}
+
+/// An access failure; the caller attaches the op's location.
+#[derive(Debug)]
+pub enum AccessError {
+    Message(String),
+    Race {
+        message: String,
+        other_loc: u32,
+        other_what: &'static str,
+    },
+}
+
+impl From<String> for AccessError {
+    fn from(message: String) -> Self {
+        Self::Message(message)
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Shadow {
+    writer: Option<(u32, u32)>,
+    readers: [Option<(u32, u32)>; 2],
+}
+
+#[derive(Debug, Default)]
+pub struct Memory {
+    pub allocs: Vec<Allocation>,
+    shadow: HashMap<(u32, usize), Shadow>,
+    /// The current thread id while race detection is on.
+    pub race_thread: Option<u32>,
+    pub total_elements: usize,
+}
+
+/// Upper bound on the elements all live allocations may hold.
+const MAX_ELEMENTS: usize = 1 << 30;
+
+impl Memory {
+    pub fn allocate(&mut self, len: usize, kind: AllocKind, init: Option<Vec<Val>>) -> Result<u32, String> {
+        if self.total_elements.saturating_add(len) > MAX_ELEMENTS {
+            return Err(format!("out of memory: cannot allocate {len} more elements"));
+        }
+        self.total_elements += len;
+        let data = init.unwrap_or_else(|| vec![Val::Uninit; len]);
+        self.allocs.push(Allocation {
+            data,
+            len,
+            live: true,
+            kind,
+        });
+        Ok((self.allocs.len() - 1) as u32)
+    }
+
+    pub fn free(&mut self, id: u32, what: &str) -> Result<(), String> {
+        let allocation = self
+            .allocs
+            .get_mut(id as usize)
+            .ok_or_else(|| format!("{what} of an invalid pointer"))?;
+        if !allocation.live {
+            return Err(format!("{what} of memory that was already freed (double free)"));
+        }
+        allocation.live = false;
+        self.total_elements -= allocation.len;
+        allocation.data = Vec::new();
+        Ok(())
+    }
+
+    /// The linear element index of `indices` in `desc`, checked.
+    pub fn element(&self, desc: &MemDesc, indices: &[i64]) -> Result<usize, String> {
+        if indices.len() != desc.sizes.len() {
+            return Err(format!(
+                "access with {} indices into a rank-{} memref",
+                indices.len(),
+                desc.sizes.len()
+            ));
+        }
+        let mut linear = desc.offset;
+        for (dim, (&index, (&size, &stride))) in indices
+            .iter()
+            .zip(desc.sizes.iter().zip(&desc.strides))
+            .enumerate()
+        {
+            if desc.sizes.len() > 1 && (index < 0 || index >= size) {
+                return Err(format!(
+                    "out-of-bounds access: index {index} of dimension {dim} is outside the view's size {size}"
+                ));
+            }
+            linear = linear.wrapping_add(index.wrapping_mul(stride));
+        }
+        let allocation = self
+            .allocs
+            .get(desc.alloc as usize)
+            .ok_or_else(|| "access through an invalid pointer".to_string())?;
+        if !allocation.live {
+            return Err(format!(
+                "use after free: access to element {linear} of a freed {} allocation",
+                kind_name(allocation.kind)
+            ));
+        }
+        if linear < 0 || linear as usize >= allocation.len {
+            return Err(format!(
+                "out-of-bounds access: element {linear} of an allocation of {} elements (indices {indices:?})",
+                allocation.len
+            ));
+        }
+        Ok(linear as usize)
+    }
+
+    pub fn load(&mut self, desc: &MemDesc, indices: &[i64], loc: u32) -> Result<Val, AccessError> {
+        let element = self.element(desc, indices)?;
+        self.track(desc.alloc, element, false, loc)?;
+        let value = &self.allocs[desc.alloc as usize].data[element];
+        if matches!(value, Val::Uninit) {
+            return Err(AccessError::Message(format!(
+                "read of uninitialised memory: element {element} of a {} allocation (indices {indices:?})",
+                kind_name(self.allocs[desc.alloc as usize].kind)
+            )));
+        }
+        Ok(value.clone())
+    }
+
+    pub fn store(&mut self, desc: &MemDesc, indices: &[i64], value: Val, loc: u32) -> Result<(), AccessError> {
+        let element = self.element(desc, indices)?;
+        self.track(desc.alloc, element, true, loc)?;
+        self.allocs[desc.alloc as usize].data[element] = value;
+        Ok(())
+    }
+
+    /// Raw element access without race tracking (collectives, copies).
+    pub fn get_raw(&self, alloc: u32, element: usize) -> Val {
+        self.allocs[alloc as usize].data[element].clone()
+    }
+
+    pub fn set_raw(&mut self, alloc: u32, element: usize, value: Val) {
+        self.allocs[alloc as usize].data[element] = value;
+    }
+
+    pub fn clear_shadow(&mut self) {
+        self.shadow.clear();
+    }
+
+    fn track(&mut self, alloc: u32, element: usize, write: bool, loc: u32) -> Result<(), AccessError> {
+        let Some(thread) = self.race_thread else {
+            return Ok(());
+        };
+        let entry = self.shadow.entry((alloc, element)).or_default();
+        if let Some((writer, writer_loc)) = entry.writer
+            && writer != thread
+        {
+            return Err(AccessError::Race {
+                message: format!(
+                    "data race: thread {thread} {} element {element} that thread {writer} wrote in the same superstep",
+                    if write { "writes" } else { "reads" }
+                ),
+                other_loc: writer_loc,
+                other_what: "the other thread's write",
+            });
+        }
+        if write {
+            for (reader, reader_loc) in entry.readers.iter().flatten() {
+                if *reader != thread {
+                    return Err(AccessError::Race {
+                        message: format!(
+                            "data race: thread {thread} writes element {element} that thread {reader} read in the same superstep"
+                        ),
+                        other_loc: *reader_loc,
+                        other_what: "the other thread's read",
+                    });
+                }
+            }
+            entry.writer = Some((thread, loc));
+        } else {
+            match entry.readers {
+                [Some((a, _)), _] if a == thread => {}
+                [Some(_), Some((b, _))] if b == thread => {}
+                [None, _] => entry.readers[0] = Some((thread, loc)),
+                [Some(_), None] => entry.readers[1] = Some((thread, loc)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn kind_name(kind: AllocKind) -> &'static str {
+    match kind {
+        AllocKind::Heap => "heap (memref.alloc)",
+        AllocKind::Stack => "stack (memref.alloca)",
+        AllocKind::Global => "global",
+        AllocKind::Device => "device (pgpu.dnew)",
+        AllocKind::DeviceTemp => "temporary device (pgpu.dtempnew)",
+    }
+}
