@@ -1,5 +1,10 @@
 //! `pgpu-translate`: translations between the levels and formats of pgpu.
 //!
+//! `--bsgp-to-mlir` parses, checks and lowers a BSGP source file to pgpu IR
+//! (docs/frontend-ir.md) and prints it (`--mlir-print-debuginfo` adds the
+//! source locations); diagnostics are rendered with miette and make the tool
+//! exit with status 1.
+//!
 //! `--pgpu-to-ptx` runs the NVPTX backend's pipeline on pgpu IR (printable
 //! with `--print-pipeline`, replayable with `pgpu-opt --pass-pipeline=`) and
 //! writes the PTX of the resulting kernels.
@@ -29,6 +34,12 @@ struct Options {
     /// Output file, or `-` for standard output.
     #[arg(short = 'o', default_value = "-")]
     output: String,
+    /// Lower a BSGP source file to pgpu IR.
+    #[arg(long = "bsgp-to-mlir")]
+    bsgp_to_mlir: bool,
+    /// Print the source locations of the ops (with --bsgp-to-mlir).
+    #[arg(long = "mlir-print-debuginfo")]
+    print_debuginfo: bool,
     /// Compile pgpu IR to PTX with the NVPTX backend.
     #[arg(long = "pgpu-to-ptx")]
     pgpu_to_ptx: bool,
@@ -55,7 +66,10 @@ enum TranslateError {
     #[diagnostic(code(pgpu_translate::target))]
     Target(#[from] nvptx::OptionsError),
     #[error("no translation chosen")]
-    #[diagnostic(code(pgpu_translate::usage), help("pass --pgpu-to-ptx"))]
+    #[diagnostic(
+        code(pgpu_translate::usage),
+        help("pass --bsgp-to-mlir or --pgpu-to-ptx")
+    )]
     NoTranslation,
     #[error("the input has no kernels: nothing to translate to PTX")]
     #[diagnostic(
@@ -92,6 +106,9 @@ fn main() -> ExitCode {
 
 /// `Ok(false)` when the IR's own diagnostics (already printed) failed it.
 fn run(options: &Options) -> Result<bool, TranslateError> {
+    if options.bsgp_to_mlir {
+        return bsgp_to_mlir(options);
+    }
     if !options.pgpu_to_ptx {
         return Err(TranslateError::NoTranslation);
     }
@@ -135,5 +152,23 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
             .collect(),
     };
     write_output(&options.output, &ptx)?;
+    Ok(true)
+}
+
+/// `--bsgp-to-mlir`: prints the lowered module, or renders the diagnostics
+/// (all of them: front-end errors of every function, lowering errors) and
+/// returns `Ok(false)`.
+fn bsgp_to_mlir(options: &Options) -> Result<bool, TranslateError> {
+    let (name, text) = read_input(&options.input)?;
+    let context = pgpu_bsgp::create_context();
+    let compiled = pgpu_bsgp::compile(&context, &name, &text);
+    for diagnostic in &compiled.diagnostics {
+        eprintln!("{:?}", diagnostic.clone().with_source(&name, &text));
+    }
+    let Some(module) = compiled.module else {
+        return Ok(false);
+    };
+    let printed = pgpu_bsgp::print_module(&module, options.print_debuginfo);
+    write_output(&options.output, &printed)?;
     Ok(true)
 }

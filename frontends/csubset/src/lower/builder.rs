@@ -75,6 +75,18 @@ pub fn region_of(block: Block<'_>) -> Region<'_> {
     region
 }
 
+/// A finite float in MLIR's literal syntax: every digit of the shortest
+/// round-trip form, with the decimal point MLIR requires.
+pub fn float_text(value: f64) -> String {
+    let text = format!("{value:e}");
+    match text.split_once('e') {
+        Some((mantissa, exponent)) if !mantissa.contains('.') => {
+            format!("{mantissa}.0e{exponent}")
+        }
+        _ => text,
+    }
+}
+
 /// The C-level signedness of an integer operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Signedness {
@@ -103,7 +115,10 @@ impl<'c> Builder<'c> {
 
     /// The same builder at another block.
     pub fn at(&self, block: B<'c>) -> Self {
-        Self { context: self.context, block }
+        Self {
+            context: self.context,
+            block,
+        }
     }
 
     /// Appends `op` at the cursor.
@@ -165,7 +180,12 @@ impl<'c> Builder<'c> {
     // ---- arith -----------------------------------------------------------
 
     /// An integer (or index) constant of type `ty`.
-    pub fn const_int(&self, ty: Type<'c>, value: i64, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn const_int(
+        &self,
+        ty: Type<'c>,
+        value: i64,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let attr = self.attr(&format!("{value} : {ty}"))?;
         self.op1("arith.constant", location, &[], ty, &[("value", attr)])
     }
@@ -183,10 +203,14 @@ impl<'c> Builder<'c> {
     }
 
     /// A float constant of type `ty` (`f32` or `f64`).
-    pub fn const_float(&self, ty: Type<'c>, value: f64, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn const_float(
+        &self,
+        ty: Type<'c>,
+        value: f64,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let text = if value.is_finite() {
-            // `{:e}` keeps every digit and always parses as a float.
-            format!("{value:e} : {ty}")
+            format!("{} : {ty}", float_text(value))
         } else {
             let bits = if ty == Type::float32(self.context) {
                 format!("0x{:08X}", (value as f32).to_bits())
@@ -200,17 +224,35 @@ impl<'c> Builder<'c> {
     }
 
     /// A binary op whose result has the type of its operands.
-    pub fn binary(&self, name: &str, lhs: V<'c>, rhs: V<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn binary(
+        &self,
+        name: &str,
+        lhs: V<'c>,
+        rhs: V<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         self.op1(name, location, &[lhs, rhs], lhs.r#type(), &[])
     }
 
     /// A unary cast-like op to `ty`.
-    pub fn cast(&self, name: &str, value: V<'c>, ty: Type<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn cast(
+        &self,
+        name: &str,
+        value: V<'c>,
+        ty: Type<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         self.op1(name, location, &[value], ty, &[])
     }
 
     /// `arith.cmpi` with a predicate name (`eq`, `slt`, `ult`, ...).
-    pub fn cmpi(&self, predicate: &str, lhs: V<'c>, rhs: V<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn cmpi(
+        &self,
+        predicate: &str,
+        lhs: V<'c>,
+        rhs: V<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let code = match predicate {
             "eq" => 0,
             "ne" => 1,
@@ -226,11 +268,23 @@ impl<'c> Builder<'c> {
         };
         let attr = self.attr(&format!("{code} : i64"))?;
         let i1 = melior::ir::r#type::IntegerType::new(self.context, 1).into();
-        self.op1("arith.cmpi", location, &[lhs, rhs], i1, &[("predicate", attr)])
+        self.op1(
+            "arith.cmpi",
+            location,
+            &[lhs, rhs],
+            i1,
+            &[("predicate", attr)],
+        )
     }
 
     /// `arith.cmpf` with a predicate name (`oeq`, `olt`, `une`, ...).
-    pub fn cmpf(&self, predicate: &str, lhs: V<'c>, rhs: V<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn cmpf(
+        &self,
+        predicate: &str,
+        lhs: V<'c>,
+        rhs: V<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let code = match predicate {
             "false" => 0,
             "oeq" => 1,
@@ -252,12 +306,30 @@ impl<'c> Builder<'c> {
         };
         let attr = self.attr(&format!("{code} : i64"))?;
         let i1 = melior::ir::r#type::IntegerType::new(self.context, 1).into();
-        self.op1("arith.cmpf", location, &[lhs, rhs], i1, &[("predicate", attr)])
+        self.op1(
+            "arith.cmpf",
+            location,
+            &[lhs, rhs],
+            i1,
+            &[("predicate", attr)],
+        )
     }
 
     /// `arith.select`.
-    pub fn select(&self, condition: V<'c>, yes: V<'c>, no: V<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
-        self.op1("arith.select", location, &[condition, yes, no], yes.r#type(), &[])
+    pub fn select(
+        &self,
+        condition: V<'c>,
+        yes: V<'c>,
+        no: V<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
+        self.op1(
+            "arith.select",
+            location,
+            &[condition, yes, no],
+            yes.r#type(),
+            &[],
+        )
     }
 
     /// `arith.xori %v, true`: logical not of an `i1`.
@@ -267,7 +339,12 @@ impl<'c> Builder<'c> {
     }
 
     /// An integer of any width (or `index`) converted to `index`.
-    pub fn to_index(&self, value: V<'c>, sign: Signedness, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn to_index(
+        &self,
+        value: V<'c>,
+        sign: Signedness,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let index = Type::index(self.context);
         if value.r#type() == index {
             return Ok(value);
@@ -280,7 +357,12 @@ impl<'c> Builder<'c> {
     }
 
     /// An `index` converted to the integer type `ty`.
-    pub fn from_index(&self, value: V<'c>, ty: Type<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn from_index(
+        &self,
+        value: V<'c>,
+        ty: Type<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         if value.r#type() == ty {
             return Ok(value);
         }
@@ -295,14 +377,26 @@ impl<'c> Builder<'c> {
     // ---- memref ----------------------------------------------------------
 
     /// `memref.load %m[%indices]`.
-    pub fn load(&self, memref: V<'c>, indices: &[V<'c>], ty: Type<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn load(
+        &self,
+        memref: V<'c>,
+        indices: &[V<'c>],
+        ty: Type<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let mut operands = vec![memref];
         operands.extend_from_slice(indices);
         self.op1("memref.load", location, &operands, ty, &[])
     }
 
     /// `memref.store %v, %m[%indices]`.
-    pub fn store(&self, value: V<'c>, memref: V<'c>, indices: &[V<'c>], location: Location<'c>) -> BuildResult<()> {
+    pub fn store(
+        &self,
+        value: V<'c>,
+        memref: V<'c>,
+        indices: &[V<'c>],
+        location: Location<'c>,
+    ) -> BuildResult<()> {
         let mut operands = vec![value, memref];
         operands.extend_from_slice(indices);
         self.op("memref.store", location, &operands, &[], &[], vec![])?;
@@ -312,17 +406,33 @@ impl<'c> Builder<'c> {
     /// `memref.alloca() : ty` (static shape).
     pub fn alloca(&self, ty: Type<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
         let segments = self.attr("array<i32: 0, 0>")?;
-        self.op1("memref.alloca", location, &[], ty, &[("operandSegmentSizes", segments)])
+        self.op1(
+            "memref.alloca",
+            location,
+            &[],
+            ty,
+            &[("operandSegmentSizes", segments)],
+        )
     }
 
     /// `memref.get_global @name : ty`.
-    pub fn get_global(&self, name: &str, ty: Type<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn get_global(
+        &self,
+        name: &str,
+        ty: Type<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let symbol = self.attr(&format!("@\"{name}\""))?;
         self.op1("memref.get_global", location, &[], ty, &[("name", symbol)])
     }
 
     /// `memref.cast %v : ... to ty` (no op when the types agree).
-    pub fn memref_cast(&self, value: V<'c>, ty: Type<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn memref_cast(
+        &self,
+        value: V<'c>,
+        ty: Type<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         if value.r#type() == ty {
             return Ok(value);
         }
@@ -332,7 +442,13 @@ impl<'c> Builder<'c> {
     /// `p + i` on a pointer `memref<?xT, strided<[1], offset: ?>>`:
     /// `memref.extract_strided_metadata`, then `memref.reinterpret_cast` of
     /// the base to offset `offset + i` and size `size - i`.
-    pub fn ptr_add(&self, ptr: V<'c>, element: Type<'c>, delta: V<'c>, location: Location<'c>) -> BuildResult<V<'c>> {
+    pub fn ptr_add(
+        &self,
+        ptr: V<'c>,
+        element: Type<'c>,
+        delta: V<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
         let index = Type::index(self.context);
         let base_type = self.parse_type(&format!("memref<{element}>"))?;
         let meta = self.op(
@@ -351,8 +467,14 @@ impl<'c> Builder<'c> {
         let dynamic = i64::MIN;
         let attributes = [
             ("operandSegmentSizes", self.attr("array<i32: 1, 1, 1, 0>")?),
-            ("static_offsets", self.attr(&format!("array<i64: {dynamic}>"))?),
-            ("static_sizes", self.attr(&format!("array<i64: {dynamic}>"))?),
+            (
+                "static_offsets",
+                self.attr(&format!("array<i64: {dynamic}>"))?,
+            ),
+            (
+                "static_sizes",
+                self.attr(&format!("array<i64: {dynamic}>"))?,
+            ),
             ("static_strides", self.attr("array<i64: 1>")?),
         ];
         self.op1(
@@ -373,9 +495,22 @@ impl<'c> Builder<'c> {
     }
 
     /// `func.call @callee(%args) : ... -> results`.
-    pub fn call(&self, callee: &str, args: &[V<'c>], results_types: &[Type<'c>], location: Location<'c>) -> BuildResult<Vec<V<'c>>> {
+    pub fn call(
+        &self,
+        callee: &str,
+        args: &[V<'c>],
+        results_types: &[Type<'c>],
+        location: Location<'c>,
+    ) -> BuildResult<Vec<V<'c>>> {
         let symbol = self.attr(&format!("@\"{callee}\""))?;
-        let op = self.op("func.call", location, args, results_types, &[("callee", symbol)], vec![])?;
+        let op = self.op(
+            "func.call",
+            location,
+            args,
+            results_types,
+            &[("callee", symbol)],
+            vec![],
+        )?;
         results(op)
     }
 }

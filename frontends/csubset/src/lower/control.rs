@@ -152,7 +152,9 @@ fn stmt_assigns(stmt: &Stmt, out: &mut BTreeSet<VarId>) {
             ..
         } => {
             init.iter().for_each(|s| stmt_assigns(s, out));
-            cond.iter().chain(step.iter()).for_each(|e| expr_assigns(e, out));
+            cond.iter()
+                .chain(step.iter())
+                .for_each(|e| expr_assigns(e, out));
             stmt_assigns(body, out);
         }
         StmtKind::Return(Some(e)) => expr_assigns(e, out),
@@ -379,15 +381,23 @@ impl<'c> LowerCx<'c, '_> {
         });
 
         let b = self.b();
-        b.at(block_ref(&then_block)).scf_yield(&then_values, location)?;
-        b.at(block_ref(&else_block)).scf_yield(&else_values, location)?;
+        let else_empty = else_block.first_operation().is_none();
+        b.at(block_ref(&then_block))
+            .scf_yield(&then_values, location)?;
+        b.at(block_ref(&else_block))
+            .scf_yield(&else_values, location)?;
+        let else_region = if else_empty && types.is_empty() {
+            melior::ir::Region::new()
+        } else {
+            region_of(else_block)
+        };
         let op = b.op(
             "scf.if",
             location,
             &[cond],
             &types,
             &[],
-            vec![region_of(then_block), region_of(else_block)],
+            vec![region_of(then_block), else_region],
         )?;
         let results = super::builder::results(op)?;
         let (extra_results, threaded) = results.split_at(extra.len());
@@ -415,20 +425,29 @@ impl<'c> LowerCx<'c, '_> {
         self.rebind(keys, &before_args)?;
         let cond = self.at_block(block_ref(&before_block), before)?;
         let forwarded = self.key_values(keys)?;
-        self.b()
-            .at(block_ref(&before_block))
-            .op("scf.condition", location, &[&[cond], &forwarded[..]].concat(), &[], &[], vec![])?;
+        self.b().at(block_ref(&before_block)).op(
+            "scf.condition",
+            location,
+            &[&[cond], &forwarded[..]].concat(),
+            &[],
+            &[],
+            vec![],
+        )?;
 
         let after_block = Block::new(&args);
         let after_args = block_args(&after_block)?;
         self.rebind(keys, &after_args)?;
         self.at_block(block_ref(&after_block), after)?;
         let yielded = self.key_values(keys)?;
-        self.b().at(block_ref(&after_block)).scf_yield(&yielded, location)?;
+        self.b()
+            .at(block_ref(&after_block))
+            .scf_yield(&yielded, location)?;
         let body_lists = self.env.lists.clone();
 
         self.env = outer;
-        self.env.lists.retain(|var, len| body_lists.get(var) == Some(len));
+        self.env
+            .lists
+            .retain(|var, len| body_lists.get(var) == Some(len));
         let op = self.b().op(
             "scf.while",
             location,
@@ -443,7 +462,11 @@ impl<'c> LowerCx<'c, '_> {
 
     /// `!(flag1 || flag2 ...)` over the flags of `exits` that are bound;
     /// `None` when none is.
-    pub fn exit_guard(&mut self, exits: super::control::Exits, span: Span) -> LowerResult<Option<V<'c>>> {
+    pub fn exit_guard(
+        &mut self,
+        exits: super::control::Exits,
+        span: Span,
+    ) -> LowerResult<Option<V<'c>>> {
         let location = self.loc(span);
         let mut any: Option<V<'c>> = None;
         for (wanted, key) in [
@@ -476,7 +499,13 @@ fn block_args<'c>(block: &Block<'c>) -> LowerResult<Vec<V<'c>>> {
             block
                 .argument(i)
                 .map(|a| super::builder::detach(a.into()))
-                .map_err(|e| crate::diag::Diagnostic::error(super::E_INTERNAL, e.to_string(), Span::default()))
+                .map_err(|e| {
+                    crate::diag::Diagnostic::error(
+                        super::E_INTERNAL,
+                        e.to_string(),
+                        Span::default(),
+                    )
+                })
         })
         .collect()
 }

@@ -13,10 +13,7 @@ use crate::{
     hir::{BinaryOp, Builtin, CastKind, Expr, ExprKind, Type, UnaryOp},
     span::Span,
 };
-use melior::ir::{
-    Type as MType, ValueLike,
-    attribute::StringAttribute,
-};
+use melior::ir::{Type as MType, ValueLike, attribute::StringAttribute};
 use pgpu_dialect::ops::pgpu as pg;
 
 /// Storage an lvalue designates.
@@ -88,7 +85,9 @@ impl<'c> LowerCx<'c, '_> {
             ExprKind::IntLit(value) => {
                 let ty = self.mlir_type(&expr.ty, span)?;
                 let value = match expr.ty {
-                    Type::Bool => return Ok(Rv::Scalar(self.b().const_bool(*value != 0, location)?)),
+                    Type::Bool => {
+                        return Ok(Rv::Scalar(self.b().const_bool(*value != 0, location)?));
+                    }
                     Type::Char => *value as u8 as i8 as i64,
                     Type::Int | Type::UInt => *value as u32 as i32 as i64,
                     _ => *value as i64,
@@ -146,13 +145,14 @@ impl<'c> LowerCx<'c, '_> {
             },
             ExprKind::PtrAdd { ptr, offset } => {
                 let p = self.lower_expr(ptr)?;
-                let o = self.lower_scalar(offset)?;
-                self.ptr_add(&p, &ptr.ty, o, &offset.ty, span)?
+                let o = self.lower_index(offset)?;
+                self.ptr_add(&p, &ptr.ty, o, &Type::Long, span)?
             }
             ExprKind::PtrDiff { lhs, rhs } => {
                 let l = self.lower_expr(lhs)?;
                 let r = self.lower_expr(rhs)?;
-                let (Some(l), Some(r)) = (l.flatten().first().copied(), r.flatten().first().copied())
+                let (Some(l), Some(r)) =
+                    (l.flatten().first().copied(), r.flatten().first().copied())
                 else {
                     return Err(self.internal("pointer difference of empty values"));
                 };
@@ -200,7 +200,22 @@ impl<'c> LowerCx<'c, '_> {
                 kind,
                 expr: operand,
                 ..
-            } => self.lower_cast(*kind, operand, &expr.ty, span)?,
+            } => {
+                if let Some(value) = fold_int(expr) {
+                    let ty = self.mlir_type(&expr.ty, span)?;
+                    if expr.ty.is_float() {
+                        return Ok(Rv::Scalar(self.b().const_float(
+                            ty,
+                            value as f64,
+                            location,
+                        )?));
+                    }
+                    if expr.ty.is_integer() && expr.ty != Type::Bool {
+                        return Ok(Rv::Scalar(self.b().const_int(ty, value, location)?));
+                    }
+                }
+                self.lower_cast(*kind, operand, &expr.ty, span)?
+            }
             ExprKind::AddrOf(inner) => self.lower_addr_of(inner, span)?,
             ExprKind::Call { func, args } => {
                 let callee = self
@@ -226,7 +241,9 @@ impl<'c> LowerCx<'c, '_> {
                 let ext = self.ext;
                 ext.lower_expr(self, expr)?
             }
-            ExprKind::Error => return Err(self.internal("an erroneous expression reached the lowering")),
+            ExprKind::Error => {
+                return Err(self.internal("an erroneous expression reached the lowering"));
+            }
             _ => {
                 let ext = self.ext;
                 ext.lower_expr(self, expr)?
@@ -249,6 +266,25 @@ impl<'c> LowerCx<'c, '_> {
                 self.env.lists.remove(&var);
             }
         }
+    }
+
+    /// An integer expression as an `index`: constants directly, and
+    /// `(long)i` of an `int` `i` as one `arith.index_cast[ui]` of `i`.
+    pub fn lower_index(&mut self, expr: &Expr) -> LowerResult<V<'c>> {
+        let location = self.loc(expr.span);
+        if let Some(constant) = fold_int(expr) {
+            return self.b().const_index(constant, location);
+        }
+        let inner = match &expr.kind {
+            ExprKind::Cast {
+                kind: CastKind::IntExtend,
+                expr: inner,
+                ..
+            } if inner.ty != Type::Bool => inner,
+            _ => expr,
+        };
+        let value = self.lower_scalar(inner)?;
+        self.b().to_index(value, signedness(&inner.ty), location)
     }
 
     /// The memref(s) of an array lvalue (a local, global or field).
@@ -313,8 +349,10 @@ impl<'c> LowerCx<'c, '_> {
                     });
                 }
                 let shape_rv = self.shape(&expr.ty, span)?;
-                Ok(Place::Cells(cells_of_shape(&shape_rv, &mut cells.into_iter())
-                    .ok_or_else(|| self.internal("global shape"))?))
+                Ok(Place::Cells(
+                    cells_of_shape(&shape_rv, &mut cells.into_iter())
+                        .ok_or_else(|| self.internal("global shape"))?,
+                ))
             }
             ExprKind::Index { base, index } => {
                 let memrefs = if matches!(base.ty, Type::Array(..)) {
@@ -322,8 +360,7 @@ impl<'c> LowerCx<'c, '_> {
                 } else {
                     self.lower_expr(base)?
                 };
-                let i = self.lower_scalar(index)?;
-                let i = self.b().to_index(i, signedness(&index.ty), location)?;
+                let i = self.lower_index(index)?;
                 self.cells_at(&memrefs, i, &expr.ty, span)
             }
             ExprKind::Deref(pointer) => {
@@ -336,7 +373,13 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// The cells `memrefs[index]` of element type `elem`.
-    fn cells_at(&mut self, memrefs: &Rv<'c>, index: V<'c>, elem: &Type, span: Span) -> LowerResult<Place<'c>> {
+    fn cells_at(
+        &mut self,
+        memrefs: &Rv<'c>,
+        index: V<'c>,
+        elem: &Type,
+        span: Span,
+    ) -> LowerResult<Place<'c>> {
         let shape = self.shape(elem, span)?;
         let mut cells = Vec::new();
         for (memref, leaf) in memrefs.flatten().into_iter().zip(shape.leaves()) {
@@ -348,7 +391,8 @@ impl<'c> LowerCx<'c, '_> {
             });
         }
         Ok(Place::Cells(
-            cells_of_shape(&shape, &mut cells.into_iter()).ok_or_else(|| self.internal("cell shape"))?,
+            cells_of_shape(&shape, &mut cells.into_iter())
+                .ok_or_else(|| self.internal("cell shape"))?,
         ))
     }
 
@@ -375,7 +419,11 @@ impl<'c> LowerCx<'c, '_> {
         }
     }
 
-    fn load_cells(&mut self, cells: &Cells<'c>, location: melior::ir::Location<'c>) -> LowerResult<Rv<'c>> {
+    fn load_cells(
+        &mut self,
+        cells: &Cells<'c>,
+        location: melior::ir::Location<'c>,
+    ) -> LowerResult<Rv<'c>> {
         Ok(match cells {
             Cells::Leaf {
                 memref,
@@ -427,7 +475,13 @@ impl<'c> LowerCx<'c, '_> {
         }
     }
 
-    fn lower_unary(&mut self, op: UnaryOp, v: V<'c>, ty: &Type, location: melior::ir::Location<'c>) -> LowerResult<V<'c>> {
+    fn lower_unary(
+        &mut self,
+        op: UnaryOp,
+        v: V<'c>,
+        ty: &Type,
+        location: melior::ir::Location<'c>,
+    ) -> LowerResult<V<'c>> {
         let mlir = v.r#type();
         Ok(match op {
             UnaryOp::Neg if ty.is_float() => self.b().cast("arith.negf", v, mlir, location)?,
@@ -444,7 +498,14 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// `lhs op rhs` on operands of C type `ty` (not `&&`/`||`).
-    pub fn lower_binary(&mut self, op: BinaryOp, l: V<'c>, r: V<'c>, ty: &Type, span: Span) -> LowerResult<V<'c>> {
+    pub fn lower_binary(
+        &mut self,
+        op: BinaryOp,
+        l: V<'c>,
+        r: V<'c>,
+        ty: &Type,
+        span: Span,
+    ) -> LowerResult<V<'c>> {
         let location = self.loc(span);
         if matches!(ty, Type::Ptr(_) | Type::Null) {
             return Err(self
@@ -507,12 +568,22 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// `a && b`, `a || b`: `scf.if` unless `b` is trivially safe to evaluate.
-    fn lower_logical(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, span: Span) -> LowerResult<V<'c>> {
+    fn lower_logical(
+        &mut self,
+        op: BinaryOp,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> LowerResult<V<'c>> {
         let location = self.loc(span);
         let l = self.lower_scalar(lhs)?;
         if is_trivial(rhs) {
             let r = self.lower_scalar(rhs)?;
-            let name = if op == BinaryOp::LogAnd { "arith.andi" } else { "arith.ori" };
+            let name = if op == BinaryOp::LogAnd {
+                "arith.andi"
+            } else {
+                "arith.ori"
+            };
             return Ok(self.b().binary(name, l, r, location)?);
         }
         let i1: MType = melior::ir::r#type::IntegerType::new(self.context, 1).into();
@@ -525,12 +596,18 @@ impl<'c> LowerCx<'c, '_> {
                 if and {
                     cx.lower_scalar(rhs).map(|v| vec![v])
                 } else {
-                    cx.b().const_bool(true, location).map(|v| vec![v]).map_err(Into::into)
+                    cx.b()
+                        .const_bool(true, location)
+                        .map(|v| vec![v])
+                        .map_err(Into::into)
                 }
             },
             |cx| {
                 if and {
-                    cx.b().const_bool(false, location).map(|v| vec![v]).map_err(Into::into)
+                    cx.b()
+                        .const_bool(false, location)
+                        .map(|v| vec![v])
+                        .map_err(Into::into)
                 } else {
                     cx.lower_scalar(rhs).map(|v| vec![v])
                 }
@@ -543,7 +620,14 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// `p + offset` on every leaf of a pointer value.
-    fn ptr_add(&mut self, p: &Rv<'c>, ptr_ty: &Type, offset: V<'c>, offset_ty: &Type, span: Span) -> LowerResult<Rv<'c>> {
+    fn ptr_add(
+        &mut self,
+        p: &Rv<'c>,
+        ptr_ty: &Type,
+        offset: V<'c>,
+        offset_ty: &Type,
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
         let location = self.loc(span);
         let delta = self.b().to_index(offset, signedness(offset_ty), location)?;
         let shape = self.shape(ptr_ty, span)?;
@@ -585,7 +669,14 @@ impl<'c> LowerCx<'c, '_> {
         Ok(super::builder::result(meta, 1)?)
     }
 
-    fn lower_compound(&mut self, op: BinaryOp, target: &Expr, value: &Expr, op_ty: &Type, span: Span) -> LowerResult<Rv<'c>> {
+    fn lower_compound(
+        &mut self,
+        op: BinaryOp,
+        target: &Expr,
+        value: &Expr,
+        op_ty: &Type,
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
         let place = self.lower_place(target)?;
         let old = self.read_place(&place, span)?;
         let v = self.lower_scalar(value)?;
@@ -610,14 +701,22 @@ impl<'c> LowerCx<'c, '_> {
         Ok(new)
     }
 
-    fn lower_incdec(&mut self, target: &Expr, increment: bool, prefix: bool, span: Span) -> LowerResult<Rv<'c>> {
+    fn lower_incdec(
+        &mut self,
+        target: &Expr,
+        increment: bool,
+        prefix: bool,
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
         let location = self.loc(span);
         let place = self.lower_place(target)?;
         let old = self.read_place(&place, span)?;
         let new = match &target.ty {
             Type::Ptr(_) => {
                 let long = self.mlir_type(&Type::Long, span)?;
-                let delta = self.b().const_int(long, if increment { 1 } else { -1 }, location)?;
+                let delta = self
+                    .b()
+                    .const_int(long, if increment { 1 } else { -1 }, location)?;
                 self.ptr_add(&old, &target.ty, delta, &Type::Long, span)?
             }
             ty => {
@@ -627,13 +726,21 @@ impl<'c> LowerCx<'c, '_> {
                 let mlir = o.r#type();
                 let r = if ty.is_float() {
                     let one = self.b().const_float(mlir, 1.0, location)?;
-                    let name = if increment { "arith.addf" } else { "arith.subf" };
+                    let name = if increment {
+                        "arith.addf"
+                    } else {
+                        "arith.subf"
+                    };
                     self.b().binary(name, o, one, location)?
                 } else if *ty == Type::Bool {
                     self.b().const_bool(increment, location)?
                 } else {
                     let one = self.b().const_int(mlir, 1, location)?;
-                    let name = if increment { "arith.addi" } else { "arith.subi" };
+                    let name = if increment {
+                        "arith.addi"
+                    } else {
+                        "arith.subi"
+                    };
                     self.b().binary(name, o, one, location)?
                 };
                 Rv::Scalar(r)
@@ -665,11 +772,19 @@ impl<'c> LowerCx<'c, '_> {
                 }
             }
             (false, true) => {
-                let name = if from.is_unsigned() { "arith.uitofp" } else { "arith.sitofp" };
+                let name = if from.is_unsigned() {
+                    "arith.uitofp"
+                } else {
+                    "arith.sitofp"
+                };
                 b.cast(name, v, target, location)?
             }
             (true, false) => {
-                let name = if to.is_unsigned() { "arith.fptoui" } else { "arith.fptosi" };
+                let name = if to.is_unsigned() {
+                    "arith.fptoui"
+                } else {
+                    "arith.fptosi"
+                };
                 b.cast(name, v, target, location)?
             }
             (false, false) => {
@@ -717,7 +832,13 @@ impl<'c> LowerCx<'c, '_> {
             .with_help("NULL is a poison value at this level; keep a separate flag"))
     }
 
-    fn lower_cast(&mut self, kind: CastKind, operand: &Expr, to: &Type, span: Span) -> LowerResult<Rv<'c>> {
+    fn lower_cast(
+        &mut self,
+        kind: CastKind,
+        operand: &Expr,
+        to: &Type,
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
         let location = self.loc(span);
         match kind {
             CastKind::ToVoid => {
@@ -780,8 +901,8 @@ impl<'c> LowerCx<'c, '_> {
                 } else {
                     (self.lower_expr(base)?, base.ty.clone())
                 };
-                let i = self.lower_scalar(index)?;
-                self.ptr_add(&base_rv, &ptr_ty, i, &index.ty, span)
+                let i = self.lower_index(index)?;
+                self.ptr_add(&base_rv, &ptr_ty, i, &Type::Long, span)
             }
             ExprKind::Var(_) => Err(self
                 .error(
@@ -822,20 +943,52 @@ impl<'c> LowerCx<'c, '_> {
             }
             Builtin::Wtime => {
                 let f64t = melior::ir::Type::float64(self.context);
-                let op = self.b().append(pg::wtime(self.context, f64t, location).into());
+                let op = self
+                    .b()
+                    .append(pg::wtime(self.context, f64t, location).into());
                 Ok(Rv::Scalar(super::builder::result(op, 0)?))
             }
             Builtin::RandSeed(seed) => {
                 let s = self.lower_scalar(seed)?;
-                self.b().append(pg::rand_seed(self.context, s, location).into());
+                self.b()
+                    .append(pg::rand_seed(self.context, s, location).into());
                 Ok(Rv::Void)
             }
             Builtin::RandU32 => {
-                let op = self.b().append(pg::rand_u_32(self.context, i32t, location).into());
+                let op = self
+                    .b()
+                    .append(pg::rand_u_32(self.context, i32t, location).into());
                 Ok(Rv::Scalar(super::builder::result(op, 0)?))
             }
         }
     }
+}
+
+/// The value of an integer constant expression (literals, negation and
+/// integer conversions of them), wrapped to the expression's type; floats
+/// converted from such a constant fold too.
+pub fn fold_int(expr: &Expr) -> Option<i64> {
+    let value = match &expr.kind {
+        ExprKind::IntLit(v) => *v as i64,
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } if operand.ty.is_integer() => fold_int(operand)?.wrapping_neg(),
+        ExprKind::Cast {
+            kind: CastKind::IntExtend | CastKind::IntTrunc | CastKind::NoOp | CastKind::IntToFloat,
+            expr: inner,
+            ..
+        } if inner.ty.is_integer() && inner.ty != Type::Bool => fold_int(inner)?,
+        _ => return None,
+    };
+    Some(match expr.ty {
+        Type::Char => value as i8 as i64,
+        Type::Int => value as i32 as i64,
+        Type::UInt => value as u32 as i64,
+        Type::Long | Type::ULong => value,
+        Type::Float | Type::Double => value,
+        _ => return None,
+    })
 }
 
 /// Integer width in bits of an integer C type.

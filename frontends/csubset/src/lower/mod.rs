@@ -80,7 +80,11 @@ pub trait Extension {
     }
 
     /// Called at the end of `function`'s body, before its `func.return`.
-    fn finish_function<'c>(&self, cx: &mut LowerCx<'c, '_>, function: &Function) -> LowerResult<()> {
+    fn finish_function<'c>(
+        &self,
+        cx: &mut LowerCx<'c, '_>,
+        function: &Function,
+    ) -> LowerResult<()> {
         let _ = (cx, function);
         Ok(())
     }

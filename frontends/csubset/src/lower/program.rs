@@ -9,7 +9,7 @@ use super::{
 };
 use crate::{
     diag::Diagnostic,
-    hir::{CastKind, ExprKind, Function, GlobalId, Init, StmtKind, Type, UnaryOp, BinaryOp},
+    hir::{BinaryOp, CastKind, ExprKind, Function, GlobalId, Init, StmtKind, Type, UnaryOp},
     span::Span,
 };
 use melior::ir::{
@@ -89,7 +89,13 @@ impl<'c> LowerCx<'c, '_> {
         Ok(names)
     }
 
-    fn leaf_names(&self, ty: &Type, prefix: String, out: &mut Vec<String>, span: Span) -> LowerResult<()> {
+    fn leaf_names(
+        &self,
+        ty: &Type,
+        prefix: String,
+        out: &mut Vec<String>,
+        span: Span,
+    ) -> LowerResult<()> {
         let inner = match ty {
             Type::Ptr(t) | Type::Array(t, _) => t,
             other => other,
@@ -214,7 +220,10 @@ fn lower_global(cx: &mut LowerCx<'_, '_>, id: GlobalId) -> LowerResult<()> {
                         return Err(cx.unsupported(span, "a brace initializer for a scalar"));
                     }
                 };
-                (format!("memref<{text}>"), Some(format!("dense<{value}> : tensor<{text}>")))
+                (
+                    format!("memref<{text}>"),
+                    Some(format!("dense<{value}> : tensor<{text}>")),
+                )
             }
         };
         let memref_type = cx.parse_type(&memref_text)?;
@@ -294,7 +303,10 @@ fn eval_const(e: &crate::hir::Expr) -> Option<Const> {
                 (CastKind::ToBool, Const::Int(i)) => Const::Int(i128::from(i != 0)),
                 (CastKind::ToBool, Const::Float(f)) => Const::Int(i128::from(f != 0.0)),
                 (CastKind::FloatExtend | CastKind::FloatTrunc, f @ Const::Float(_)) => f,
-                (CastKind::NoOp | CastKind::IntExtend | CastKind::IntTrunc | CastKind::BoolToInt, i @ Const::Int(_)) => i,
+                (
+                    CastKind::NoOp | CastKind::IntExtend | CastKind::IntTrunc | CastKind::BoolToInt,
+                    i @ Const::Int(_),
+                ) => i,
                 _ => return None,
             }
         }
@@ -339,9 +351,9 @@ fn const_text(cx: &LowerCx<'_, '_>, e: &crate::hir::Expr, ty: &Type) -> LowerRes
         (Const::Int(v), Type::Char) => (v as i8).to_string(),
         (Const::Int(v), Type::Int | Type::UInt) => (v as i32).to_string(),
         (Const::Int(v), _) if ty.is_integer() => (v as i64).to_string(),
-        (Const::Int(v), _) => format!("{:e}", v as f64),
-        (Const::Float(f), Type::Float) => format!("{:e}", f as f32),
-        (Const::Float(f), _) if ty.is_float() => format!("{f:e}"),
+        (Const::Int(v), _) => super::builder::float_text(v as f64),
+        (Const::Float(f), Type::Float) => super::builder::float_text(f64::from(f as f32)),
+        (Const::Float(f), _) if ty.is_float() => super::builder::float_text(f),
         (Const::Float(f), _) => (f as i64).to_string(),
     })
 }
@@ -371,7 +383,12 @@ fn lower_function(cx: &mut LowerCx<'_, '_>, function: &Function) -> LowerResult<
             .ok_or_else(|| cx.internal("unknown parameter"))?;
         let ty = info.ty.clone();
         let param_span = info.span;
-        params.push((*param, ty.clone(), cx.flat_types(&ty, param_span)?, param_span));
+        params.push((
+            *param,
+            ty.clone(),
+            cx.flat_types(&ty, param_span)?,
+            param_span,
+        ));
     }
     let result_ty = if is_main && function.ret == Type::Void {
         Type::Int
@@ -443,7 +460,10 @@ fn lower_function(cx: &mut LowerCx<'_, '_>, function: &Function) -> LowerResult<
     ];
     let ext = cx.ext;
     for name in ext.function_attributes(cx.hir, function) {
-        attributes.push((Identifier::new(cx.context, name), Attribute::unit(cx.context)));
+        attributes.push((
+            Identifier::new(cx.context, name),
+            Attribute::unit(cx.context),
+        ));
     }
     let region = Region::new();
     region.append_block(entry);

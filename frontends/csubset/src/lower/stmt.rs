@@ -9,7 +9,7 @@ use super::{
     env::{Key, ListLen, Rv},
 };
 use crate::{
-    hir::{Block as HBlock, BinaryOp, Expr, ExprKind, Init, Stmt, StmtKind, Type, VarId},
+    hir::{BinaryOp, Block as HBlock, Expr, ExprKind, Init, Stmt, StmtKind, Type, VarId},
     span::Span,
 };
 use melior::ir::{BlockLike, Type as MType};
@@ -55,12 +55,15 @@ impl<'c> LowerCx<'c, '_> {
 
     /// Lowers `stmts` in a scope: variables declared in it are unbound
     /// afterwards.
-    pub fn lower_scoped(&mut self, f: impl FnOnce(&mut Self) -> LowerResult<()>) -> LowerResult<()> {
+    pub fn lower_scoped(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> LowerResult<()>,
+    ) -> LowerResult<()> {
         let before: Vec<Key> = self.env.values.keys().copied().collect();
         f(self)?;
-        self.env.values.retain(|key, _| {
-            !matches!(key, Key::Var(_)) || before.binary_search(key).is_ok()
-        });
+        self.env
+            .values
+            .retain(|key, _| !matches!(key, Key::Var(_)) || before.binary_search(key).is_ok());
         Ok(())
     }
 
@@ -82,7 +85,10 @@ impl<'c> LowerCx<'c, '_> {
                     c,
                     stmt.span,
                     &[],
-                    |cx| cx.lower_scoped(|cx| cx.lower_stmt(then_branch)).map(|_| vec![]),
+                    |cx| {
+                        cx.lower_scoped(|cx| cx.lower_stmt(then_branch))
+                            .map(|_| vec![])
+                    },
                     |cx| match else_branch {
                         Some(e) => cx.lower_scoped(|cx| cx.lower_stmt(e)).map(|_| vec![]),
                         None => Ok(vec![]),
@@ -107,7 +113,13 @@ impl<'c> LowerCx<'c, '_> {
                     return Err(self.unsupported(pragma.span, "'#pragma pgpu speculate'"));
                 }
                 self.lower_scoped(|cx| {
-                    if cx.lower_canonical_for(stmt.span, init, cond.as_ref(), step.as_ref(), body)? {
+                    if cx.lower_canonical_for(
+                        stmt.span,
+                        init,
+                        cond.as_ref(),
+                        step.as_ref(),
+                        body,
+                    )? {
                         return Ok(());
                     }
                     cx.lower_stmts(init)?;
@@ -263,7 +275,11 @@ impl<'c> LowerCx<'c, '_> {
             .filter(|k| self.env.has(*k))
             .collect();
         if flags.ret {
-            keys.extend([Key::Returned, Key::ReturnValue].into_iter().filter(|k| self.env.has(*k)));
+            keys.extend(
+                [Key::Returned, Key::ReturnValue]
+                    .into_iter()
+                    .filter(|k| self.env.has(*k)),
+            );
         }
         if flags.brk {
             keys.push(Key::Broke);
@@ -439,7 +455,9 @@ impl<'c> LowerCx<'c, '_> {
         })?;
         let body_lists = self.env.lists.clone();
         self.env = outer;
-        self.env.lists.retain(|var, len| body_lists.get(var) == Some(len));
+        self.env
+            .lists
+            .retain(|var, len| body_lists.get(var) == Some(len));
         let mut operands = vec![lower, upper, step_value];
         operands.extend(init_values);
         let op = self.b().op(
@@ -541,14 +559,17 @@ fn canonical_for<'a>(
 /// side effects, no traps.
 fn is_pure(expr: &Expr) -> bool {
     match &expr.kind {
-        ExprKind::IntLit(_) | ExprKind::BoolLit(_) | ExprKind::FloatLit { .. } | ExprKind::Var(_) => {
-            true
-        }
+        ExprKind::IntLit(_)
+        | ExprKind::BoolLit(_)
+        | ExprKind::FloatLit { .. }
+        | ExprKind::Var(_) => true,
         ExprKind::Unary { operand, .. } => is_pure(operand),
         ExprKind::Cast { expr, .. } => is_pure(expr),
         ExprKind::Binary { op, lhs, rhs } => {
-            !matches!(op, BinaryOp::Div | BinaryOp::Rem | BinaryOp::LogAnd | BinaryOp::LogOr)
-                && is_pure(lhs)
+            !matches!(
+                op,
+                BinaryOp::Div | BinaryOp::Rem | BinaryOp::LogAnd | BinaryOp::LogOr
+            ) && is_pure(lhs)
                 && is_pure(rhs)
         }
         _ => false,

@@ -128,7 +128,12 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// A value of type `ty` built from its flattened leaves.
-    pub fn rv_from_flat(&self, ty: &Type, values: &[super::builder::V<'c>], span: Span) -> LowerResult<Rv<'c>> {
+    pub fn rv_from_flat(
+        &self,
+        ty: &Type,
+        values: &[super::builder::V<'c>],
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
         let shape = self.shape(ty, span)?;
         let mut iter = values.iter().copied();
         let rv = rv_of_shape(&shape, &mut iter).ok_or_else(|| self.internal("too few values"))?;
