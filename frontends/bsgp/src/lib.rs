@@ -7,6 +7,7 @@
 //! compilation) and [`lower_to_mlir`] (source text in, MLIR text out: a
 //! pure function, suitable for a salsa query).
 
+pub mod check;
 pub mod lower;
 
 use melior::{
