@@ -130,6 +130,10 @@ impl<'c> LowerCx<'c, '_> {
                 }
             }
             ExprKind::Unary { op, operand } => {
+                if let Some(value) = fold_int(expr) {
+                    let ty = self.mlir_type(&expr.ty, span)?;
+                    return Ok(Rv::Scalar(self.b().const_int(ty, value, location)?));
+                }
                 let v = self.lower_scalar(operand)?;
                 Rv::Scalar(self.lower_unary(*op, v, &operand.ty, location)?)
             }

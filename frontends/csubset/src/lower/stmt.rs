@@ -4,7 +4,7 @@
 
 use super::{
     LowerCx, LowerResult,
-    builder::{Signedness, V},
+    builder::V,
     control::{Exits, assigned_vars, exits},
     env::{Key, ListLen, Rv},
 };
@@ -400,15 +400,8 @@ impl<'c> LowerCx<'c, '_> {
         };
         let location = self.loc(span);
         let iv_ty = self.mlir_type(&canonical.ty, span)?;
-        let sign = if canonical.ty.is_unsigned() {
-            Signedness::Unsigned
-        } else {
-            Signedness::Signed
-        };
-        let lower_value = self.lower_scalar(canonical.start)?;
-        let upper_value = self.lower_scalar(canonical.bound)?;
-        let lower = self.b().to_index(lower_value, sign, location)?;
-        let mut upper = self.b().to_index(upper_value, sign, location)?;
+        let lower = self.lower_index(canonical.start)?;
+        let mut upper = self.lower_index(canonical.bound)?;
         if canonical.inclusive {
             let one = self.b().const_index(1, location)?;
             upper = self.b().binary("arith.addi", upper, one, location)?;
