@@ -566,6 +566,12 @@ impl<'p> Interp<'p> {
                 let Some(body) = f.body else {
                     return Err(self.fail(op, format!("call to function '@{}' without a body", f.name)));
                 };
+                if f.spmd_inline && self.cur.is_none() {
+                    return Err(self.fail(
+                        op,
+                        format!("call of the pgpu.spmd_inline function '@{}' outside an SPMD region", f.name),
+                    ));
+                }
                 let mut callee = Activation {
                     func: *func,
                     slots: vec![Val::Unset; f.nslots as usize],

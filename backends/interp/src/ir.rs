@@ -285,28 +285,6 @@ pub enum GpuIdKind {
     GridDim,
 }
 
-impl K {
-    /// Whether the op is a synchronization point of an SPMD region.
-    pub fn is_sync(&self) -> bool {
-        matches!(
-            self,
-            K::Barrier { .. }
-                | K::Superstep { .. }
-                | K::Require
-                | K::ThreadFork
-                | K::ThreadKill
-                | K::ThreadSortBy
-                | K::ThreadSplit
-                | K::PReduce(_)
-                | K::Scan { .. }
-                | K::Compact
-                | K::SplitList
-                | K::SortIdx
-                | K::GpuBarrier
-        )
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Op {
     pub kind: K,
@@ -342,8 +320,6 @@ pub struct Func {
 
 #[derive(Debug, Clone)]
 pub struct Global {
-    pub name: String,
-    pub ty: Ty,
     /// Initial elements; `None` when uninitialized.
     pub init: Option<Vec<Val>>,
     pub size: usize,
@@ -781,8 +757,6 @@ impl Converter {
         };
         let id = self.prog.globals.len() as u32;
         self.prog.globals.push(Global {
-            name: name.clone(),
-            ty,
             init,
             size,
         });

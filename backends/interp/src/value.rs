@@ -39,20 +39,6 @@ impl Val {
     pub fn is_set(&self) -> bool {
         !matches!(self, Val::Unset)
     }
-
-    /// Bitwise equality (floats by bits), used to compare program states.
-    pub fn same(&self, other: &Val) -> bool {
-        match (self, other) {
-            (Val::Int(a), Val::Int(b)) => a == b,
-            (Val::F32(a), Val::F32(b)) => a.to_bits() == b.to_bits(),
-            (Val::F64(a), Val::F64(b)) => a.to_bits() == b.to_bits(),
-            (Val::Mem(a), Val::Mem(b)) => a == b,
-            (Val::Unset, Val::Unset) | (Val::Uninit, Val::Uninit) | (Val::Poison, Val::Poison) => {
-                true
-            }
-            _ => false,
-        }
-    }
 }
 
 /// The static type of an operand or result, as far as execution needs it.
@@ -78,10 +64,6 @@ impl Ty {
             Ty::Index => Some(64),
             _ => None,
         }
-    }
-
-    pub fn is_float(self) -> bool {
-        matches!(self, Ty::F32 | Ty::F64)
     }
 }
 

@@ -1,3 +1,173 @@
-//! `pgpu`: the driver.
+//! `pgpu`: the driver for users.
+//!
+//! * `pgpu run [--interpret] FILE [-- ARGS...]` loads FILE (MLIR, or BSGP
+//!   source for `.bsgp`), runs its `@main` with the reference interpreter
+//!   (`pgpu-interp`), streams the program's output and exits with main's
+//!   result. A run-time error is printed as `file:line:col: error: ...` with
+//!   the source line, and the exit status is 1. Native compilation is not
+//!   available yet, so `run` always interprets.
+//! * `pgpu emit FILE --stage pgpu` prints the module at the `pgpu` stage
+//!   (the frontend's output, docs/frontend-ir.md).
+//!
+//! Source languages are chosen by file extension in [`load_module`], the one
+//! place to extend for new frontends.
 
-fn main() {}
+use clap::{Parser, Subcommand, ValueEnum};
+use melior::{Context, ir::Module, ir::operation::OperationLike};
+use pgpu_pass_infra::diagnostics::{Collector, SourceText};
+use pgpu_pass_infra::tool;
+use std::process::ExitCode;
+
+/// Passes of ours, one registration function per pass crate.
+const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
+
+#[derive(Parser, Debug)]
+#[command(name = "pgpu", version, about = "The pgpu driver: run and emit programs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a program's `@main` and exit with its result.
+    Run {
+        /// Use the reference interpreter (currently the only way to run).
+        #[arg(long)]
+        interpret: bool,
+        /// Do not check data races between SPMD threads.
+        #[arg(long = "no-race-check")]
+        no_race_check: bool,
+        /// Stop with an error after this many executed operations (0: no limit).
+        #[arg(long = "max-steps", default_value_t = 0)]
+        max_steps: u64,
+        /// The entry function.
+        #[arg(long, default_value = "main")]
+        entry: String,
+        /// The program: `.mlir`, or `.bsgp` source.
+        file: String,
+        /// Program arguments (read by `argi`), after `--`.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// Print the program at a stage of the pipeline.
+    Emit {
+        /// The program: `.mlir`, or `.bsgp` source.
+        file: String,
+        /// The stage to print.
+        #[arg(long, value_enum, default_value_t = Stage::Pgpu)]
+        stage: Stage,
+        /// Print locations.
+        #[arg(long = "debug-info")]
+        debug_info: bool,
+    },
+}
+
+/// Pipeline stages `emit` can print.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Stage {
+    /// The frontend's output: pgpu dialect plus upstream ops.
+    Pgpu,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match cli.command {
+        Command::Run {
+            interpret: _,
+            no_race_check,
+            max_steps,
+            entry,
+            file,
+            args,
+        } => {
+            let options = pgpu_interp::Options {
+                race_detection: !no_race_check,
+                echo_stdout: true,
+                max_steps,
+                ..pgpu_interp::Options::default()
+            };
+            match run(&file, &entry, &args, &options) {
+                Ok(code) => std::process::exit(code),
+                Err(()) => ExitCode::FAILURE,
+            }
+        }
+        Command::Emit {
+            file,
+            stage: Stage::Pgpu,
+            debug_info,
+        } => match emit(&file, debug_info) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::FAILURE,
+        },
+    }
+}
+
+/// Loads FILE into a module of `context`, printing diagnostics on failure.
+/// The extension picks the frontend: `.bsgp` is BSGP source
+/// (`pgpu_bsgp::compile_to_module`), anything else MLIR text.
+fn load_module<'c>(context: &'c Context, name: &str, text: &str) -> Result<Module<'c>, ()> {
+    if name.ends_with(".bsgp") {
+        return pgpu_bsgp::compile_to_module(context, name, text).map_err(|diagnostics| {
+            for diagnostic in diagnostics {
+                eprintln!("{:?}", diagnostic.with_source(name, text));
+            }
+        });
+    }
+    let collector = Collector::attach(context);
+    let module = tool::parse_module(context, text, name);
+    let source = SourceText { name, text };
+    for record in collector.take() {
+        eprint!("{}", record.render(&source));
+    }
+    module.ok_or(())
+}
+
+fn read(file: &str) -> Result<(String, String), ()> {
+    tool::read_input(file).map_err(|error| eprintln!("{:?}", miette::Report::new(error)))
+}
+
+fn run(file: &str, entry: &str, args: &[String], options: &pgpu_interp::Options) -> Result<i32, ()> {
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
+    }));
+    let (name, text) = read(file)?;
+    let context = tool::create_context(PGPU_PASS_CRATES);
+    let module = load_module(&context, &name, &text)?;
+    match pgpu_interp::run_module(&module, entry, args, options) {
+        Ok(outcome) => Ok(outcome.exit_code),
+        Err(error) => {
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            let source = SourceText {
+                name: &name,
+                text: &text,
+            };
+            eprint!("{}", error.to_record().render(&source));
+            Err(())
+        }
+    }
+}
+
+fn emit(file: &str, debug_info: bool) -> Result<(), ()> {
+    let (name, text) = read(file)?;
+    let context = tool::create_context(PGPU_PASS_CRATES);
+    let module = load_module(&context, &name, &text)?;
+    let flags = melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, false);
+    let printed = module
+        .as_operation()
+        .to_string_with_flags(flags)
+        .map_err(|error| eprintln!("error: cannot print the module: {error}"))?;
+    println!("{}", printed.trim_end());
+    Ok(())
+}
