@@ -277,8 +277,12 @@ impl Checker<'_> {
             StmtKind::Return(e) => {
                 if cx.in_spawn {
                     self.diags.push(
-                        Diagnostic::error(codes::RETURN_IN_SPAWN, "`return` inside a spawn block", s.span)
-                            .with_help("a spawn block ends at its closing brace; use a flag instead"),
+                        Diagnostic::error(
+                            codes::RETURN_IN_SPAWN,
+                            "`return` inside a spawn block",
+                            s.span,
+                        )
+                        .with_help("a spawn block ends at its closing brace; use a flag instead"),
                     );
                 }
                 if let Some(e) = e {
@@ -289,8 +293,12 @@ impl Checker<'_> {
                 self.expr(cx, count);
                 if cx.in_spawn && !cx.in_require {
                     self.diags.push(
-                        Diagnostic::error(codes::NESTED_SPAWN, "`spawn` inside a spawn block", s.span)
-                            .with_help("spawn blocks cannot nest; use `thread.fork` to create threads"),
+                        Diagnostic::error(
+                            codes::NESTED_SPAWN,
+                            "`spawn` inside a spawn block",
+                            s.span,
+                        )
+                        .with_help("spawn blocks cannot nest; use `thread.fork` to create threads"),
                     );
                 }
                 if cx.in_spawn {
@@ -377,7 +385,9 @@ impl Checker<'_> {
                     span,
                 )
                 .with_label_text("inside an `if`, a loop or a conditional expression")
-                .with_help("every thread must reach every barrier: move it out of the branch or loop"),
+                .with_help(
+                    "every thread must reach every barrier: move it out of the branch or loop",
+                ),
             );
         }
         cx.epoch += 1;
@@ -409,13 +419,22 @@ impl Checker<'_> {
         match &root.kind {
             ExprKind::Var(v) => {
                 if cx.gpu() && cx.in_spawn && !cx.spawn_vars.contains(v) {
-                    self.host_write(self.var_name(*v).to_string(), "declared outside the spawn", span, *v);
+                    self.host_write(
+                        self.var_name(*v).to_string(),
+                        "declared outside the spawn",
+                        span,
+                        *v,
+                    );
                 }
                 self.assigned(cx, *v);
             }
             ExprKind::Global(g) => {
                 if cx.gpu() {
-                    let name = self.hir.global(*g).map(|g| g.name.clone()).unwrap_or_default();
+                    let name = self
+                        .hir
+                        .global(*g)
+                        .map(|g| g.name.clone())
+                        .unwrap_or_default();
                     self.diags.push(
                         Diagnostic::error(
                             codes::HOST_WRITE,
@@ -505,7 +524,12 @@ impl Checker<'_> {
             ExprKind::Scan { var, .. } => {
                 self.sync_op(cx, "`scan`", e.span);
                 if cx.spmd_ok() && !cx.spawn_vars.contains(var) {
-                    self.host_write(self.var_name(*var).to_string(), "not a spawn-local variable", e.span, *var);
+                    self.host_write(
+                        self.var_name(*var).to_string(),
+                        "not a spawn-local variable",
+                        e.span,
+                        *var,
+                    );
                 }
                 self.assigned(cx, *var);
             }
@@ -568,7 +592,12 @@ impl Checker<'_> {
                 self.expr(cx, value);
                 self.thread_attr(cx, "`thread.put`", e.span);
                 if cx.spmd_ok() && !cx.spawn_vars.contains(var) {
-                    self.host_write(self.var_name(*var).to_string(), "not a spawn-local variable", e.span, *var);
+                    self.host_write(
+                        self.var_name(*var).to_string(),
+                        "not a spawn-local variable",
+                        e.span,
+                        *var,
+                    );
                 }
                 self.assigned(cx, *var);
             }
@@ -576,13 +605,18 @@ impl Checker<'_> {
                 for a in args {
                     self.expr(cx, a);
                 }
-                let Some(f) = self.hir.function(*func) else { return };
+                let Some(f) = self.hir.function(*func) else {
+                    return;
+                };
                 if f.uses_spmd && !cx.spmd_ok() {
                     let fs = f.name_span;
                     self.diags.push(
                         Diagnostic::error(
                             codes::SPMD_CALL_FROM_HOST,
-                            format!("`{}` uses SPMD constructs but is called from host code", f.name),
+                            format!(
+                                "`{}` uses SPMD constructs but is called from host code",
+                                f.name
+                            ),
                             e.span,
                         )
                         .with_label(fs, "defined here")
@@ -622,8 +656,20 @@ fn walk_children(c: &mut Checker, cx: &mut Cx, e: &Expr) {
 fn direct_children<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     use ExprKind::*;
     match &e.kind {
-        IntLit(_) | FloatLit { .. } | BoolLit(_) | StrLit(_) | Null | Var(_) | Global(_)
-        | ThreadRank | ThreadSize | ThreadOldRank | DTempFree | GroupRank | GroupId | Error
+        IntLit(_)
+        | FloatLit { .. }
+        | BoolLit(_)
+        | StrLit(_)
+        | Null
+        | Var(_)
+        | Global(_)
+        | ThreadRank
+        | ThreadSize
+        | ThreadOldRank
+        | DTempFree
+        | GroupRank
+        | GroupId
+        | Error
         | Scan { .. } => {}
         Unary { operand, .. } => out.push(operand),
         Binary { lhs, rhs, .. } | PtrDiff { lhs, rhs } | Comma { lhs, rhs } => {
@@ -666,7 +712,9 @@ fn direct_children<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
             pgpu_csubset::hir::Builtin::RandSeed(s) => out.push(s),
             pgpu_csubset::hir::Builtin::Wtime | pgpu_csubset::hir::Builtin::RandU32 => {}
         },
-        ThreadFork(x) | ThreadKill(x) | ThreadSortBy(x) | ThreadSplit(x) | SortIdx(x) => out.push(x),
+        ThreadFork(x) | ThreadKill(x) | ThreadSortBy(x) | ThreadSplit(x) | SortIdx(x) => {
+            out.push(x)
+        }
         ThreadGet { rank, .. } => out.push(rank),
         ThreadPut { rank, value, .. } => {
             out.push(rank);

@@ -663,32 +663,30 @@ fn lower_append<'c>(
         _ => None,
     };
     let zero = cx.b().const_index(0, location)?;
-    let base = if matches!(flag.kind, ExprKind::BoolLit(true)) {
-        zero
-    } else {
-        let known = list_var.and_then(|v| cx.env.lists.get(&v).copied());
-        let length = match known {
-            Some(ListLen::Zero) => zero,
-            Some(ListLen::Known(v)) => v,
-            None => {
-                let name = list_var
-                    .and_then(|v| cx.hir.var(v))
-                    .map_or("the list".to_string(), |info| {
-                        format!("list '{}'", info.name)
-                    });
-                return Err(Diagnostic::error(
-                    E_LIST_LENGTH,
-                    format!("the length of {name} is not known here"),
-                    list.span,
-                )
-                .with_help(
-                    "append only to a list that this function allocated with dnew/dtempnew \
-                     (and compacted in the same spawn), or pass `true` to clear it first",
-                ));
-            }
-        };
-        let f = cx.lower_scalar(flag)?;
-        cx.b().select(f, zero, length, location)?
+    let known = list_var.and_then(|v| cx.env.lists.get(&v).copied());
+    let base = match (&flag.kind, known) {
+        (ExprKind::BoolLit(true), _) | (_, Some(ListLen::Zero)) => zero,
+        (ExprKind::BoolLit(false), Some(ListLen::Known(length))) => length,
+        (_, Some(ListLen::Known(length))) => {
+            let f = cx.lower_scalar(flag)?;
+            cx.b().select(f, zero, length, location)?
+        }
+        (_, None) => {
+            let name = list_var
+                .and_then(|v| cx.hir.var(v))
+                .map_or("the list".to_string(), |info| {
+                    format!("list '{}'", info.name)
+                });
+            return Err(Diagnostic::error(
+                E_LIST_LENGTH,
+                format!("the length of {name} is not known here"),
+                list.span,
+            )
+            .with_help(
+                "append only to a list that this function allocated with dnew/dtempnew \
+                 (and compacted in the same spawn), or pass `true` to clear it first",
+            ));
+        }
     };
     let mut length = None;
     for (memref, value) in list_value.flatten().into_iter().zip(source.flatten()) {
