@@ -92,6 +92,7 @@ pub fn check_source(path: &str, text: &str) -> pgpu_csubset::CheckResult {
     let _ = path;
     let (hir, mut diagnostics) = pgpu_csubset::analyze_source(text, Language::Bsgp);
     diagnostics.extend(check(&hir));
+    diagnostics.sort_by_key(|d| d.span().start);
     let hir = if diagnostics.iter().any(Diagnostic::is_error) {
         None
     } else {

@@ -21,7 +21,8 @@ pub struct SourceFile {
 /// Lex and parse a file.
 #[salsa::tracked(returns(ref))]
 pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> (Ast, Vec<Diagnostic>) {
-    crate::parse_source(file.text(db), file.language(db))
+    let (text, lang) = (file.text(db), file.language(db));
+    crate::with_big_stack(|| crate::parse_source(text, lang))
 }
 
 /// Check a file: the HIR (with `Error` nodes if there were errors) and all
@@ -29,7 +30,8 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> (Ast, Vec<Diagnostic
 #[salsa::tracked(returns(ref))]
 pub fn check(db: &dyn salsa::Database, file: SourceFile) -> (Hir, Vec<Diagnostic>) {
     let (ast, pdiags) = parse(db, file);
-    let (hir, sdiags) = crate::sema::analyze(ast, file.language(db));
+    let lang = file.language(db);
+    let (hir, sdiags) = crate::with_big_stack(|| crate::sema::analyze(ast, lang));
     let mut diags = pdiags.clone();
     diags.extend(sdiags);
     (hir, diags)

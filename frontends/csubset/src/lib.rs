@@ -38,6 +38,34 @@ impl CheckResult {
     }
 }
 
+/// Run `f` on a thread with a large stack (the parser and the checker
+/// recurse once per nesting level; debug builds have large frames). Falls
+/// back to the current thread if no thread can be started.
+pub fn with_big_stack<T: Send, F: FnOnce() -> T + Send>(f: F) -> T {
+    const STACK: usize = 256 << 20;
+    let mut slot = Some(f);
+    let spawned = std::thread::scope(|s| {
+        let slot_ref = &mut slot;
+        let h = std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(s, move || slot_ref.take().map(|f| f()));
+        match h {
+            Ok(h) => match h.join() {
+                Ok(v) => v,
+                Err(p) => std::panic::resume_unwind(p),
+            },
+            Err(_) => None,
+        }
+    });
+    match (spawned, slot.take()) {
+        (Some(v), _) => v,
+        (None, Some(f)) => f(),
+        // The thread ran and took `f` but returned nothing: impossible, as
+        // `f` always returns; run nothing twice.
+        (None, None) => unreachable!("the analysis thread took its closure and returned nothing"),
+    }
+}
+
 /// Lex and parse `text` as `lang`.
 pub fn parse_source(text: &str, lang: Language) -> (ast::Ast, Vec<Diagnostic>) {
     let (toks, mut diags) = lexer::lex(text);
@@ -49,10 +77,15 @@ pub fn parse_source(text: &str, lang: Language) -> (ast::Ast, Vec<Diagnostic>) {
 /// Lex, parse and check; the HIR is returned even when there are errors
 /// (with `Error` nodes), for tools that want to go on (the BSGP checks).
 pub fn analyze_source(text: &str, lang: Language) -> (Hir, Vec<Diagnostic>) {
-    let (ast, mut diags) = parse_source(text, lang);
-    let (hir, sdiags) = sema::analyze(&ast, lang);
-    diags.extend(sdiags);
-    (hir, diags)
+    with_big_stack(|| {
+        let (ast, mut diags) = parse_source(text, lang);
+        let (hir, sdiags) = sema::analyze(&ast, lang);
+        diags.extend(sdiags);
+        // Source order across phases (stable: same-place diagnostics keep
+        // their phase order).
+        diags.sort_by_key(|d| d.span().start);
+        (hir, diags)
+    })
 }
 
 /// Lex, parse and check `text` (named `path` in diagnostics) as `lang`.

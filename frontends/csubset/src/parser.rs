@@ -35,7 +35,11 @@ pub mod codes {
 }
 
 /// Deepest nesting of statements and expressions accepted.
-pub const MAX_DEPTH: u32 = 200;
+pub const MAX_DEPTH: u32 = 512;
+
+/// Most binary operators chained at one nesting level (`a + b + ...`): the
+/// tree of a chain is as deep as it is long.
+pub const MAX_CHAIN: u32 = 256;
 
 /// Most diagnostics one parse reports (garbage input stops early).
 const MAX_ERRORS: usize = 100;
@@ -1061,9 +1065,23 @@ impl<'a> Parser<'a> {
 
     fn bp_inner(&mut self, min_bp: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
+        let mut chain = 0u32;
         while let Some((l, r, op)) = self.infix() {
             if l <= min_bp {
                 break;
+            }
+            chain += 1;
+            if chain > MAX_CHAIN {
+                let span = self.span();
+                self.push(
+                    Diagnostic::error(
+                        codes::TOO_DEEP,
+                        format!("more than {MAX_CHAIN} operators in one expression"),
+                        lhs.span.to(span),
+                    )
+                    .with_help("split the expression with temporary variables"),
+                );
+                return Err(Fail);
             }
             self.bump();
             lhs = match op {
