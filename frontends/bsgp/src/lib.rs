@@ -102,10 +102,15 @@ pub fn lower_to_mlir(path: &str, text: &str, debug_info: bool) -> Result<String,
     Ok(print_module(&module, debug_info))
 }
 
-/// Prints a module, pretty, with locations when `debug_info`.
+/// Prints a module in the custom syntax; with `debug_info`, every op's
+/// location follows it inline (`loc("file":line:col)`), which re-parses.
 pub fn print_module(module: &Module, debug_info: bool) -> String {
-    let flags =
-        melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, true);
+    if !debug_info {
+        return module.as_operation().to_string();
+    }
+    let flags = melior::ir::operation::OperationPrintingFlags::new()
+        .enable_debug_info(true, false)
+        .use_local_scope();
     match module.as_operation().to_string_with_flags(flags) {
         Ok(text) => text,
         Err(_) => module.as_operation().to_string(),

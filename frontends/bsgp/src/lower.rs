@@ -231,13 +231,7 @@ fn lower_spawn<'c>(
     span: Span,
 ) -> LowerResult<()> {
     let location = cx.loc(span);
-    let n = cx.lower_scalar(count)?;
-    let sign = if count.ty.is_unsigned() {
-        Signedness::Unsigned
-    } else {
-        Signedness::Signed
-    };
-    let n = cx.b().to_index(n, sign, location)?;
+    let n = cx.lower_index(count)?;
 
     // Cells for host variables that requires in the body assign.
     let mut assigned = BTreeSet::new();
@@ -478,14 +472,7 @@ fn index_to_int<'c>(cx: &mut LowerCx<'c, '_>, value: V<'c>, expr: &Expr) -> Lowe
 }
 
 fn int_to_index<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<V<'c>> {
-    let location = cx.loc(expr.span);
-    let value = cx.lower_scalar(expr)?;
-    let sign = if expr.ty.is_unsigned() {
-        Signedness::Unsigned
-    } else {
-        Signedness::Signed
-    };
-    cx.b().to_index(value, sign, location)
+    cx.lower_index(expr)
 }
 
 fn var_value<'c>(cx: &LowerCx<'c, '_>, var: VarId, span: Span) -> LowerResult<V<'c>> {
