@@ -262,7 +262,10 @@ impl<'p> Interp<'p> {
         match &act.slots[slot] {
             Val::Unset => Err(self.fail(
                 op,
-                format!("'{}' uses a value that was never defined (operand {index})", op.name),
+                format!(
+                    "'{}' uses a value that was never defined (operand {index})",
+                    op.name
+                ),
             )),
             value => Ok(value.clone()),
         }
@@ -273,7 +276,10 @@ impl<'p> Interp<'p> {
         match self.val(op, act, index)? {
             Val::Int(value) => Ok(Some(value)),
             Val::Poison => Ok(None),
-            other => Err(self.fail(op, format!("'{}' expects an integer operand, got {other:?}", op.name))),
+            other => Err(self.fail(
+                op,
+                format!("'{}' expects an integer operand, got {other:?}", op.name),
+            )),
         }
     }
 
@@ -290,7 +296,10 @@ impl<'p> Interp<'p> {
                 op,
                 "dereference of a null or poison pointer (ub.poison memref)",
             )),
-            other => Err(self.fail(op, format!("'{}' expects a memref operand, got {other:?}", op.name))),
+            other => Err(self.fail(
+                op,
+                format!("'{}' expects a memref operand, got {other:?}", op.name),
+            )),
         }
     }
 
@@ -320,7 +329,10 @@ impl<'p> Interp<'p> {
                 return Err(InterpError::new("internal error: empty fiber".into(), None));
             };
             let Some(ctl) = act.ctl.last_mut() else {
-                return Err(InterpError::new("internal error: empty control stack".into(), None));
+                return Err(InterpError::new(
+                    "internal error: empty control stack".into(),
+                    None,
+                ));
             };
             if matches!(ctl.kind, CtlKind::Par(_)) {
                 match self.step_par(fiber)? {
@@ -330,7 +342,10 @@ impl<'p> Interp<'p> {
             }
             let block = &prog.blocks[ctl.block as usize];
             let Some(&op_id) = block.ops.get(ctl.pc as usize) else {
-                return Err(InterpError::new("internal error: block without terminator".into(), None));
+                return Err(InterpError::new(
+                    "internal error: block without terminator".into(),
+                    None,
+                ));
             };
             ctl.pc += 1;
             let op = &prog.ops[op_id as usize];
@@ -338,7 +353,10 @@ impl<'p> Interp<'p> {
             if self.options.max_steps != 0 && self.steps > self.options.max_steps {
                 return Err(self.fail(
                     op,
-                    format!("step limit of {} operations exceeded", self.options.max_steps),
+                    format!(
+                        "step limit of {} operations exceeded",
+                        self.options.max_steps
+                    ),
                 ));
             }
             if let Some(stop) = self.exec(fiber, op_id, op)? {
@@ -353,7 +371,13 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn enter(act: &mut Activation, prog: &Program, region: RegionId, args: &[Val], kind: CtlKind) -> bool {
+    fn enter(
+        act: &mut Activation,
+        prog: &Program,
+        region: RegionId,
+        args: &[Val],
+        kind: CtlKind,
+    ) -> bool {
         let Some(&entry) = prog.regions[region as usize].blocks.first() else {
             return false;
         };
@@ -377,7 +401,10 @@ impl<'p> Interp<'p> {
         if self.cur.is_none() {
             return Err(self.fail(
                 op,
-                format!("'{}' outside an SPMD region (pgpu.spawn or gpu kernel)", op.name),
+                format!(
+                    "'{}' outside an SPMD region (pgpu.spawn or gpu kernel)",
+                    op.name
+                ),
             ));
         }
         if let Some(ctl) = fiber.acts.last_mut().and_then(|act| act.ctl.last_mut()) {
@@ -440,7 +467,11 @@ impl<'p> Interp<'p> {
                     (Val::F64(a), Val::F64(b)) => Val::F64(fbin64(*kind, a, b)),
                     (Val::F32(a), Val::F32(b)) => Val::F32(fbin32(*kind, a, b)),
                     (Val::Poison, _) | (_, Val::Poison) => Val::Poison,
-                    _ => return Err(self.fail(op, format!("'{}' expects f32 or f64 operands", op.name))),
+                    _ => {
+                        return Err(
+                            self.fail(op, format!("'{}' expects f32 or f64 operands", op.name))
+                        );
+                    }
                 };
                 act.slots[op.results[0] as usize] = result;
             }
@@ -449,12 +480,20 @@ impl<'p> Interp<'p> {
                     Val::F64(a) => Val::F64(fun64(*kind, a)),
                     Val::F32(a) => Val::F32(fun32(*kind, a)),
                     Val::Poison => Val::Poison,
-                    _ => return Err(self.fail(op, format!("'{}' expects an f32 or f64 operand", op.name))),
+                    _ => {
+                        return Err(
+                            self.fail(op, format!("'{}' expects an f32 or f64 operand", op.name))
+                        );
+                    }
                 };
                 act.slots[op.results[0] as usize] = result;
             }
             K::Fma => {
-                let result = match (self.val(op, act, 0)?, self.val(op, act, 1)?, self.val(op, act, 2)?) {
+                let result = match (
+                    self.val(op, act, 0)?,
+                    self.val(op, act, 1)?,
+                    self.val(op, act, 2)?,
+                ) {
                     (Val::F64(a), Val::F64(b), Val::F64(c)) => Val::F64(a.mul_add(b, c)),
                     (Val::F32(a), Val::F32(b), Val::F32(c)) => Val::F32(a.mul_add(b, c)),
                     _ => Val::Poison,
@@ -476,8 +515,18 @@ impl<'p> Interp<'p> {
                         let value = if exponent < 0 {
                             match base {
                                 1 => 1,
-                                -1 => if exponent % 2 == 0 { 1 } else { -1 },
-                                0 => return Err(self.fail(op, "math.ipowi: zero to a negative power")),
+                                -1 => {
+                                    if exponent % 2 == 0 {
+                                        1
+                                    } else {
+                                        -1
+                                    }
+                                }
+                                0 => {
+                                    return Err(
+                                        self.fail(op, "math.ipowi: zero to a negative power")
+                                    );
+                                }
                                 _ => 0,
                             }
                         } else {
@@ -557,19 +606,27 @@ impl<'p> Interp<'p> {
                 if depth >= self.options.max_call_depth {
                     return Err(self.fail(
                         op,
-                        format!("call stack overflow: more than {} nested calls", self.options.max_call_depth),
+                        format!(
+                            "call stack overflow: more than {} nested calls",
+                            self.options.max_call_depth
+                        ),
                     ));
                 }
                 let args: Vec<Val> = (0..op.operands.len())
                     .map(|index| self.val(op, act, index))
                     .collect::<R<_>>()?;
                 let Some(body) = f.body else {
-                    return Err(self.fail(op, format!("call to function '@{}' without a body", f.name)));
+                    return Err(
+                        self.fail(op, format!("call to function '@{}' without a body", f.name))
+                    );
                 };
                 if f.spmd_inline && self.cur.is_none() {
                     return Err(self.fail(
                         op,
-                        format!("call of the pgpu.spmd_inline function '@{}' outside an SPMD region", f.name),
+                        format!(
+                            "call of the pgpu.spmd_inline function '@{}' outside an SPMD region",
+                            f.name
+                        ),
                     ));
                 }
                 let mut callee = Activation {
@@ -588,7 +645,9 @@ impl<'p> Interp<'p> {
                     .int(op, act, 0)?
                     .ok_or_else(|| self.fail(op, "scf.if on a poison condition"))?;
                 let region = op.regions[if condition != 0 { 0 } else { 1 }];
-                if !Self::enter(act, prog, region, &[], CtlKind::Results(op_id)) && !op.results.is_empty() {
+                if !Self::enter(act, prog, region, &[], CtlKind::Results(op_id))
+                    && !op.results.is_empty()
+                {
                     return Err(self.fail(op, "scf.if without else region has results"));
                 }
             }
@@ -652,7 +711,9 @@ impl<'p> Interp<'p> {
                 };
                 let rank = prog.blocks[entry as usize].args.len();
                 let get = |from: usize| -> R<Vec<i64>> {
-                    (from..from + rank).map(|index| self.int_strict(op, act, index)).collect()
+                    (from..from + rank)
+                        .map(|index| self.int_strict(op, act, index))
+                        .collect()
                 };
                 let lbs = get(0)?;
                 let ubs = get(rank)?;
@@ -666,8 +727,9 @@ impl<'p> Interp<'p> {
                 if lbs.iter().zip(&ubs).any(|(lb, ub)| lb >= ub) {
                     Self::set_results(act, op, accs);
                 } else {
-                    let owns_race =
-                        self.options.race_detection && self.mem.race_thread.is_none() && self.cur.is_none();
+                    let owns_race = self.options.race_detection
+                        && self.mem.race_thread.is_none()
+                        && self.cur.is_none();
                     if owns_race {
                         self.mem.clear_shadow();
                         self.mem.race_thread = Some(0);
@@ -702,7 +764,10 @@ impl<'p> Interp<'p> {
                     }
                 };
                 let (block, slots) = &op.succs[target];
-                let values: Vec<Val> = slots.iter().map(|&s| act.slots[s as usize].clone()).collect();
+                let values: Vec<Val> = slots
+                    .iter()
+                    .map(|&s| act.slots[s as usize].clone())
+                    .collect();
                 for (&slot, value) in prog.blocks[*block as usize].args.iter().zip(values) {
                     act.slots[slot as usize] = value;
                 }
@@ -732,7 +797,16 @@ impl<'p> Interp<'p> {
 
             // ---------------------------------------------------- memref
             K::Alloc { stack } => {
-                let desc = self.allocate(op, act, 0, if *stack { AllocKind::Stack } else { AllocKind::Heap })?;
+                let desc = self.allocate(
+                    op,
+                    act,
+                    0,
+                    if *stack {
+                        AllocKind::Stack
+                    } else {
+                        AllocKind::Heap
+                    },
+                )?;
                 if *stack {
                     act.allocas.push(desc.alloc);
                 }
@@ -742,7 +816,16 @@ impl<'p> Interp<'p> {
                 if self.cur.is_some() && !self.in_require() {
                     // Allowed only in host code or pgpu.require.
                 }
-                let desc = self.allocate(op, act, 0, if *temp { AllocKind::DeviceTemp } else { AllocKind::Device })?;
+                let desc = self.allocate(
+                    op,
+                    act,
+                    0,
+                    if *temp {
+                        AllocKind::DeviceTemp
+                    } else {
+                        AllocKind::Device
+                    },
+                )?;
                 if *temp {
                     if self.in_spawn {
                         self.spawn_dtemps.push(desc.alloc);
@@ -760,7 +843,9 @@ impl<'p> Interp<'p> {
                 };
                 for id in list {
                     if self.mem.allocs[id as usize].live {
-                        self.mem.free(id, "dtempfree").map_err(|m| self.fail(op, m))?;
+                        self.mem
+                            .free(id, "dtempfree")
+                            .map_err(|m| self.fail(op, m))?;
                     }
                 }
             }
@@ -770,10 +855,15 @@ impl<'p> Interp<'p> {
                 if kind != AllocKind::Heap && kind != AllocKind::Device {
                     return Err(self.fail(
                         op,
-                        format!("memref.dealloc of {} memory", crate::memory::kind_name(kind)),
+                        format!(
+                            "memref.dealloc of {} memory",
+                            crate::memory::kind_name(kind)
+                        ),
                     ));
                 }
-                self.mem.free(desc.alloc, "memref.dealloc").map_err(|m| self.fail(op, m))?;
+                self.mem
+                    .free(desc.alloc, "memref.dealloc")
+                    .map_err(|m| self.fail(op, m))?;
             }
             K::Load => {
                 let desc = self.mem_desc(op, act, 0)?;
@@ -795,7 +885,8 @@ impl<'p> Interp<'p> {
             K::MemCast => {
                 let value = self.val(op, act, 0)?;
                 if let (Val::Mem(desc), Some(ty)) = (&value, prog.memty(op.out_ty)) {
-                    for (dim, (static_size, &size)) in ty.shape.iter().zip(&desc.sizes).enumerate() {
+                    for (dim, (static_size, &size)) in ty.shape.iter().zip(&desc.sizes).enumerate()
+                    {
                         if let Some(expected) = static_size
                             && *expected != size
                         {
@@ -811,11 +902,9 @@ impl<'p> Interp<'p> {
             K::Dim => {
                 let desc = self.mem_desc(op, act, 0)?;
                 let index = self.int_strict(op, act, 1)?;
-                let size = desc
-                    .sizes
-                    .get(index as usize)
-                    .copied()
-                    .ok_or_else(|| self.fail(op, format!("memref.dim of dimension {index} out of range")))?;
+                let size = desc.sizes.get(index as usize).copied().ok_or_else(|| {
+                    self.fail(op, format!("memref.dim of dimension {index} out of range"))
+                })?;
                 act.slots[op.results[0] as usize] = Val::Int(size);
             }
             K::Rank => {
@@ -823,7 +912,9 @@ impl<'p> Interp<'p> {
                 act.slots[op.results[0] as usize] = Val::Int(desc.sizes.len() as i64);
             }
             K::GetGlobal(global) => {
-                let ty = prog.memty(op.out_ty).ok_or_else(|| self.fail(op, "global of non-memref type"))?;
+                let ty = prog
+                    .memty(op.out_ty)
+                    .ok_or_else(|| self.fail(op, "global of non-memref type"))?;
                 let sizes: Vec<i64> = ty.shape.iter().map(|d| d.unwrap_or(0)).collect();
                 let strides = contiguous_strides(&sizes);
                 act.slots[op.results[0] as usize] = Val::Mem(Rc::new(MemDesc {
@@ -912,14 +1003,23 @@ impl<'p> Interp<'p> {
                 if source.sizes != target.sizes {
                     return Err(self.fail(
                         op,
-                        format!("memref.copy between shapes {:?} and {:?}", source.sizes, target.sizes),
+                        format!(
+                            "memref.copy between shapes {:?} and {:?}",
+                            source.sizes, target.sizes
+                        ),
                     ));
                 }
                 let count: i64 = source.sizes.iter().product();
                 let mut index = vec![0i64; source.sizes.len()];
                 for _ in 0..count.max(0) {
-                    let from = self.mem.element(&source, &index).map_err(|m| self.fail(op, m))?;
-                    let to = self.mem.element(&target, &index).map_err(|m| self.fail(op, m))?;
+                    let from = self
+                        .mem
+                        .element(&source, &index)
+                        .map_err(|m| self.fail(op, m))?;
+                    let to = self
+                        .mem
+                        .element(&target, &index)
+                        .map_err(|m| self.fail(op, m))?;
                     let value = self.mem.get_raw(source.alloc, from);
                     self.mem.set_raw(target.alloc, to, value);
                     for dim in (0..index.len()).rev() {
@@ -935,13 +1035,20 @@ impl<'p> Interp<'p> {
                 let value = self.val(op, act, 0)?;
                 let desc = self.mem_desc(op, act, 1)?;
                 let indices = self.indices(op, act, 2)?;
-                let element = self.mem.element(&desc, &indices).map_err(|m| self.fail(op, m))?;
+                let element = self
+                    .mem
+                    .element(&desc, &indices)
+                    .map_err(|m| self.fail(op, m))?;
                 let old = self.mem.get_raw(desc.alloc, element);
                 if matches!(old, Val::Uninit) {
-                    return Err(self.fail(op, format!("read of uninitialised memory: element {element}")));
+                    return Err(self.fail(
+                        op,
+                        format!("read of uninitialised memory: element {element}"),
+                    ));
                 }
                 let width = op.out_ty.int_width().unwrap_or(64);
-                let new = rmw(*kind, &old, &value, width).ok_or_else(|| self.fail(op, "memref.atomic_rmw on mismatched values"))?;
+                let new = rmw(*kind, &old, &value, width)
+                    .ok_or_else(|| self.fail(op, "memref.atomic_rmw on mismatched values"))?;
                 self.mem.set_raw(desc.alloc, element, new);
                 act.slots[op.results[0] as usize] = old;
             }
@@ -956,7 +1063,9 @@ impl<'p> Interp<'p> {
                 }
                 let count = self.int_strict(op, act, 0)?;
                 if count < 0 {
-                    return Err(self.fail(op, format!("pgpu.spawn of a negative thread count {count}")));
+                    return Err(
+                        self.fail(op, format!("pgpu.spawn of a negative thread count {count}"))
+                    );
                 }
                 let host = act.clone();
                 let dtemps = self.run_spawn(&host, op, count as usize)?;
@@ -1029,9 +1138,10 @@ impl<'p> Interp<'p> {
                 act.slots[op.results[0] as usize] = Val::Int(size as i64);
             }
             K::OldRank => {
-                let oldrank = self.thread(op)?.oldrank.ok_or_else(|| {
-                    self.fail(op, "pgpu.oldrank before any rank reassignment")
-                })?;
+                let oldrank = self
+                    .thread(op)?
+                    .oldrank
+                    .ok_or_else(|| self.fail(op, "pgpu.oldrank before any rank reassignment"))?;
                 act.slots[op.results[0] as usize] = Val::Int(oldrank as i64);
             }
             K::SetOldRank => {
@@ -1040,7 +1150,10 @@ impl<'p> Interp<'p> {
                 let rank = ctx.rank;
                 let size = ctx.size;
                 if old < 0 || old as usize >= size {
-                    return Err(self.fail(op, format!("pgpu.set_oldrank {old} is not a rank of the {size} threads")));
+                    return Err(self.fail(
+                        op,
+                        format!("pgpu.set_oldrank {old} is not a rank of the {size} threads"),
+                    ));
                 }
                 let old = old as usize;
                 if let Some(snapshot) = &self.rr_snapshot {
@@ -1116,13 +1229,20 @@ impl<'p> Interp<'p> {
                 let value = self.val(op, act, 0)?;
                 let desc = self.mem_desc(op, act, 1)?;
                 let indices = self.indices(op, act, 2)?;
-                let element = self.mem.element(&desc, &indices).map_err(|m| self.fail(op, m))?;
+                let element = self
+                    .mem
+                    .element(&desc, &indices)
+                    .map_err(|m| self.fail(op, m))?;
                 let old = self.mem.get_raw(desc.alloc, element);
                 if matches!(old, Val::Uninit) {
-                    return Err(self.fail(op, format!("read of uninitialised memory: element {element}")));
+                    return Err(self.fail(
+                        op,
+                        format!("read of uninitialised memory: element {element}"),
+                    ));
                 }
                 let width = op.out_ty.int_width().unwrap_or(64);
-                let new = combine(*kind, &old, &value, width).ok_or_else(|| self.fail(op, "pgpu.multiprefix on mismatched values"))?;
+                let new = combine(*kind, &old, &value, width)
+                    .ok_or_else(|| self.fail(op, "pgpu.multiprefix on mismatched values"))?;
                 self.mem.set_raw(desc.alloc, element, new);
                 act.slots[op.results[0] as usize] = old;
             }
@@ -1143,17 +1263,27 @@ impl<'p> Interp<'p> {
                                     let width = ty.int_width().unwrap_or(64);
                                     let signed = if width == 1 { zext(v, 1) as i64 } else { v };
                                     if spec.is_float() {
-                                        return Err(self.fail(op, "printf: a float conversion of an integer"));
+                                        return Err(self
+                                            .fail(op, "printf: a float conversion of an integer"));
                                     }
                                     printf::format_int(&mut text, spec, signed, zext(v, width));
                                 }
-                                Val::F32(v) if spec.is_float() => printf::format_float(&mut text, spec, v as f64),
-                                Val::F64(v) if spec.is_float() => printf::format_float(&mut text, spec, v),
+                                Val::F32(v) if spec.is_float() => {
+                                    printf::format_float(&mut text, spec, v as f64)
+                                }
+                                Val::F64(v) if spec.is_float() => {
+                                    printf::format_float(&mut text, spec, v)
+                                }
                                 Val::Poison => {
                                     return Err(self.fail(op, format!("printf of a poison (undefined) value (argument {operand})")));
                                 }
                                 other => {
-                                    return Err(self.fail(op, format!("printf: conversion does not match argument {other:?}")));
+                                    return Err(self.fail(
+                                        op,
+                                        format!(
+                                            "printf: conversion does not match argument {other:?}"
+                                        ),
+                                    ));
                                 }
                             }
                         }
@@ -1167,7 +1297,10 @@ impl<'p> Interp<'p> {
             K::ArgI => {
                 let position = self.int_strict(op, act, 0)?;
                 let width = self.width(op, op.out_ty)?;
-                let value = match usize::try_from(position).ok().and_then(|p| self.args.get(p)) {
+                let value = match usize::try_from(position)
+                    .ok()
+                    .and_then(|p| self.args.get(p))
+                {
                     None => self.val(op, act, 1)?,
                     Some(text) => {
                         let parsed: Option<i64> = text.trim().parse().ok();
@@ -1201,11 +1334,10 @@ impl<'p> Interp<'p> {
 
             // ---------------------------------------------------- gpu
             K::GpuId { what, dim } => {
-                let ids = self
-                    .cur
-                    .as_ref()
-                    .and_then(|ctx| ctx.gpu)
-                    .ok_or_else(|| self.fail(op, format!("'{}' outside a gpu kernel", op.name)))?;
+                let ids =
+                    self.cur.as_ref().and_then(|ctx| ctx.gpu).ok_or_else(|| {
+                        self.fail(op, format!("'{}' outside a gpu kernel", op.name))
+                    })?;
                 let base = match what {
                     GpuIdKind::ThreadId => 0,
                     GpuIdKind::BlockId => 3,
@@ -1214,7 +1346,10 @@ impl<'p> Interp<'p> {
                 };
                 act.slots[op.results[0] as usize] = Val::Int(ids[base + *dim as usize]);
             }
-            K::GpuLaunch { segments, workgroup } => {
+            K::GpuLaunch {
+                segments,
+                workgroup,
+            } => {
                 let host = act.clone();
                 self.run_gpu_launch(&host, op, segments, *workgroup)?;
             }
@@ -1231,7 +1366,13 @@ impl<'p> Interp<'p> {
         false
     }
 
-    fn allocate(&mut self, op: &Op, act: &Activation, first: usize, kind: AllocKind) -> R<Rc<MemDesc>> {
+    fn allocate(
+        &mut self,
+        op: &Op,
+        act: &Activation,
+        first: usize,
+        kind: AllocKind,
+    ) -> R<Rc<MemDesc>> {
         let ty = self
             .prog
             .memty(op.out_ty)
@@ -1251,7 +1392,9 @@ impl<'p> Interp<'p> {
             }
             sizes.push(size);
         }
-        let count = sizes.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s as usize));
+        let count = sizes
+            .iter()
+            .try_fold(1usize, |acc, &s| acc.checked_mul(s as usize));
         let count = count.ok_or_else(|| self.fail(op, "allocation size overflows"))?;
         let strides = match &ty.strides {
             Some(strides) if strides.iter().all(Option::is_some) && ty.offset == Some(0) => {
@@ -1259,7 +1402,10 @@ impl<'p> Interp<'p> {
             }
             _ => contiguous_strides(&sizes),
         };
-        let alloc = self.mem.allocate(count, kind, None).map_err(|m| self.fail(op, m))?;
+        let alloc = self
+            .mem
+            .allocate(count, kind, None)
+            .map_err(|m| self.fail(op, m))?;
         Ok(Rc::new(MemDesc {
             alloc,
             offset: 0,
@@ -1275,7 +1421,10 @@ impl<'p> Interp<'p> {
             return Err(InterpError::new("internal error: empty fiber".into(), None));
         };
         let Some(ctl) = act.ctl.last_mut() else {
-            return Err(InterpError::new("internal error: empty control stack".into(), None));
+            return Err(InterpError::new(
+                "internal error: empty control stack".into(),
+                None,
+            ));
         };
         match &mut ctl.kind {
             CtlKind::Base => {
@@ -1344,10 +1493,13 @@ impl<'p> Interp<'p> {
                         _ => return Err(self.fail(op, "scf.condition on a poison condition")),
                     };
                     if condition {
-                        let Some(&entry) = prog.regions[owner.regions[1] as usize].blocks.first() else {
+                        let Some(&entry) = prog.regions[owner.regions[1] as usize].blocks.first()
+                        else {
                             return Err(self.fail(op, "scf.while without an after region"));
                         };
-                        for (&slot, value) in prog.blocks[entry as usize].args.iter().zip(&values[1..]) {
+                        for (&slot, value) in
+                            prog.blocks[entry as usize].args.iter().zip(&values[1..])
+                        {
                             act.slots[slot as usize] = value.clone();
                         }
                         ctl.block = entry;
@@ -1357,7 +1509,8 @@ impl<'p> Interp<'p> {
                         Self::set_results(act, owner, values[1..].to_vec());
                     }
                 } else {
-                    let Some(&entry) = prog.regions[owner.regions[0] as usize].blocks.first() else {
+                    let Some(&entry) = prog.regions[owner.regions[0] as usize].blocks.first()
+                    else {
                         return Err(self.fail(op, "scf.while without a before region"));
                     };
                     for (&slot, value) in prog.blocks[entry as usize].args.iter().zip(&values) {
@@ -1370,11 +1523,14 @@ impl<'p> Interp<'p> {
             }
             CtlKind::Parallel(_) => {
                 // scf.reduce: combine each operand into its accumulator.
-                let CtlKind::Parallel(mut state) = std::mem::replace(&mut ctl.kind, CtlKind::Base) else {
+                let CtlKind::Parallel(mut state) = std::mem::replace(&mut ctl.kind, CtlKind::Base)
+                else {
                     return Ok(None);
                 };
                 for (index, value) in values.into_iter().enumerate() {
-                    let Some(&region) = op.regions.get(index) else { break };
+                    let Some(&region) = op.regions.get(index) else {
+                        break;
+                    };
                     let acc = state.accs[index].clone();
                     let combined = self.run_region(fiber, region, &[acc, value])?;
                     state.accs[index] = combined.into_iter().next().unwrap_or(Val::Poison);
@@ -1434,7 +1590,9 @@ impl<'p> Interp<'p> {
                 let op = fiber.waiting.or(waiting).map(|id| &prog.ops[id as usize]);
                 Err(match op {
                     Some(op) => self.fail(op, "synchronization inside a reduction region"),
-                    None => InterpError::new("synchronization inside a reduction region".into(), None),
+                    None => {
+                        InterpError::new("synchronization inside a reduction region".into(), None)
+                    }
                 })
             }
         }
@@ -1481,7 +1639,11 @@ impl<'p> Interp<'p> {
 
     fn ibin(&self, op: &Op, kind: IBin, a: i64, b: i64, width: u32) -> R<Val> {
         let (ua, ub) = (zext(a, width), zext(b, width));
-        let min = if width >= 64 { i64::MIN } else { -(1i64 << (width - 1)) };
+        let min = if width >= 64 {
+            i64::MIN
+        } else {
+            -(1i64 << (width - 1))
+        };
         let zero = |this: &Self| this.fail(op, format!("division by zero in '{}'", op.name));
         let value = match kind {
             IBin::Add => a.wrapping_add(b),
@@ -1499,10 +1661,18 @@ impl<'p> Interp<'p> {
                     IBin::DivS => q,
                     IBin::RemS => r,
                     IBin::CeilDivS => {
-                        if r != 0 && ((a < 0) == (b < 0)) { q + 1 } else { q }
+                        if r != 0 && ((a < 0) == (b < 0)) {
+                            q + 1
+                        } else {
+                            q
+                        }
                     }
                     _ => {
-                        if r != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q }
+                        if r != 0 && ((a < 0) != (b < 0)) {
+                            q - 1
+                        } else {
+                            q
+                        }
                     }
                 }
             }
@@ -1537,7 +1707,7 @@ impl<'p> Interp<'p> {
         Ok(Val::Int(sext(value, width)))
     }
 
-    fn cast(&self, op: &Op, kind: Cast, value: Val) -> R<Val> {
+    fn cast(&self, op: &Op, kind: CastOp, value: Val) -> R<Val> {
         if matches!(value, Val::Poison) {
             return Ok(Val::Poison);
         }
@@ -1547,13 +1717,15 @@ impl<'p> Interp<'p> {
             _ => Val::F64(v),
         };
         Ok(match (kind, value) {
-            (Cast::ExtS, Val::Int(v)) => Val::Int(v),
-            (Cast::ExtU, Val::Int(v)) => {
+            (CastOp::ExtS, Val::Int(v)) => Val::Int(v),
+            (CastOp::ExtU, Val::Int(v)) => {
                 let in_width = self.width(op, op.in_ty)?;
                 Val::Int(sext(zext(v, in_width) as i64, self.width(op, out)?))
             }
-            (Cast::Trunc | Cast::IndexCast, Val::Int(v)) => Val::Int(sext(v, self.width(op, out)?)),
-            (Cast::IndexCastU, Val::Int(v)) => {
+            (CastOp::Trunc | CastOp::IndexCast, Val::Int(v)) => {
+                Val::Int(sext(v, self.width(op, out)?))
+            }
+            (CastOp::IndexCastU, Val::Int(v)) => {
                 let (in_width, out_width) = (self.width(op, op.in_ty)?, self.width(op, out)?);
                 if out_width > in_width {
                     Val::Int(zext(v, in_width) as i64)
@@ -1561,18 +1733,18 @@ impl<'p> Interp<'p> {
                     Val::Int(sext(v, out_width))
                 }
             }
-            (Cast::SIToFP, Val::Int(v)) => match out {
+            (CastOp::SIToFP, Val::Int(v)) => match out {
                 Ty::F32 => Val::F32(v as f32),
                 _ => Val::F64(v as f64),
             },
-            (Cast::UIToFP, Val::Int(v)) => {
+            (CastOp::UIToFP, Val::Int(v)) => {
                 let unsigned = zext(v, self.width(op, op.in_ty)?);
                 match out {
                     Ty::F32 => Val::F32(unsigned as f32),
                     _ => Val::F64(unsigned as f64),
                 }
             }
-            (Cast::FPToSI | Cast::FPToUI, value) => {
+            (CastOp::FPToSI | CastOp::FPToUI, value) => {
                 let f = match value {
                     Val::F32(f) => f as f64,
                     Val::F64(f) => f,
@@ -1580,7 +1752,7 @@ impl<'p> Interp<'p> {
                 };
                 let width = self.width(op, out)?;
                 let truncated = f.trunc();
-                let fits = if kind == Cast::FPToSI {
+                let fits = if kind == CastOp::FPToSI {
                     let limit = 2f64.powi(width as i32 - 1);
                     truncated >= -limit && truncated < limit
                 } else {
@@ -1588,28 +1760,33 @@ impl<'p> Interp<'p> {
                 };
                 if !fits || f.is_nan() {
                     Val::Poison
-                } else if kind == Cast::FPToSI {
+                } else if kind == CastOp::FPToSI {
                     Val::Int(truncated as i64)
                 } else {
                     Val::Int(sext(truncated as u64 as i64, width))
                 }
             }
-            (Cast::ExtF | Cast::TruncF, Val::F32(f)) => float_out(f as f64),
-            (Cast::ExtF | Cast::TruncF, Val::F64(f)) => float_out(f),
-            (Cast::Bitcast, Val::Int(v)) => match out {
+            (CastOp::ExtF | CastOp::TruncF, Val::F32(f)) => float_out(f as f64),
+            (CastOp::ExtF | CastOp::TruncF, Val::F64(f)) => float_out(f),
+            (CastOp::Bitcast, Val::Int(v)) => match out {
                 Ty::F32 => Val::F32(f32::from_bits(v as u32)),
                 Ty::F64 => Val::F64(f64::from_bits(v as u64)),
                 _ => Val::Int(v),
             },
-            (Cast::Bitcast, Val::F32(f)) => match out {
+            (CastOp::Bitcast, Val::F32(f)) => match out {
                 Ty::F32 => Val::F32(f),
                 _ => Val::Int(f.to_bits() as i32 as i64),
             },
-            (Cast::Bitcast, Val::F64(f)) => match out {
+            (CastOp::Bitcast, Val::F64(f)) => match out {
                 Ty::F64 => Val::F64(f),
                 _ => Val::Int(f.to_bits() as i64),
             },
-            (_, other) => return Err(self.fail(op, format!("'{}' of an unexpected value {other:?}", op.name))),
+            (_, other) => {
+                return Err(self.fail(
+                    op,
+                    format!("'{}' of an unexpected value {other:?}", op.name),
+                ));
+            }
         })
     }
 }
@@ -1786,14 +1963,24 @@ pub fn identity(kind: Comb, ty: Ty) -> Val {
                 Comb::Max => f64::NEG_INFINITY,
                 _ => 0.0,
             };
-            if ty == Ty::F32 { Val::F32(v as f32) } else { Val::F64(v) }
+            if ty == Ty::F32 {
+                Val::F32(v as f32)
+            } else {
+                Val::F64(v)
+            }
         }
         _ => Val::Int(match kind {
             Comb::Add | Comb::Or | Comb::Xor | Comb::UMax => 0,
             Comb::Mul => 1,
             Comb::And | Comb::UMin => -1,
             Comb::Min => sext(((1u64 << (width - 1).min(63)) - 1) as i64, width),
-            Comb::Max => if width >= 64 { i64::MIN } else { -(1i64 << (width - 1)) },
+            Comb::Max => {
+                if width >= 64 {
+                    i64::MIN
+                } else {
+                    -(1i64 << (width - 1))
+                }
+            }
         }),
     }
 }

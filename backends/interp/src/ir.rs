@@ -98,7 +98,7 @@ pub enum FUn {
 
 /// Casts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cast {
+pub enum CastOp {
     ExtS,
     ExtU,
     Trunc,
@@ -201,10 +201,12 @@ pub enum K {
     CmpI(i64),
     CmpF(i64),
     Select,
-    Cast(Cast),
+    Cast(CastOp),
     // scf
     If,
-    For { unsigned: bool },
+    For {
+        unsigned: bool,
+    },
     While,
     Yield,
     Condition,
@@ -218,7 +220,9 @@ pub enum K {
     CondBr,
     Assert(String),
     // memref
-    Alloc { stack: bool },
+    Alloc {
+        stack: bool,
+    },
     Dealloc,
     Load,
     Store,
@@ -236,9 +240,15 @@ pub enum K {
     // ub
     Poison,
     // pgpu SPMD
-    Spawn { synchronous: bool },
-    Barrier { rank_reassigned: bool },
-    Superstep { rank_reassigned: bool },
+    Spawn {
+        synchronous: bool,
+    },
+    Barrier {
+        rank_reassigned: bool,
+    },
+    Superstep {
+        rank_reassigned: bool,
+    },
     Par,
     PYield,
     PRank,
@@ -246,7 +256,9 @@ pub enum K {
     OldRank,
     SetOldRank,
     Require,
-    DNew { temp: bool },
+    DNew {
+        temp: bool,
+    },
     DTempFree,
     ThreadFork,
     ThreadKill,
@@ -255,7 +267,10 @@ pub enum K {
     ThreadGet,
     ThreadPut,
     PReduce(Comb),
-    Scan { kind: Comb, inclusive: bool },
+    Scan {
+        kind: Comb,
+        inclusive: bool,
+    },
     Compact,
     SplitList,
     SortIdx,
@@ -267,9 +282,15 @@ pub enum K {
     RandSeed,
     RandU32,
     // gpu
-    GpuLaunch { segments: Vec<i32>, workgroup: usize },
+    GpuLaunch {
+        segments: Vec<i32>,
+        workgroup: usize,
+    },
     GpuLaunchFunc(FuncId, Vec<i32>),
-    GpuId { what: GpuIdKind, dim: u8 },
+    GpuId {
+        what: GpuIdKind,
+        dim: u8,
+    },
     GpuBarrier,
     GpuTerminator,
     /// Not executable: the message says why.
@@ -594,7 +615,9 @@ fn collect_symbols(
         let name = op_name(op);
         match name.as_str() {
             "func.func" | "gpu.func" => {
-                let symbol = attr(op, "sym_name").and_then(symbol_attr).unwrap_or_default();
+                let symbol = attr(op, "sym_name")
+                    .and_then(symbol_attr)
+                    .unwrap_or_default();
                 let loc = converter.location(op);
                 let id = converter.prog.funcs.len() as FuncId;
                 converter.prog.funcs.push(Func {
@@ -729,7 +752,9 @@ impl Converter {
     }
 
     fn convert_global(&mut self, op: MlirOperation) -> Result<(), ConvertError> {
-        let name = attr(op, "sym_name").and_then(symbol_attr).unwrap_or_default();
+        let name = attr(op, "sym_name")
+            .and_then(symbol_attr)
+            .unwrap_or_default();
         let ty = match attr(op, "type") {
             // SAFETY: a live type attribute.
             Some(a) if unsafe { mlirAttributeIsAType(a) } => {
@@ -745,7 +770,11 @@ impl Converter {
         for dim in &memty.shape {
             match dim {
                 Some(extent) if *extent >= 0 => size *= *extent as usize,
-                _ => return Err(self.error(op, format!("memref.global @{name} has a dynamic shape"))),
+                _ => {
+                    return Err(
+                        self.error(op, format!("memref.global @{name} has a dynamic shape"))
+                    );
+                }
             }
         }
         let init = match attr(op, "initial_value") {
@@ -756,10 +785,7 @@ impl Converter {
             _ => None,
         };
         let id = self.prog.globals.len() as u32;
-        self.prog.globals.push(Global {
-            init,
-            size,
-        });
+        self.prog.globals.push(Global { init, size });
         self.global_ids.insert(name, id);
         Ok(())
     }
@@ -777,8 +803,12 @@ impl Converter {
             let get = |index: isize| -> Option<Val> {
                 let index = if splat { 0 } else { index };
                 Some(match elem {
-                    Ty::I(1) => Val::Int(-(mlirDenseElementsAttrGetBoolValue(attribute, index) as i64)),
-                    Ty::I(8) => Val::Int(mlirDenseElementsAttrGetInt8Value(attribute, index) as i64),
+                    Ty::I(1) => {
+                        Val::Int(-(mlirDenseElementsAttrGetBoolValue(attribute, index) as i64))
+                    }
+                    Ty::I(8) => {
+                        Val::Int(mlirDenseElementsAttrGetInt8Value(attribute, index) as i64)
+                    }
                     Ty::I(16) => {
                         Val::Int(mlirDenseElementsAttrGetInt16Value(attribute, index) as i64)
                     }
@@ -795,10 +825,13 @@ impl Converter {
                 })
             };
             (0..size as isize)
-                .map(|index| get(index))
+                .map(get)
                 .collect::<Option<Vec<Val>>>()
                 .ok_or_else(|| {
-                    self.error(op, "unsupported element type of a global initializer".into())
+                    self.error(
+                        op,
+                        "unsupported element type of a global initializer".into(),
+                    )
                 })
         }
     }
@@ -859,9 +892,14 @@ impl Converter {
             Some(&value) => self.ty(value_type(value)),
             None => Ty::Other,
         };
-        let mut operand_slots: Vec<Slot> =
-            operand_values.iter().map(|&value| self.slot(value)).collect();
-        let result_slots: Vec<Slot> = result_values.iter().map(|&value| self.slot(value)).collect();
+        let mut operand_slots: Vec<Slot> = operand_values
+            .iter()
+            .map(|&value| self.slot(value))
+            .collect();
+        let result_slots: Vec<Slot> = result_values
+            .iter()
+            .map(|&value| self.slot(value))
+            .collect();
         let mut kind = self.decode(op, &name, in_ty, out_ty)?;
         if let K::Printf(_, types) = &mut kind {
             for &value in &operand_values {
@@ -899,7 +937,9 @@ impl Converter {
             let leading = position;
             for (block, count) in targets {
                 let Some(&target) = self.block_ids.get(&(block.ptr as usize)) else {
-                    return Err(self.error(op, format!("'{name}': branch to a block of another region")));
+                    return Err(
+                        self.error(op, format!("'{name}': branch to a block of another region"))
+                    );
                 };
                 let slots: Box<[Slot]> = operand_slots[position..position + count].into();
                 position += count;
@@ -922,7 +962,13 @@ impl Converter {
         Ok(id)
     }
 
-    fn decode(&mut self, op: MlirOperation, name: &str, _in_ty: Ty, out_ty: Ty) -> Result<K, ConvertError> {
+    fn decode(
+        &mut self,
+        op: MlirOperation,
+        name: &str,
+        _in_ty: Ty,
+        out_ty: Ty,
+    ) -> Result<K, ConvertError> {
         use K::*;
         let kind_attr = |field: &str| attr(op, field).and_then(int_attr);
         let comb = |op_name: &str| -> Result<Comb, ConvertError> {
@@ -960,7 +1006,9 @@ impl Converter {
                 });
                 match decoded {
                     Some(v) => Const(v),
-                    None => Unsupported("unsupported constant (only scalar integers and f32/f64)".into()),
+                    None => Unsupported(
+                        "unsupported constant (only scalar integers and f32/f64)".into(),
+                    ),
                 }
             }
             "arith.addi" => IBin(self::IBin::Add),
@@ -1029,18 +1077,18 @@ impl Converter {
             "arith.cmpi" => CmpI(kind_attr("predicate").unwrap_or(-1)),
             "arith.cmpf" => CmpF(kind_attr("predicate").unwrap_or(-1)),
             "arith.select" => Select,
-            "arith.extsi" => Cast(self::Cast::ExtS),
-            "arith.extui" => Cast(self::Cast::ExtU),
-            "arith.trunci" => Cast(self::Cast::Trunc),
-            "arith.index_cast" => Cast(self::Cast::IndexCast),
-            "arith.index_castui" => Cast(self::Cast::IndexCastU),
-            "arith.sitofp" => Cast(self::Cast::SIToFP),
-            "arith.uitofp" => Cast(self::Cast::UIToFP),
-            "arith.fptosi" => Cast(self::Cast::FPToSI),
-            "arith.fptoui" => Cast(self::Cast::FPToUI),
-            "arith.extf" => Cast(self::Cast::ExtF),
-            "arith.truncf" => Cast(self::Cast::TruncF),
-            "arith.bitcast" => Cast(self::Cast::Bitcast),
+            "arith.extsi" => Cast(self::CastOp::ExtS),
+            "arith.extui" => Cast(self::CastOp::ExtU),
+            "arith.trunci" => Cast(self::CastOp::Trunc),
+            "arith.index_cast" => Cast(self::CastOp::IndexCast),
+            "arith.index_castui" => Cast(self::CastOp::IndexCastU),
+            "arith.sitofp" => Cast(self::CastOp::SIToFP),
+            "arith.uitofp" => Cast(self::CastOp::UIToFP),
+            "arith.fptosi" => Cast(self::CastOp::FPToSI),
+            "arith.fptoui" => Cast(self::CastOp::FPToUI),
+            "arith.extf" => Cast(self::CastOp::ExtF),
+            "arith.truncf" => Cast(self::CastOp::TruncF),
+            "arith.bitcast" => Cast(self::CastOp::Bitcast),
             "scf.if" => If,
             "scf.for" => For {
                 unsigned: has_attr(op, "unsignedCmp"),
@@ -1052,7 +1100,11 @@ impl Converter {
             "scf.reduce" => Reduce,
             "scf.reduce.return" => ReduceReturn,
             "scf.execute_region" => ExecuteRegion,
-            "scf.index_switch" => IndexSwitch(attr(op, "cases").and_then(i64_array_attr).unwrap_or_default()),
+            "scf.index_switch" => IndexSwitch(
+                attr(op, "cases")
+                    .and_then(i64_array_attr)
+                    .unwrap_or_default(),
+            ),
             "cf.br" => Br,
             "cf.cond_br" => CondBr,
             "cf.assert" => Assert(
@@ -1175,8 +1227,13 @@ impl Converter {
             "pgpu.rand_seed" => RandSeed,
             "pgpu.rand_u32" => RandU32,
             "gpu.launch" => GpuLaunch {
-                segments: attr(op, "operandSegmentSizes").and_then(i32_array_attr).unwrap_or_default(),
-                workgroup: attr(op, "workgroup_attributions").and_then(int_attr).unwrap_or(0).max(0) as usize,
+                segments: attr(op, "operandSegmentSizes")
+                    .and_then(i32_array_attr)
+                    .unwrap_or_default(),
+                workgroup: attr(op, "workgroup_attributions")
+                    .and_then(int_attr)
+                    .unwrap_or(0)
+                    .max(0) as usize,
             },
             "gpu.launch_func" => {
                 let kernel = attr(op, "kernel");
@@ -1198,7 +1255,9 @@ impl Converter {
                 match target.as_ref().and_then(|t| self.prog.func_ids.get(t)) {
                     Some(&id) => GpuLaunchFunc(
                         id,
-                        attr(op, "operandSegmentSizes").and_then(i32_array_attr).unwrap_or_default(),
+                        attr(op, "operandSegmentSizes")
+                            .and_then(i32_array_attr)
+                            .unwrap_or_default(),
                     ),
                     None => Unsupported(format!(
                         "gpu.launch_func of unknown kernel '{}'",
@@ -1242,8 +1301,13 @@ fn kept_dimensions(sizes: &[Option<i64>], result: Option<&MemTy>, result_rank: u
     let shape = result.map(|t| t.shape.clone()).unwrap_or_default();
     let mut result_dim = 0;
     for (index, size) in sizes.iter().enumerate() {
-        let matches_result = shape.get(result_dim).is_some_and(|d| *d == *size || d.is_none());
-        if to_drop > 0 && *size == Some(1) && (!matches_result || sizes.len() - index > shape.len() - result_dim) {
+        let matches_result = shape
+            .get(result_dim)
+            .is_some_and(|d| *d == *size || d.is_none());
+        if to_drop > 0
+            && *size == Some(1)
+            && (!matches_result || sizes.len() - index > shape.len() - result_dim)
+        {
             kept[index] = false;
             to_drop -= 1;
         } else {

@@ -141,7 +141,8 @@ pub fn run_module(
     args: &[String],
     options: &Options,
 ) -> Result<RunOutcome, InterpError> {
-    let program = ir::convert(module).map_err(|error| InterpError::new(error.message, error.loc))?;
+    let program =
+        ir::convert(module).map_err(|error| InterpError::new(error.message, error.loc))?;
     let Some(&func) = program.func_ids.get(entry) else {
         return Err(InterpError::new(
             format!("the module has no function '@{entry}'"),
@@ -186,5 +187,42 @@ pub fn run_module(
     }
 }
 
+/// Compares two runs of one program (before and after a transformation):
+/// `Err` describes the first difference (the first differing output line,
+/// or the exit codes).
+pub fn compare_outcomes(before: &RunOutcome, after: &RunOutcome) -> Result<(), String> {
+    if before.stdout != after.stdout {
+        let old = String::from_utf8_lossy(&before.stdout);
+        let new = String::from_utf8_lossy(&after.stdout);
+        let mut old_lines = old.split_inclusive('\n');
+        let mut new_lines = new.split_inclusive('\n');
+        let mut number = 1;
+        loop {
+            match (old_lines.next(), new_lines.next()) {
+                (Some(a), Some(b)) if a == b => number += 1,
+                (a, b) => {
+                    let show = |line: Option<&str>| match line {
+                        Some(line) => format!("{:?}", line.trim_end_matches('\n')),
+                        None => "<end of output>".to_string(),
+                    };
+                    return Err(format!(
+                        "the output differs at line {number}:\n  before: {}\n  after:  {}",
+                        show(a),
+                        show(b)
+                    ));
+                }
+            }
+        }
+    }
+    if before.exit_code != after.exit_code {
+        return Err(format!(
+            "the exit code differs: before {}, after {}",
+            before.exit_code, after.exit_code
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests;

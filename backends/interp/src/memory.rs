@@ -73,9 +73,16 @@ pub struct Memory {
 const MAX_ELEMENTS: usize = 1 << 30;
 
 impl Memory {
-    pub fn allocate(&mut self, len: usize, kind: AllocKind, init: Option<Vec<Val>>) -> Result<u32, String> {
+    pub fn allocate(
+        &mut self,
+        len: usize,
+        kind: AllocKind,
+        init: Option<Vec<Val>>,
+    ) -> Result<u32, String> {
         if self.total_elements.saturating_add(len) > MAX_ELEMENTS {
-            return Err(format!("out of memory: cannot allocate {len} more elements"));
+            return Err(format!(
+                "out of memory: cannot allocate {len} more elements"
+            ));
         }
         self.total_elements += len;
         let data = init.unwrap_or_else(|| vec![Val::Uninit; len]);
@@ -94,7 +101,9 @@ impl Memory {
             .get_mut(id as usize)
             .ok_or_else(|| format!("{what} of an invalid pointer"))?;
         if !allocation.live {
-            return Err(format!("{what} of memory that was already freed (double free)"));
+            return Err(format!(
+                "{what} of memory that was already freed (double free)"
+            ));
         }
         allocation.live = false;
         self.total_elements -= allocation.len;
@@ -156,7 +165,13 @@ impl Memory {
         Ok(value.clone())
     }
 
-    pub fn store(&mut self, desc: &MemDesc, indices: &[i64], value: Val, loc: u32) -> Result<(), AccessError> {
+    pub fn store(
+        &mut self,
+        desc: &MemDesc,
+        indices: &[i64],
+        value: Val,
+        loc: u32,
+    ) -> Result<(), AccessError> {
         let element = self.element(desc, indices)?;
         self.track(desc.alloc, element, true, loc)?;
         self.allocs[desc.alloc as usize].data[element] = value;
@@ -176,7 +191,13 @@ impl Memory {
         self.shadow.clear();
     }
 
-    fn track(&mut self, alloc: u32, element: usize, write: bool, loc: u32) -> Result<(), AccessError> {
+    fn track(
+        &mut self,
+        alloc: u32,
+        element: usize,
+        write: bool,
+        loc: u32,
+    ) -> Result<(), AccessError> {
         let Some(thread) = self.race_thread else {
             return Ok(());
         };

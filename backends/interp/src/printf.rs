@@ -269,6 +269,7 @@ pub fn splitmix64_next(state: &mut u64) -> u32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::approx_constant)]
 mod tests {
     use super::*;
 

@@ -19,10 +19,10 @@
 //! 5. the threads' contexts are saved for `pgpu.thread.get` when the program
 //!    uses it, and the race detector's shadow map starts afresh.
 
+use crate::InterpError;
 use crate::exec::*;
 use crate::ir::*;
 use crate::value::*;
-use crate::InterpError;
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -42,7 +42,12 @@ fn collect_waiting(fiber: &Fiber, path: &mut Vec<usize>, out: &mut Vec<(Vec<usiz
         out.push((path.clone(), op));
         return;
     }
-    if let Some(CtlKind::Par(state)) = fiber.acts.last().and_then(|a| a.ctl.last()).map(|c| &c.kind) {
+    if let Some(CtlKind::Par(state)) = fiber
+        .acts
+        .last()
+        .and_then(|a| a.ctl.last())
+        .map(|c| &c.kind)
+    {
         for (index, branch) in state.branches.iter().enumerate() {
             if state.results[index].is_none() {
                 path.push(index);
@@ -57,7 +62,12 @@ fn fiber_at<'f>(fiber: &'f mut Fiber, path: &[usize]) -> Option<&'f mut Fiber> {
     let Some((&first, rest)) = path.split_first() else {
         return Some(fiber);
     };
-    match fiber.acts.last_mut().and_then(|a| a.ctl.last_mut()).map(|c| &mut c.kind) {
+    match fiber
+        .acts
+        .last_mut()
+        .and_then(|a| a.ctl.last_mut())
+        .map(|c| &mut c.kind)
+    {
         Some(CtlKind::Par(state)) => fiber_at(state.branches.get_mut(first)?, rest),
         _ => None,
     }
@@ -109,7 +119,10 @@ impl Interp<'_> {
         if count > self.options.max_threads {
             return Err(self.fail(
                 op,
-                format!("pgpu.spawn of {count} threads exceeds the limit of {}", self.options.max_threads),
+                format!(
+                    "pgpu.spawn of {count} threads exceeds the limit of {}",
+                    self.options.max_threads
+                ),
             ));
         }
         let template = self.body_fiber(host, op.regions[0], &[]);
@@ -196,7 +209,10 @@ impl Interp<'_> {
                     })
                     .collect();
                 let Some(waiting) = points.iter().find(|p| !p.is_empty()) else {
-                    return Err(InterpError::new("internal error: no thread waits".into(), None));
+                    return Err(InterpError::new(
+                        "internal error: no thread waits".into(),
+                        None,
+                    ));
                 };
                 let first_op = &prog.ops[waiting[0].1 as usize];
                 if alive != size {
@@ -248,11 +264,19 @@ impl Interp<'_> {
                     match op.kind {
                         K::ThreadFork | K::ThreadKill | K::ThreadSortBy | K::ThreadSplit => {
                             if order.len() > 1 || paths.iter().any(|p| !p.is_empty()) {
-                                return Err(self.fail(op, format!("'{}' inside pgpu.par is not supported", op.name)));
+                                return Err(self.fail(
+                                    op,
+                                    format!("'{}' inside pgpu.par is not supported", op.name),
+                                ));
                             }
                             primitive = Some(op);
                         }
-                        K::Barrier { rank_reassigned: true } | K::Superstep { rank_reassigned: true } => {
+                        K::Barrier {
+                            rank_reassigned: true,
+                        }
+                        | K::Superstep {
+                            rank_reassigned: true,
+                        } => {
                             rank_reassigned = true;
                         }
                         _ => self.resolve(op, &mut threads, &paths)?,
@@ -295,7 +319,13 @@ impl Interp<'_> {
     }
 
     /// Operand `index` of `op` in each thread (at its waiting fiber).
-    fn operands_of(&self, op: &Op, threads: &mut [Thread], paths: &[Vec<usize>], index: usize) -> R<Vec<Val>> {
+    fn operands_of(
+        &self,
+        op: &Op,
+        threads: &mut [Thread],
+        paths: &[Vec<usize>],
+        index: usize,
+    ) -> R<Vec<Val>> {
         let mut values = Vec::with_capacity(threads.len());
         for (thread, path) in threads.iter_mut().zip(paths) {
             let act = fiber_at(&mut thread.fiber, path)
@@ -303,14 +333,23 @@ impl Interp<'_> {
                 .ok_or_else(|| self.fail(op, "internal error: lost thread context"))?;
             let value = act.slots[op.operands[index] as usize].clone();
             if !value.is_set() {
-                return Err(self.fail(op, format!("'{}' uses a value that was never defined", op.name)));
+                return Err(self.fail(
+                    op,
+                    format!("'{}' uses a value that was never defined", op.name),
+                ));
             }
             values.push(value);
         }
         Ok(values)
     }
 
-    fn write_results(&self, op: &Op, threads: &mut [Thread], paths: &[Vec<usize>], results: Vec<Vec<Val>>) {
+    fn write_results(
+        &self,
+        op: &Op,
+        threads: &mut [Thread],
+        paths: &[Vec<usize>],
+        results: Vec<Vec<Val>>,
+    ) {
         for ((thread, path), values) in threads.iter_mut().zip(paths).zip(results) {
             if let Some(act) = fiber_at(&mut thread.fiber, path).and_then(|f| f.acts.last_mut()) {
                 for (&slot, value) in op.results.iter().zip(values) {
@@ -324,7 +363,10 @@ impl Interp<'_> {
         match value {
             Val::Int(v) => Ok(*v),
             Val::Poison => Err(self.fail(op, format!("'{}' on a poison value", op.name))),
-            other => Err(self.fail(op, format!("'{}' expects an integer, got {other:?}", op.name))),
+            other => Err(self.fail(
+                op,
+                format!("'{}' expects an integer, got {other:?}", op.name),
+            )),
         }
     }
 
@@ -403,7 +445,10 @@ impl Interp<'_> {
                 let order: Vec<usize> = if matches!(op.kind, K::Compact) {
                     (0..n).filter(|&t| flags[t]).collect()
                 } else {
-                    (0..n).filter(|&t| !flags[t]).chain((0..n).filter(|&t| flags[t])).collect()
+                    (0..n)
+                        .filter(|&t| !flags[t])
+                        .chain((0..n).filter(|&t| flags[t]))
+                        .collect()
                 };
                 for t in order {
                     self.list_store(op, &list, position, sources[t].clone())?;
@@ -418,7 +463,10 @@ impl Interp<'_> {
                 }
                 let mut order: Vec<usize> = (0..n).collect();
                 order.sort_by(|&a, &b| compare_keys(&keys[a], &keys[b]));
-                let results = order.into_iter().map(|r| vec![Val::Int(r as i64)]).collect();
+                let results = order
+                    .into_iter()
+                    .map(|r| vec![Val::Int(r as i64)])
+                    .collect();
                 self.write_results(op, threads, paths, results);
             }
             _ => return Err(self.fail(op, format!("'{}' is not a synchronization point", op.name))),
@@ -441,7 +489,10 @@ impl Interp<'_> {
                 if total > self.options.max_threads {
                     return Err(self.fail(
                         op,
-                        format!("pgpu.thread.fork creates {total} threads, more than the limit of {}", self.options.max_threads),
+                        format!(
+                            "pgpu.thread.fork creates {total} threads, more than the limit of {}",
+                            self.options.max_threads
+                        ),
                     ));
                 }
                 for (rank, (thread, value)) in threads.into_iter().zip(&values).enumerate() {
@@ -487,7 +538,12 @@ impl Interp<'_> {
         Ok(next)
     }
 
-    fn launch_sizes(&self, op: &Op, act: &Activation, segments: &[i32]) -> R<([i64; 3], [i64; 3], usize)> {
+    fn launch_sizes(
+        &self,
+        op: &Op,
+        act: &Activation,
+        segments: &[i32],
+    ) -> R<([i64; 3], [i64; 3], usize)> {
         // Segments: async deps, grid x y z, block x y z, cluster x y z, ...
         let start = segments.first().copied().unwrap_or(0).max(0) as usize;
         let mut sizes = [0i64; 6];
@@ -520,7 +576,10 @@ impl Interp<'_> {
     ) -> R<()> {
         let per_block = (block[0] * block[1] * block[2]) as usize;
         if per_block > self.options.max_threads {
-            return Err(InterpError::new(format!("gpu block of {per_block} threads is too large"), None));
+            return Err(InterpError::new(
+                format!("gpu block of {per_block} threads is too large"),
+                None,
+            ));
         }
         for bz in 0..grid[2] {
             for by in 0..grid[1] {
@@ -530,7 +589,8 @@ impl Interp<'_> {
                         for ty in 0..block[1] {
                             for tx in 0..block[0] {
                                 let ids = [
-                                    tx, ty, tz, bx, by, bz, block[0], block[1], block[2], grid[0], grid[1], grid[2],
+                                    tx, ty, tz, bx, by, bz, block[0], block[1], block[2], grid[0],
+                                    grid[1], grid[2],
                                 ];
                                 let fiber = make(self, ids)?;
                                 threads.push(Thread {
@@ -549,7 +609,13 @@ impl Interp<'_> {
     }
 
     /// `gpu.launch`: every block runs its threads bulk-synchronously.
-    pub fn run_gpu_launch(&mut self, host: &Activation, op: &Op, segments: &[i32], workgroup: usize) -> R<()> {
+    pub fn run_gpu_launch(
+        &mut self,
+        host: &Activation,
+        op: &Op,
+        segments: &[i32],
+        workgroup: usize,
+    ) -> R<()> {
         if self.cur.is_some() {
             return Err(self.fail(op, "gpu.launch inside an SPMD region"));
         }
@@ -559,7 +625,10 @@ impl Interp<'_> {
         let entry = prog.regions[region as usize].blocks.first().copied();
         let extra = entry.map_or(0, |b| prog.blocks[b as usize].args.len().saturating_sub(12));
         if extra > 0 || workgroup > 0 {
-            return Err(self.fail(op, "gpu.launch with memory attributions is not supported yet"));
+            return Err(self.fail(
+                op,
+                "gpu.launch with memory attributions is not supported yet",
+            ));
         }
         self.in_spawn = true;
         let result = self.run_grid(grid, block, |this, ids| {
@@ -574,7 +643,13 @@ impl Interp<'_> {
     }
 
     /// `gpu.launch_func` of a `gpu.func` kernel.
-    pub fn run_gpu_launch_func(&mut self, host: &Activation, op: &Op, func: FuncId, segments: &[i32]) -> R<()> {
+    pub fn run_gpu_launch_func(
+        &mut self,
+        host: &Activation,
+        op: &Op,
+        func: FuncId,
+        segments: &[i32],
+    ) -> R<()> {
         if self.cur.is_some() {
             return Err(self.fail(op, "gpu.launch_func inside an SPMD region"));
         }
@@ -593,7 +668,9 @@ impl Interp<'_> {
             args.push(host.slots[slot as usize].clone());
         }
         self.in_spawn = true;
-        let result = self.run_grid(grid, block, |this, _| this.function_fiber(func, args.clone()));
+        let result = self.run_grid(grid, block, |this, _| {
+            this.function_fiber(func, args.clone())
+        });
         self.in_spawn = false;
         result
     }

@@ -5,6 +5,7 @@
 //! `--list-passes`. Output goes through a temporary file renamed into place
 //! only when everything succeeded.
 
+mod semantics;
 mod verify;
 
 use clap::{ArgAction, Parser};
@@ -107,6 +108,12 @@ struct Options {
     /// Print every registered pass and pipeline (upstream and pgpu) and exit.
     #[arg(long = "list-passes")]
     list_passes: bool,
+    /// Interpret `@main` before and after the pipeline (with the
+    /// space-separated program ARGS) and fail if the output or exit code
+    /// differ, or if either run fails.
+    #[arg(long = "pgpu-check-semantics", num_args = 0..=1, require_equals = true,
+          default_missing_value = "", value_name = "ARGS")]
+    check_semantics: Option<String>,
 }
 
 /// A pass given as its own flag, `--name` or `--name="options"`.
@@ -388,8 +395,23 @@ fn transform(
         // SAFETY: the pass manager is alive; timing prints when it is dropped.
         unsafe { mlir_sys::mlirPassManagerEnableTiming(pass_manager.to_raw()) };
     }
+    let checked = match &options.check_semantics {
+        Some(arguments) => {
+            let arguments: Vec<String> = arguments.split_whitespace().map(String::from).collect();
+            let before = semantics::interpret(&module, &arguments, "input", name, text)?;
+            Some((arguments, before))
+        }
+        None => None,
+    };
     pass_manager.run(&mut module).ok()?;
     drop(pass_manager);
+    if let Some((arguments, before)) = checked {
+        let after = semantics::interpret(&module, &arguments, "output", name, text)?;
+        if let Err(difference) = pgpu_interp::compare_outcomes(&before, &after) {
+            eprintln!("{name}: error: semantic check failed: {difference}");
+            return None;
+        }
+    }
     let printed = module
         .as_operation()
         .to_string_with_flags(printing_flags(options))

@@ -22,7 +22,11 @@ use std::process::ExitCode;
 const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
 
 #[derive(Parser, Debug)]
-#[command(name = "pgpu", version, about = "The pgpu driver: run and emit programs")]
+#[command(
+    name = "pgpu",
+    version,
+    about = "The pgpu driver: run and emit programs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -137,7 +141,12 @@ fn read(file: &str) -> Result<(String, String), ()> {
     tool::read_input(file).map_err(|error| eprintln!("{:?}", miette::Report::new(error)))
 }
 
-fn run(file: &str, entry: &str, args: &[String], options: &pgpu_interp::Options) -> Result<i32, ()> {
+fn run(
+    file: &str,
+    entry: &str,
+    args: &[String],
+    options: &pgpu_interp::Options,
+) -> Result<i32, ()> {
     let _ = miette::set_hook(Box::new(|_| {
         Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
     }));
@@ -163,7 +172,8 @@ fn emit(file: &str, debug_info: bool) -> Result<(), ()> {
     let (name, text) = read(file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
     let module = load_module(&context, &name, &text)?;
-    let flags = melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, false);
+    let flags =
+        melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, false);
     let printed = module
         .as_operation()
         .to_string_with_flags(flags)
