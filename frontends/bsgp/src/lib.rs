@@ -17,7 +17,6 @@ use melior::{
     utility::register_all_dialects,
 };
 pub use pgpu_csubset::Diagnostic;
-use pgpu_csubset::{Language, check_source};
 
 /// The dialects the lowering emits.
 const DIALECTS: &[&str] = &["arith", "func", "scf", "memref", "ub", "pgpu"];
@@ -55,7 +54,7 @@ pub fn create_context() -> Context {
 /// Parses, checks and lowers BSGP source `text` (named `path` in
 /// diagnostics and locations) into a verified module of `context`.
 pub fn compile<'c>(context: &'c Context, path: &str, text: &str) -> Compiled<'c> {
-    let checked = check_source(path, text, Language::Bsgp);
+    let checked = check::check_source(path, text);
     let mut diagnostics = checked.diagnostics;
     let hir = match checked.hir {
         Some(hir) if !diagnostics.iter().any(Diagnostic::is_error) => hir,

@@ -550,7 +550,7 @@ impl<'c> LowerCx<'c, '_> {
                     BinaryOp::Gt => "ogt",
                     _ => "oge",
                 };
-                return Ok(self.b().cmpf(predicate, l, r, location)?);
+                return self.b().cmpf(predicate, l, r, location);
             }
             (cmp, false, unsigned) => {
                 let predicate = match (cmp, unsigned) {
@@ -565,10 +565,10 @@ impl<'c> LowerCx<'c, '_> {
                     (BinaryOp::Gt, true) => "ugt",
                     _ => "uge",
                 };
-                return Ok(self.b().cmpi(predicate, l, r, location)?);
+                return self.b().cmpi(predicate, l, r, location);
             }
         };
-        Ok(self.b().binary(name, l, r, location)?)
+        self.b().binary(name, l, r, location)
     }
 
     /// `a && b`, `a || b`: `scf.if` unless `b` is trivially safe to evaluate.
@@ -588,7 +588,7 @@ impl<'c> LowerCx<'c, '_> {
             } else {
                 "arith.ori"
             };
-            return Ok(self.b().binary(name, l, r, location)?);
+            return self.b().binary(name, l, r, location);
         }
         let i1: MType = melior::ir::r#type::IntegerType::new(self.context, 1).into();
         let and = op == BinaryOp::LogAnd;
@@ -600,18 +600,12 @@ impl<'c> LowerCx<'c, '_> {
                 if and {
                     cx.lower_scalar(rhs).map(|v| vec![v])
                 } else {
-                    cx.b()
-                        .const_bool(true, location)
-                        .map(|v| vec![v])
-                        .map_err(Into::into)
+                    cx.b().const_bool(true, location).map(|v| vec![v])
                 }
             },
             |cx| {
                 if and {
-                    cx.b()
-                        .const_bool(false, location)
-                        .map(|v| vec![v])
-                        .map_err(Into::into)
+                    cx.b().const_bool(false, location).map(|v| vec![v])
                 } else {
                     cx.lower_scalar(rhs).map(|v| vec![v])
                 }
@@ -670,7 +664,7 @@ impl<'c> LowerCx<'c, '_> {
             &[],
             vec![],
         )?;
-        Ok(super::builder::result(meta, 1)?)
+        super::builder::result(meta, 1)
     }
 
     fn lower_compound(
@@ -762,7 +756,7 @@ impl<'c> LowerCx<'c, '_> {
         let location = self.loc(span);
         let target = self.mlir_type(to, span)?;
         if *to == Type::Bool {
-            return self.to_bool(v, from, span);
+            return self.truth_value(v, from, span);
         }
         let b = self.b();
         Ok(match (from.is_float(), to.is_float()) {
@@ -814,18 +808,18 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// `v != 0` for a scalar of C type `from`.
-    fn to_bool(&mut self, v: V<'c>, from: &Type, span: Span) -> LowerResult<V<'c>> {
+    fn truth_value(&mut self, v: V<'c>, from: &Type, span: Span) -> LowerResult<V<'c>> {
         let location = self.loc(span);
         if *from == Type::Bool {
             return Ok(v);
         }
         if from.is_float() {
             let zero = self.b().const_float(v.r#type(), 0.0, location)?;
-            return Ok(self.b().cmpf("une", v, zero, location)?);
+            return self.b().cmpf("une", v, zero, location);
         }
         if from.is_integer() {
             let zero = self.b().const_int(v.r#type(), 0, location)?;
-            return Ok(self.b().cmpi("ne", v, zero, location)?);
+            return self.b().cmpi("ne", v, zero, location);
         }
         Err(self
             .error(

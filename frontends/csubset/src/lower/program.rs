@@ -105,7 +105,7 @@ impl<'c> LowerCx<'c, '_> {
                 let def = self
                     .hir
                     .struct_def(*id)
-                    .ok_or_else(|| self.internal("unknown struct"))?;
+                    .ok_or_else(|| Diagnostic::error(E_INTERNAL, "unknown struct", span))?;
                 for field in &def.fields {
                     let field_ty = match ty {
                         Type::Ptr(_) => Type::Ptr(Box::new(field.ty.clone())),

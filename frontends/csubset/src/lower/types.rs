@@ -53,10 +53,9 @@ impl<'c> LowerCx<'c, '_> {
         Ok(match ty {
             Type::Void => Shape::Void,
             Type::Struct(id) => {
-                let def = self
-                    .hir
-                    .struct_def(*id)
-                    .ok_or_else(|| self.internal("unknown struct"))?;
+                let def = self.hir.struct_def(*id).ok_or_else(|| {
+                    crate::diag::Diagnostic::error(super::E_INTERNAL, "unknown struct", span)
+                })?;
                 Shape::Struct(
                     def.fields
                         .iter()
