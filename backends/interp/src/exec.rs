@@ -135,6 +135,8 @@ pub struct Interp<'p> {
     pub rr_snapshot: Option<Vec<Vec<Vec<Val>>>>,
     pub rr_claimed: Vec<bool>,
     pub puts: Vec<Put>,
+    /// The thread count while a `pgpu.require` body runs (host code).
+    pub require_size: Option<usize>,
 }
 
 pub type R<T> = Result<T, InterpError>;
@@ -162,6 +164,7 @@ impl<'p> Interp<'p> {
             rr_snapshot: None,
             rr_claimed: Vec::new(),
             puts: Vec::new(),
+            require_size: None,
         };
         for global in &prog.globals {
             let id = interp
@@ -1134,7 +1137,10 @@ impl<'p> Interp<'p> {
                 act.slots[op.results[0] as usize] = Val::Int(rank as i64);
             }
             K::PSize => {
-                let size = self.thread(op)?.size;
+                let size = match self.require_size.filter(|_| self.cur.is_none()) {
+                    Some(size) => size,
+                    None => self.thread(op)?.size,
+                };
                 act.slots[op.results[0] as usize] = Val::Int(size as i64);
             }
             K::OldRank => {

@@ -299,8 +299,15 @@ impl Interp<'_> {
                         .map(|t| t.fiber.acts.iter().map(|a| a.slots.clone()).collect())
                         .collect()
                 };
-                self.rr_snapshot = None;
-                self.rr_claimed.clear();
+                // The saved contexts stay until the next barrier (a
+                // require is none), so set_oldrank may follow a require.
+                let only_require = order
+                    .iter()
+                    .all(|&id| matches!(prog.ops[id as usize].kind, K::Require));
+                if !only_require {
+                    self.rr_snapshot = None;
+                    self.rr_claimed.clear();
+                }
                 if rank_reassigned {
                     self.rr_snapshot = Some(snapshot(&threads));
                     self.rr_claimed = vec![false; threads.len()];
@@ -390,14 +397,28 @@ impl Interp<'_> {
                     .and_then(|f| f.acts.last())
                     .ok_or_else(|| self.fail(op, "internal error: lost thread context"))?;
                 let mut fiber = self.body_fiber(first, op.regions[0], &[]);
-                self.cur = Some(ThreadCtx {
-                    rank: 0,
-                    size: n,
-                    ..ThreadCtx::default()
-                });
+                // The body is host code (it may even spawn): save the SPMD
+                // state around it.
+                let saved = (
+                    self.in_spawn,
+                    self.get_snapshot.take(),
+                    self.rr_snapshot.take(),
+                    std::mem::take(&mut self.rr_claimed),
+                    std::mem::take(&mut self.puts),
+                    self.require_size.replace(n),
+                );
+                self.in_spawn = false;
                 let result = self.run_fiber(&mut fiber);
-                if let Some(ctx) = self.cur.take() {
-                    self.emit(&ctx.out);
+                (
+                    self.in_spawn,
+                    self.get_snapshot,
+                    self.rr_snapshot,
+                    self.rr_claimed,
+                    self.puts,
+                    self.require_size,
+                ) = saved;
+                if let Some(act) = fiber.acts.first_mut() {
+                    self.spawn_dtemps.append(&mut act.dtemps);
                 }
                 let values = match result? {
                     Stop::Done(values) => values,
