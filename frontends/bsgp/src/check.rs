@@ -129,13 +129,13 @@ fn device_functions(hir: &Hir) -> Vec<bool> {
             }
         }
         fn visit_expr(&mut self, e: &Expr) {
-            if let ExprKind::Call { func, .. } = &e.kind {
-                if self.in_require == 0 {
-                    if self.in_spawn > 0 {
-                        self.gpu.push(*func);
-                    } else {
-                        self.plain.push(*func);
-                    }
+            if let ExprKind::Call { func, .. } = &e.kind
+                && self.in_require == 0
+            {
+                if self.in_spawn > 0 {
+                    self.gpu.push(*func);
+                } else {
+                    self.plain.push(*func);
                 }
             }
             walk_expr(self, e);
@@ -223,9 +223,9 @@ impl Checker<'_> {
                 if let Some(i) = init {
                     self.init(cx, i);
                 }
-                if cx.in_spawn && !cx.in_require {
-                    cx.spawn_vars.insert(*var);
-                } else if cx.spmd_fn && !cx.in_spawn && !cx.in_require {
+                // Per-thread: declared in a spawn or in an inline function,
+                // outside `require`.
+                if !cx.in_require && (cx.in_spawn || cx.spmd_fn) {
                     cx.spawn_vars.insert(*var);
                 }
                 if init.is_some() {
@@ -429,22 +429,20 @@ impl Checker<'_> {
                 }
                 self.assigned(cx, *v);
             }
-            ExprKind::Global(g) => {
-                if cx.gpu() {
-                    let name = self
-                        .hir
-                        .global(*g)
-                        .map(|g| g.name.clone())
-                        .unwrap_or_default();
-                    self.diags.push(
-                        Diagnostic::error(
-                            codes::HOST_WRITE,
-                            format!("GPU code writes the global `{name}`"),
-                            span,
-                        )
-                        .with_help("globals are host variables: assign them in a `require` block"),
-                    );
-                }
+            ExprKind::Global(g) if cx.gpu() => {
+                let name = self
+                    .hir
+                    .global(*g)
+                    .map(|g| g.name.clone())
+                    .unwrap_or_default();
+                self.diags.push(
+                    Diagnostic::error(
+                        codes::HOST_WRITE,
+                        format!("GPU code writes the global `{name}`"),
+                        span,
+                    )
+                    .with_help("globals are host variables: assign them in a `require` block"),
+                );
             }
             _ => {}
         }

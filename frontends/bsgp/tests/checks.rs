@@ -1,6 +1,8 @@
 //! The BSGP checks on the paper's listings (clean) and on the malformed
 //! corpus (each file reports its errors).
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 use pgpu_bsgp::check::{check_source, codes};
 use pgpu_csubset::LineIndex;
 use std::path::Path;
@@ -10,13 +12,21 @@ fn root() -> std::path::PathBuf {
 }
 
 fn codes_of(text: &str) -> Vec<&'static str> {
-    check_source("t.bsgp", text).diagnostics.iter().map(|d| d.code).collect()
+    check_source("t.bsgp", text)
+        .diagnostics
+        .iter()
+        .map(|d| d.code)
+        .collect()
 }
 
 fn render(text: &str) -> String {
     let r = check_source("t.bsgp", text);
     let idx = LineIndex::new(text);
-    r.diagnostics.iter().map(|d| d.render_short("t.bsgp", &idx)).collect::<Vec<_>>().join("\n")
+    r.diagnostics
+        .iter()
+        .map(|d| d.render_short("t.bsgp", &idx))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -28,14 +38,20 @@ fn listings_are_clean() {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let r = check_source(&path.display().to_string(), &text);
-        assert!(r.diagnostics.is_empty(), "{}:\n{}", path.display(), render(&text));
+        assert!(
+            r.diagnostics.is_empty(),
+            "{}:\n{}",
+            path.display(),
+            render(&text)
+        );
         assert!(r.hir.is_some());
     }
 }
 
 #[test]
 fn listing3_marks_spmd_functions() {
-    let text = std::fs::read_to_string(root().join("examples/bsgp/listing3_sortby_expanded.bsgp")).unwrap();
+    let text = std::fs::read_to_string(root().join("examples/bsgp/listing3_sortby_expanded.bsgp"))
+        .unwrap();
     let hir = check_source("l3", &text).hir.unwrap();
     let f = hir.function_by_name("local_sort").unwrap();
     assert!(f.uses_spmd && !f.spmd_inline);
@@ -44,7 +60,12 @@ fn listing3_marks_spmd_functions() {
 }
 
 fn malformed(name: &str) -> String {
-    std::fs::read_to_string(root().join("test-suite/frontends/malformed/Inputs").join(name)).unwrap()
+    std::fs::read_to_string(
+        root()
+            .join("test-suite/frontends/malformed/Inputs")
+            .join(name),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -56,7 +77,14 @@ fn write_kernel_parameter() {
 #[test]
 fn barrier_in_control_flow() {
     let c = codes_of(&malformed("barrier_in_if.bsgp"));
-    assert_eq!(c, vec![codes::BARRIER_IN_CONTROL_FLOW, codes::BARRIER_IN_CONTROL_FLOW], "{c:?}");
+    assert_eq!(
+        c,
+        vec![
+            codes::BARRIER_IN_CONTROL_FLOW,
+            codes::BARRIER_IN_CONTROL_FLOW
+        ],
+        "{c:?}"
+    );
     let c = codes_of(&malformed("barrier_in_loop.bsgp"));
     assert_eq!(c, vec![codes::BARRIER_IN_CONTROL_FLOW], "{c:?}");
 }
@@ -97,16 +125,23 @@ fn other_checks() {
     assert_eq!(codes_of(ret), vec![codes::RETURN_IN_SPAWN]);
     let global = "int g; void f(int n) { spawn(n) { g = 1; } }";
     assert_eq!(codes_of(global), vec![codes::HOST_WRITE]);
-    let global_ok = "int* g; void f(int n) { spawn(n) { require g = dnew[n]int; g[thread.rank] = 1; } }";
+    let global_ok =
+        "int* g; void f(int n) { spawn(n) { require g = dnew[n]int; g[thread.rank] = 1; } }";
     assert!(codes_of(global_ok).is_empty(), "{}", render(global_ok));
     let device_fn = "int g; void bump() { g = 2; } void f(int n) { spawn(n) { bump(); } }";
     assert_eq!(codes_of(device_fn), vec![codes::HOST_WRITE]);
     let cond_collective = "void f(int* a, int n) { spawn(n) { x = a[0] > 0 ? reduce(+, a[thread.rank]) : 0; a[0] = x; } }";
-    assert_eq!(codes_of(cond_collective), vec![codes::BARRIER_IN_CONTROL_FLOW]);
+    assert_eq!(
+        codes_of(cond_collective),
+        vec![codes::BARRIER_IN_CONTROL_FLOW]
+    );
     let sync_call = "inline int s(int x) { barrier; return x; } void f(int* a, int n) { spawn(n) { if (n > 1) { y = s(1); a[0] = y; } } }";
     assert_eq!(codes_of(sync_call), vec![codes::BARRIER_IN_CONTROL_FLOW]);
     let require_collective = "void f(int* a, int n) { spawn(n) { require { barrier; } } }";
-    assert_eq!(codes_of(require_collective), vec![codes::SPMD_OUTSIDE_SPAWN]);
+    assert_eq!(
+        codes_of(require_collective),
+        vec![codes::SPMD_OUTSIDE_SPAWN]
+    );
     let scan_host = "void f(int n) { int t = 0; spawn(n) { s = scan(+, t); } }";
     assert_eq!(codes_of(scan_host), vec![codes::HOST_WRITE]);
     let put_ok = "void f(int* a, int n) { spawn(n) { p = 0; thread.put(thread.rank + 1, p, 5); barrier; a[thread.rank] = p; } }";

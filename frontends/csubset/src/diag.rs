@@ -107,8 +107,7 @@ impl Diagnostic {
 
     /// This diagnostic with its source attached, for miette's fancy renderer.
     pub fn with_source(self, path: &str, text: &str) -> miette::Report {
-        miette::Report::new(self)
-            .with_source_code(miette::NamedSource::new(path, text.to_string()))
+        miette::Report::new(self).with_source_code(miette::NamedSource::new(path, text.to_string()))
     }
 }
 

@@ -1001,8 +1001,20 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
 pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
     use ExprKind::*;
     match &e.kind {
-        IntLit(_) | FloatLit { .. } | BoolLit(_) | StrLit(_) | Null | Var(_) | Global(_)
-        | ThreadRank | ThreadSize | ThreadOldRank | DTempFree | GroupRank | GroupId | Error => {}
+        IntLit(_)
+        | FloatLit { .. }
+        | BoolLit(_)
+        | StrLit(_)
+        | Null
+        | Var(_)
+        | Global(_)
+        | ThreadRank
+        | ThreadSize
+        | ThreadOldRank
+        | DTempFree
+        | GroupRank
+        | GroupId
+        | Error => {}
         Unary { operand, .. } => v.visit_expr(operand),
         Binary { lhs, rhs, .. } | PtrDiff { lhs, rhs } | Comma { lhs, rhs } => {
             v.visit_expr(lhs);

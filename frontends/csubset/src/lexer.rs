@@ -295,11 +295,15 @@ impl Lexer<'_> {
                         // Skip a whole UTF-8 sequence so spans stay on
                         // character boundaries.
                         let mut n = 1;
-                        while n < 4 && self.pos + n < self.src.len() && self.src[self.pos + n] & 0xC0 == 0x80 {
+                        while n < 4
+                            && self.pos + n < self.src.len()
+                            && self.src[self.pos + n] & 0xC0 == 0x80
+                        {
                             n += 1;
                         }
                         self.pos += n;
-                        let shown = String::from_utf8_lossy(&self.src[start..self.pos]).into_owned();
+                        let shown =
+                            String::from_utf8_lossy(&self.src[start..self.pos]).into_owned();
                         self.err(
                             codes::INVALID_CHAR,
                             format!("invalid character {shown:?} in source"),
@@ -477,7 +481,12 @@ impl Lexer<'_> {
             let single = match suffix.as_str() {
                 "" | "l" => false,
                 "f" => true,
-                _ => return bad(self, format!("invalid suffix `{suffix}` on floating literal")),
+                _ => {
+                    return bad(
+                        self,
+                        format!("invalid suffix `{suffix}` on floating literal"),
+                    );
+                }
             };
             match body.parse::<f64>() {
                 Ok(v) => self.push(
@@ -501,7 +510,12 @@ impl Lexer<'_> {
                 // report it, as C compilers do.
                 return bad(self, "invalid suffix `f` on integer literal".to_string());
             }
-            _ => return bad(self, format!("invalid suffix `{suffix}` on integer literal")),
+            _ => {
+                return bad(
+                    self,
+                    format!("invalid suffix `{suffix}` on integer literal"),
+                );
+            }
         };
         let (radix, digits, non_decimal) = if hex {
             (16, &body[2..], true)
@@ -577,7 +591,12 @@ impl Lexer<'_> {
                     }
                 }
                 if n == 0 {
-                    self.err(codes::BAD_ESCAPE, "`\\x` used with no hex digits", start, self.pos);
+                    self.err(
+                        codes::BAD_ESCAPE,
+                        "`\\x` used with no hex digits",
+                        start,
+                        self.pos,
+                    );
                 }
                 v as u8
             }
@@ -612,14 +631,24 @@ impl Lexer<'_> {
                     break;
                 }
                 None | Some(b'\n') => {
-                    self.err(codes::BAD_CHAR_LITERAL, "unterminated character literal", start, self.pos);
+                    self.err(
+                        codes::BAD_CHAR_LITERAL,
+                        "unterminated character literal",
+                        start,
+                        self.pos,
+                    );
                     self.push(Tok::Error, start);
                     return;
                 }
                 _ => match self.escaped_char() {
                     Some(c) => chars.push(c),
                     None => {
-                        self.err(codes::BAD_CHAR_LITERAL, "unterminated character literal", start, self.pos);
+                        self.err(
+                            codes::BAD_CHAR_LITERAL,
+                            "unterminated character literal",
+                            start,
+                            self.pos,
+                        );
                         self.push(Tok::Error, start);
                         return;
                     }
@@ -629,7 +658,12 @@ impl Lexer<'_> {
         match chars.as_slice() {
             [c] => self.push(Tok::Char(*c), start),
             [] => {
-                self.err(codes::BAD_CHAR_LITERAL, "empty character literal", start, self.pos);
+                self.err(
+                    codes::BAD_CHAR_LITERAL,
+                    "empty character literal",
+                    start,
+                    self.pos,
+                );
                 self.push(Tok::Error, start);
             }
             _ => {
@@ -671,7 +705,12 @@ impl Lexer<'_> {
                 _ => match self.escaped_char() {
                     Some(c) => bytes.push(c),
                     None => {
-                        self.err(codes::UNTERMINATED_STRING, "unterminated string literal", start, self.pos);
+                        self.err(
+                            codes::UNTERMINATED_STRING,
+                            "unterminated string literal",
+                            start,
+                            self.pos,
+                        );
                         self.push(Tok::Error, start);
                         return;
                     }
@@ -760,16 +799,77 @@ mod tests {
                 non_decimal: false
             }
         );
-        assert!(matches!(t[1], Tok::Int { value: 31, non_decimal: true, .. }));
+        assert!(matches!(
+            t[1],
+            Tok::Int {
+                value: 31,
+                non_decimal: true,
+                ..
+            }
+        ));
         assert!(matches!(t[2], Tok::Int { value: 15, .. }));
-        assert!(matches!(t[3], Tok::Int { value: 10, unsigned: true, long: false, .. }));
-        assert!(matches!(t[4], Tok::Int { value: 5, unsigned: false, long: true, .. }));
-        assert!(matches!(t[5], Tok::Int { value: 7, unsigned: true, long: true, .. }));
-        assert_eq!(t[6], Tok::Float { bits: 1.5f64.to_bits(), single: false });
-        assert_eq!(t[7], Tok::Float { bits: 2.5f64.to_bits(), single: true });
-        assert_eq!(t[8], Tok::Float { bits: 0.5f64.to_bits(), single: false });
-        assert_eq!(t[9], Tok::Float { bits: 1000f64.to_bits(), single: false });
-        assert_eq!(t[10], Tok::Float { bits: 3f64.to_bits(), single: true });
+        assert!(matches!(
+            t[3],
+            Tok::Int {
+                value: 10,
+                unsigned: true,
+                long: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            t[4],
+            Tok::Int {
+                value: 5,
+                unsigned: false,
+                long: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            t[5],
+            Tok::Int {
+                value: 7,
+                unsigned: true,
+                long: true,
+                ..
+            }
+        ));
+        assert_eq!(
+            t[6],
+            Tok::Float {
+                bits: 1.5f64.to_bits(),
+                single: false
+            }
+        );
+        assert_eq!(
+            t[7],
+            Tok::Float {
+                bits: 2.5f64.to_bits(),
+                single: true
+            }
+        );
+        assert_eq!(
+            t[8],
+            Tok::Float {
+                bits: 0.5f64.to_bits(),
+                single: false
+            }
+        );
+        assert_eq!(
+            t[9],
+            Tok::Float {
+                bits: 1000f64.to_bits(),
+                single: false
+            }
+        );
+        assert_eq!(
+            t[10],
+            Tok::Float {
+                bits: 3f64.to_bits(),
+                single: true
+            }
+        );
     }
 
     #[test]
@@ -827,7 +927,13 @@ mod tests {
         assert_eq!(t[1].tok, id("for"));
         let (t, d) = lex("#pragma pgpu speculate\n");
         assert!(d.is_empty());
-        assert_eq!(t[0].tok, Tok::Speculate { window: None, warp: None });
+        assert_eq!(
+            t[0].tok,
+            Tok::Speculate {
+                window: None,
+                warp: None
+            }
+        );
         let (_, d) = lex("#pragma pgpu speculate window(x)\n");
         assert_eq!(d[0].code, codes::BAD_PRAGMA);
         // `#` not at a line start is an ordinary (invalid) character.

@@ -121,7 +121,10 @@ impl<'a> Parser<'a> {
     }
 
     fn nth(&self, k: usize) -> &Tok {
-        self.toks.get(self.pos + k).map(|t| &t.tok).unwrap_or(&Tok::Eof)
+        self.toks
+            .get(self.pos + k)
+            .map(|t| &t.tok)
+            .unwrap_or(&Tok::Eof)
     }
 
     fn span(&self) -> Span {
@@ -141,7 +144,10 @@ impl<'a> Parser<'a> {
         if self.pos == 0 {
             return self.span();
         }
-        self.toks.get(self.pos - 1).map(|t| t.span).unwrap_or_default()
+        self.toks
+            .get(self.pos - 1)
+            .map(|t| t.span)
+            .unwrap_or_default()
     }
 
     fn at_eof(&self) -> bool {
@@ -198,8 +204,12 @@ impl<'a> Parser<'a> {
         // Invalid tokens were diagnosed by the lexer already.
         if !matches!(self.tok(), Tok::Error) {
             self.push(
-                Diagnostic::error(codes::EXPECTED, format!("expected {what}, found {found}"), span)
-                    .with_label_text(format!("expected {what}")),
+                Diagnostic::error(
+                    codes::EXPECTED,
+                    format!("expected {what}, found {found}"),
+                    span,
+                )
+                .with_label_text(format!("expected {what}")),
             );
         }
         Fail
@@ -358,16 +368,16 @@ impl<'a> Parser<'a> {
     }
 
     fn unsupported_kw(&mut self) -> PResult<()> {
-        if let Tok::Ident(s) = self.tok() {
-            if matches!(
+        if let Tok::Ident(s) = self.tok()
+            && matches!(
                 s.as_str(),
                 "switch" | "case" | "default" | "goto" | "typedef" | "union" | "enum" | "extern"
-            ) {
-                let msg = format!("`{s}` is not supported by the pgpu C subset");
-                let span = self.span();
-                self.push(Diagnostic::error(codes::UNSUPPORTED, msg, span));
-                return Err(Fail);
-            }
+            )
+        {
+            let msg = format!("`{s}` is not supported by the pgpu C subset");
+            let span = self.span();
+            self.push(Diagnostic::error(codes::UNSUPPORTED, msg, span));
+            return Err(Fail);
         }
         Ok(())
     }
@@ -391,10 +401,16 @@ impl<'a> Parser<'a> {
         }
         self.unsupported_kw()?;
         // struct definition
-        if self.at_kw("struct") && matches!(self.nth(1), Tok::Ident(_)) && self.nth_is(2, Punct::LBrace) {
+        if self.at_kw("struct")
+            && matches!(self.nth(1), Tok::Ident(_))
+            && self.nth_is(2, Punct::LBrace)
+        {
             return self.struct_decl(start).map(|s| Some(Item::Struct(s)));
         }
-        if self.at_kw("struct") && matches!(self.nth(1), Tok::Ident(_)) && self.nth_is(2, Punct::Semi) {
+        if self.at_kw("struct")
+            && matches!(self.nth(1), Tok::Ident(_))
+            && self.nth_is(2, Punct::Semi)
+        {
             self.bump();
             self.bump();
             self.bump();
@@ -423,7 +439,9 @@ impl<'a> Parser<'a> {
         }
         let storage = self.storage();
         // BSGP: a function without a result type: `name(params) {`.
-        if matches!(self.tok(), Tok::Ident(s) if !is_keyword(s, self.lang)) && self.nth_is(1, Punct::LParen) {
+        if matches!(self.tok(), Tok::Ident(s) if !is_keyword(s, self.lang))
+            && self.nth_is(1, Punct::LParen)
+        {
             let name = self.name()?;
             if self.lang != Language::Bsgp {
                 self.push(
@@ -583,8 +601,7 @@ impl<'a> Parser<'a> {
         let mut signed = false;
         let mut longs = 0;
         let mut base: Option<BaseType> = None;
-        loop {
-            let Tok::Ident(s) = self.tok() else { break };
+        while let Tok::Ident(s) = self.tok() {
             let s = s.clone();
             match s.as_str() {
                 "const" => {}
@@ -621,7 +638,11 @@ impl<'a> Parser<'a> {
         }
         let span = start.to(self.prev_span());
         let bad = |p: &mut Self, msg: &str| {
-            p.push(Diagnostic::error(codes::EXPECTED_TYPE, msg.to_string(), span));
+            p.push(Diagnostic::error(
+                codes::EXPECTED_TYPE,
+                msg.to_string(),
+                span,
+            ));
             Fail
         };
         let t = match (base, unsigned, longs) {
@@ -750,8 +771,12 @@ impl<'a> Parser<'a> {
         }
         if self.at_eof() {
             self.push(
-                Diagnostic::error(codes::EXPECTED, "expected `}`, found end of file", self.span())
-                    .with_label(start, "this `{` is not closed"),
+                Diagnostic::error(
+                    codes::EXPECTED,
+                    "expected `}`, found end of file",
+                    self.span(),
+                )
+                .with_label(start, "this `{` is not closed"),
             );
             return Ok(Block {
                 stmts,
@@ -941,7 +966,9 @@ impl<'a> Parser<'a> {
                 return Ok(mk(self, StmtKind::Farm(body)));
             }
         }
-        if self.is_type_start() || (self.lang == Language::Fork && (self.at_kw("sh") || self.at_kw("pr"))) {
+        if self.is_type_start()
+            || (self.lang == Language::Fork && (self.at_kw("sh") || self.at_kw("pr")))
+        {
             let storage = self.storage();
             let (base, bspan) = self.base_type()?;
             let d = self.decl_rest(start, storage, base, bspan)?;

@@ -188,11 +188,13 @@ fn cast_kind(from: &Type, to: &Type, explicit: bool) -> Result<Option<CastKind>,
         (f, Bool) if f.is_scalar() => Ok(Some(CastKind::ToBool)),
         (Bool, t) if t.is_integer() => Ok(Some(CastKind::BoolToInt)),
         (Bool, t) if t.is_float() => Ok(Some(CastKind::BoolToFloat)),
-        (f, t) if f.is_integer() && t.is_integer() => Ok(Some(match int_size(f).cmp(&int_size(t)) {
-            std::cmp::Ordering::Less => CastKind::IntExtend,
-            std::cmp::Ordering::Equal => CastKind::NoOp,
-            std::cmp::Ordering::Greater => CastKind::IntTrunc,
-        })),
+        (f, t) if f.is_integer() && t.is_integer() => {
+            Ok(Some(match int_size(f).cmp(&int_size(t)) {
+                std::cmp::Ordering::Less => CastKind::IntExtend,
+                std::cmp::Ordering::Equal => CastKind::NoOp,
+                std::cmp::Ordering::Greater => CastKind::IntTrunc,
+            }))
+        }
         (f, t) if f.is_integer() && t.is_float() => Ok(Some(CastKind::IntToFloat)),
         (f, t) if f.is_float() && t.is_integer() => Ok(Some(CastKind::FloatToInt)),
         (Float, Double) => Ok(Some(CastKind::FloatExtend)),
@@ -268,7 +270,9 @@ fn parse_format(fmt: &str) -> Result<Vec<FmtArg>, String> {
         };
         i += 1;
         out.push(match c {
-            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' if longs > 0 && c != b'c' => FmtArg::Long,
+            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' if longs > 0 && c != b'c' => {
+                FmtArg::Long
+            }
             b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' => FmtArg::Int,
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => FmtArg::Double,
             b's' => FmtArg::Str,
@@ -328,33 +332,33 @@ impl Sema {
         // 2. function signatures (definitions, then prototypes)
         let mut defs: Vec<&ast::FnDef> = Vec::new();
         for item in &ast.items {
-            if let ast::Item::Function(f) = item {
-                if f.body.is_some() {
-                    if let Some(&prev) = self.func_ids.get(&f.name.text) {
-                        let prev_span = self.sigs[prev.0 as usize].name_span;
-                        self.push(
-                            Diagnostic::error(
-                                codes::REDEFINITION,
-                                format!("function `{}` is defined twice", f.name.text),
-                                f.name.span,
-                            )
-                            .with_label(prev_span, "first defined here"),
-                        );
-                        continue;
-                    }
-                    let sig = self.signature(f);
-                    let id = FuncId(self.sigs.len() as u32);
-                    self.func_ids.insert(f.name.text.clone(), id);
-                    self.sigs.push(sig);
-                    defs.push(f);
+            if let ast::Item::Function(f) = item
+                && f.body.is_some()
+            {
+                if let Some(&prev) = self.func_ids.get(&f.name.text) {
+                    let prev_span = self.sigs[prev.0 as usize].name_span;
+                    self.push(
+                        Diagnostic::error(
+                            codes::REDEFINITION,
+                            format!("function `{}` is defined twice", f.name.text),
+                            f.name.span,
+                        )
+                        .with_label(prev_span, "first defined here"),
+                    );
+                    continue;
                 }
+                let sig = self.signature(f);
+                let id = FuncId(self.sigs.len() as u32);
+                self.func_ids.insert(f.name.text.clone(), id);
+                self.sigs.push(sig);
+                defs.push(f);
             }
         }
         for item in &ast.items {
-            if let ast::Item::Function(f) = item {
-                if f.body.is_none() {
-                    self.check_prototype(f);
-                }
+            if let ast::Item::Function(f) = item
+                && f.body.is_none()
+            {
+                self.check_prototype(f);
             }
         }
         // 3. globals
@@ -448,7 +452,11 @@ impl Sema {
                     continue;
                 }
                 if ty == Type::Void {
-                    self.error(codes::BAD_DECL_TYPE, "a field cannot have type void", dc.span);
+                    self.error(
+                        codes::BAD_DECL_TYPE,
+                        "a field cannot have type void",
+                        dc.span,
+                    );
                     continue;
                 }
                 if fields.iter().any(|f| f.name == dc.name.text) {
@@ -506,7 +514,13 @@ impl Sema {
 
     /// The declared type; `[]` dimensions become pointers when `params`,
     /// else need an initialiser list (sized by the caller).
-    fn declarator_type(&mut self, base: &BaseType, bspan: Span, d: &ast::Declarator, params: bool) -> Type {
+    fn declarator_type(
+        &mut self,
+        base: &BaseType,
+        bspan: Span,
+        d: &ast::Declarator,
+        params: bool,
+    ) -> Type {
         let mut ty = self.base_type(base, bspan);
         for _ in 0..d.pointers {
             ty = Type::Ptr(Box::new(ty));
@@ -569,7 +583,11 @@ impl Sema {
             None => Type::Void,
         };
         if matches!(ret, Type::Array(..)) {
-            self.error(codes::BAD_DECL_TYPE, "functions cannot return arrays", f.name.span);
+            self.error(
+                codes::BAD_DECL_TYPE,
+                "functions cannot return arrays",
+                f.name.span,
+            );
         }
         let params = f.params.iter().map(|p| self.type_name(&p.ty)).collect();
         FnSig {
@@ -601,7 +619,10 @@ impl Sema {
                     self.push(
                         Diagnostic::error(
                             codes::BAD_PROTOTYPE,
-                            format!("prototype of `{}` does not match its definition", f.name.text),
+                            format!(
+                                "prototype of `{}` does not match its definition",
+                                f.name.text
+                            ),
                             f.name.span,
                         )
                         .with_label(ds, "defined here"),
@@ -615,7 +636,11 @@ impl Sema {
         for dc in &d.declarators {
             let ty = self.declarator_type(&d.base, d.base_span, dc, false);
             if ty == Type::Void {
-                self.error(codes::BAD_DECL_TYPE, "a variable cannot have type void", dc.span);
+                self.error(
+                    codes::BAD_DECL_TYPE,
+                    "a variable cannot have type void",
+                    dc.span,
+                );
             }
             if let Some(&prev) = self.global_ids.get(&dc.name.text) {
                 let ps = self.globals[prev.0 as usize].span;
@@ -685,7 +710,11 @@ impl Sema {
                     if list.len() > ftys.len() {
                         self.error(
                             codes::BAD_INITIALIZER,
-                            format!("{} initialisers for a struct of {} fields", list.len(), ftys.len()),
+                            format!(
+                                "{} initialisers for a struct of {} fields",
+                                list.len(),
+                                ftys.len()
+                            ),
                             *span,
                         );
                     }
@@ -728,7 +757,11 @@ impl Sema {
                 continue;
             };
             if ty == Type::Void {
-                self.error(codes::BAD_DECL_TYPE, "a parameter cannot have type void", p.span);
+                self.error(
+                    codes::BAD_DECL_TYPE,
+                    "a parameter cannot have type void",
+                    p.span,
+                );
             }
             let v = self.declare(name, ty, VarKind::Param(i as u32), false);
             params.push(v);
@@ -760,18 +793,18 @@ impl Sema {
 
     fn declare(&mut self, name: &ast::Name, ty: Type, kind: VarKind, by_assignment: bool) -> VarId {
         let id = VarId(self.vars.len() as u32);
-        if let Some(scope) = self.scopes.last() {
-            if let Some(&prev) = scope.get(&name.text) {
-                let ps = self.vars[prev.0 as usize].span;
-                self.push(
-                    Diagnostic::error(
-                        codes::REDEFINITION,
-                        format!("`{}` is already declared in this scope", name.text),
-                        name.span,
-                    )
-                    .with_label(ps, "previous declaration"),
-                );
-            }
+        if let Some(scope) = self.scopes.last()
+            && let Some(&prev) = scope.get(&name.text)
+        {
+            let ps = self.vars[prev.0 as usize].span;
+            self.push(
+                Diagnostic::error(
+                    codes::REDEFINITION,
+                    format!("`{}` is already declared in this scope", name.text),
+                    name.span,
+                )
+                .with_label(ps, "previous declaration"),
+            );
         }
         let space = if self.spawn_depth > 0 && self.require_depth == 0 {
             Space::Thread
@@ -805,7 +838,10 @@ impl Sema {
         self.scopes.push(HashMap::new());
         let stmts = self.stmts(&b.stmts);
         self.scopes.pop();
-        Block { stmts, span: b.span }
+        Block {
+            stmts,
+            span: b.span,
+        }
     }
 
     fn stmts(&mut self, ss: &[ast::Stmt]) -> Vec<Stmt> {
@@ -858,7 +894,7 @@ impl Sema {
 
     fn cond(&mut self, e: &ast::Expr) -> Expr {
         let he = self.rvalue(e);
-        self.to_bool(he)
+        self.as_condition(he)
     }
 
     fn in_loop<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -945,7 +981,11 @@ impl Sema {
             }
             ast::StmtKind::Continue => {
                 if self.loops == 0 {
-                    self.error(codes::CONTINUE_OUTSIDE_LOOP, "`continue` outside a loop", span);
+                    self.error(
+                        codes::CONTINUE_OUTSIDE_LOOP,
+                        "`continue` outside a loop",
+                        span,
+                    );
                 }
                 StmtKind::Continue
             }
@@ -958,7 +998,10 @@ impl Sema {
                             self.push(
                                 Diagnostic::error(
                                     codes::MISSING_RETURN_VALUE,
-                                    format!("`return` without a value in `{name}`, which returns `{}`", self.ts(&ret)),
+                                    format!(
+                                        "`return` without a value in `{name}`, which returns `{}`",
+                                        self.ts(&ret)
+                                    ),
                                     span,
                                 )
                                 .with_help("return a value"),
@@ -989,10 +1032,10 @@ impl Sema {
             ast::StmtKind::Spawn { count, body } => {
                 let c = self.rvalue(count);
                 let count = self.convert(c, &Type::Int, "thread count");
-                if self.spawn_depth == 0 {
-                    if let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize) {
-                        f.has_spawn = true;
-                    }
+                if self.spawn_depth == 0
+                    && let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize)
+                {
+                    f.has_spawn = true;
                 }
                 let saved_loops = std::mem::replace(&mut self.loops, 0);
                 let saved_req = std::mem::replace(&mut self.require_depth, 0);
@@ -1062,11 +1105,11 @@ impl Sema {
 
     /// Record an SPMD construct outside this function's own spawns.
     fn note_spmd(&mut self, sync: bool) {
-        if self.spawn_depth == 0 {
-            if let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize) {
-                f.spmd = true;
-                f.sync |= sync;
-            }
+        if self.spawn_depth == 0
+            && let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize)
+        {
+            f.spmd = true;
+            f.sync |= sync;
         }
     }
 
@@ -1122,7 +1165,11 @@ impl Sema {
         for dc in &d.declarators {
             let ty = self.declarator_type(&d.base, d.base_span, dc, false);
             if ty == Type::Void {
-                self.error(codes::BAD_DECL_TYPE, "a variable cannot have type void", dc.span);
+                self.error(
+                    codes::BAD_DECL_TYPE,
+                    "a variable cannot have type void",
+                    dc.span,
+                );
             }
             let init = dc.init.as_ref().map(|i| self.initializer(i, &ty));
             let var = self.declare(&dc.name, ty, VarKind::Local, false);
@@ -1148,7 +1195,11 @@ impl Sema {
     fn rvalue(&mut self, e: &ast::Expr) -> Expr {
         let he = decay(self.expr(e));
         if he.ty == Type::Void {
-            self.error(codes::TYPE_MISMATCH, "a `void` expression has no value", e.span);
+            self.error(
+                codes::TYPE_MISMATCH,
+                "a `void` expression has no value",
+                e.span,
+            );
             return err_expr(e.span);
         }
         he
@@ -1213,14 +1264,17 @@ impl Sema {
         }
     }
 
-    fn to_bool(&mut self, e: Expr) -> Expr {
+    fn as_condition(&mut self, e: Expr) -> Expr {
         if e.ty == Type::Error || e.ty == Type::Bool {
             return e;
         }
         if !e.ty.is_scalar() {
             self.error(
                 codes::BAD_CONDITION,
-                format!("a condition must be a number or pointer, not `{}`", self.ts(&e.ty)),
+                format!(
+                    "a condition must be a number or pointer, not `{}`",
+                    self.ts(&e.ty)
+                ),
                 e.span,
             );
             return err_expr(e.span);
@@ -1264,9 +1318,13 @@ impl Sema {
         }
         if !e.category.is_lvalue() {
             self.push(
-                Diagnostic::error(codes::NOT_LVALUE, format!("cannot {what} this expression"), e.span)
-                    .with_label_text("not an lvalue")
-                    .with_help("only variables, array elements, `*p` and fields can be assigned"),
+                Diagnostic::error(
+                    codes::NOT_LVALUE,
+                    format!("cannot {what} this expression"),
+                    e.span,
+                )
+                .with_label_text("not an lvalue")
+                .with_help("only variables, array elements, `*p` and fields can be assigned"),
             );
             return false;
         }
@@ -1338,8 +1396,9 @@ impl Sema {
                     );
                     return err_expr(span);
                 }
-                let mut d = Diagnostic::error(codes::UNKNOWN_NAME, format!("unknown name `{name}`"), span)
-                    .with_label_text("not declared");
+                let mut d =
+                    Diagnostic::error(codes::UNKNOWN_NAME, format!("unknown name `{name}`"), span)
+                        .with_label_text("not declared");
                 if self.lang == Language::Bsgp {
                     d = d.with_help(format!("declare it, or assign it first (`{name} = ...;`)"));
                 } else if name == "thread" || name == "spawn" || name == "barrier" {
@@ -1411,7 +1470,11 @@ impl Sema {
                             ExprKind::Binary { lhs, .. } => lhs.ty.clone(),
                             _ => probe.ty.clone(),
                         };
-                        let op_ty = if op_ty == Type::Bool { Type::Int } else { op_ty };
+                        let op_ty = if op_ty == Type::Bool {
+                            Type::Int
+                        } else {
+                            op_ty
+                        };
                         let value = if matches!(op, ABin::Shl | ABin::Shr) {
                             let v = self.promote(value);
                             self.convert(v, &op_ty, "shift amount")
@@ -1449,9 +1512,7 @@ impl Sema {
                     } else {
                         Self::common_type(&a.ty, &b.ty)
                     }
-                } else if a.ty == b.ty {
-                    a.ty.clone()
-                } else if matches!(a.ty, Type::Ptr(_)) && b.ty == Type::Null {
+                } else if a.ty == b.ty || (matches!(a.ty, Type::Ptr(_)) && b.ty == Type::Null) {
                     a.ty.clone()
                 } else if matches!(b.ty, Type::Ptr(_)) && a.ty == Type::Null {
                     b.ty.clone()
@@ -1581,7 +1642,10 @@ impl Sema {
                         other => {
                             self.error(
                                 codes::BAD_DEREF,
-                                format!("`->` needs a pointer to a struct, not `{}`", self.ts(other)),
+                                format!(
+                                    "`->` needs a pointer to a struct, not `{}`",
+                                    self.ts(other)
+                                ),
                                 b.span,
                             );
                             return err_expr(span);
@@ -1658,14 +1722,14 @@ impl Sema {
                 self.note_spmd_host_alloc();
                 let elem = self.type_name(ty);
                 if elem == Type::Void {
-                    self.error(codes::BAD_DECL_TYPE, "cannot allocate `void` elements", ty.span);
+                    self.error(
+                        codes::BAD_DECL_TYPE,
+                        "cannot allocate `void` elements",
+                        ty.span,
+                    );
                 }
                 let c = self.rvalue(count);
-                let c = if c.ty.is_integer() || c.ty == Type::Error {
-                    self.convert(c, &Type::Int, "element count")
-                } else {
-                    self.convert(c, &Type::Int, "element count")
-                };
+                let c = self.convert(c, &Type::Int, "element count");
                 rv(
                     ExprKind::DNew {
                         temp: *temp,
@@ -1750,8 +1814,8 @@ impl Sema {
                     self.bad_operands(op, &l.ty, &r.ty, span);
                     return err_expr(span);
                 }
-                let l = self.to_bool(l);
-                let r = self.to_bool(r);
+                let l = self.as_condition(l);
+                let r = self.as_condition(r);
                 bin(l, r, Type::Bool)
             }
             Add | Sub if matches!(l.ty, Type::Ptr(_)) || matches!(r.ty, Type::Ptr(_)) => {
@@ -1907,7 +1971,11 @@ impl Sema {
                     return err_expr(span);
                 }
                 if !t.category.is_lvalue() || t.category == ValueCategory::OldRank {
-                    self.error(codes::BAD_OPERAND, "cannot take the address of this expression", span);
+                    self.error(
+                        codes::BAD_OPERAND,
+                        "cannot take the address of this expression",
+                        span,
+                    );
                     return err_expr(span);
                 }
                 let ty = match &t.ty {
@@ -1948,7 +2016,7 @@ impl Sema {
                     );
                     return err_expr(span);
                 }
-                let b = self.to_bool(v);
+                let b = self.as_condition(v);
                 rv(
                     ExprKind::Unary {
                         op: UnaryOp::Not,
@@ -2002,7 +2070,14 @@ impl Sema {
         }
     }
 
-    fn arity(&mut self, name: &str, args: &[ast::Expr], min: usize, max: usize, span: Span) -> bool {
+    fn arity(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        min: usize,
+        max: usize,
+        span: Span,
+    ) -> bool {
         if args.len() < min || args.len() > max {
             let expected = if min == max {
                 format!("{min}")
@@ -2032,16 +2107,20 @@ impl Sema {
 
     /// A thread-local variable argument (`thread.get`, `scan`).
     fn var_arg(&mut self, a: &ast::Expr, what: &str) -> Option<(VarId, Type)> {
-        if let AE::Ident(n) = &a.kind {
-            if let Some(v) = self.lookup(n) {
-                return Some((v, self.vars[v.0 as usize].ty.clone()));
-            }
+        if let AE::Ident(n) = &a.kind
+            && let Some(v) = self.lookup(n)
+        {
+            return Some((v, self.vars[v.0 as usize].ty.clone()));
         }
         let e = self.expr(a);
         if e.ty != Type::Error {
             self.push(
-                Diagnostic::error(codes::NEEDS_VARIABLE, format!("{what} needs a local variable"), a.span)
-                    .with_help("assign the value to a variable first"),
+                Diagnostic::error(
+                    codes::NEEDS_VARIABLE,
+                    format!("{what} needs a local variable"),
+                    a.span,
+                )
+                .with_help("assign the value to a variable first"),
             );
         }
         None
@@ -2061,8 +2140,12 @@ impl Sema {
             AE::Ident(s) if s == "max" && self.lookup(s).is_none() => Some(CollectiveOp::Max),
             _ => {
                 self.push(
-                    Diagnostic::error(codes::BAD_COLLECTIVE_OP, "invalid collective operator", a.span)
-                        .with_help("use one of `+ * min max & | ^`"),
+                    Diagnostic::error(
+                        codes::BAD_COLLECTIVE_OP,
+                        "invalid collective operator",
+                        a.span,
+                    )
+                    .with_help("use one of `+ * min max & | ^`"),
                 );
                 None
             }
@@ -2070,23 +2153,35 @@ impl Sema {
     }
 
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Expr {
-        if let AE::Member { base, field, arrow: false } = &callee.kind {
-            if let AE::Thread = base.kind {
-                return self.thread_call(&field.text, field.span, args, span);
-            }
+        if let AE::Member {
+            base,
+            field,
+            arrow: false,
+        } = &callee.kind
+            && let AE::Thread = base.kind
+        {
+            return self.thread_call(&field.text, field.span, args, span);
         }
         let AE::Ident(name) = &callee.kind else {
             let c = self.expr(callee);
             if c.ty != Type::Error {
-                self.error(codes::NOT_CALLABLE, "only named functions can be called", callee.span);
+                self.error(
+                    codes::NOT_CALLABLE,
+                    "only named functions can be called",
+                    callee.span,
+                );
             }
             return err_expr(span);
         };
         if let Some(v) = self.lookup(name) {
             let vs = self.vars[v.0 as usize].span;
             self.push(
-                Diagnostic::error(codes::NOT_CALLABLE, format!("`{name}` is a variable, not a function"), callee.span)
-                    .with_label(vs, "declared here"),
+                Diagnostic::error(
+                    codes::NOT_CALLABLE,
+                    format!("`{name}` is a variable, not a function"),
+                    callee.span,
+                )
+                .with_label(vs, "declared here"),
             );
             return err_expr(span);
         }
@@ -2121,12 +2216,20 @@ impl Sema {
                 let e = self.rvalue(a);
                 hargs.push(self.convert(e, t, "argument"));
             }
-            if self.spawn_depth == 0 && self.require_depth == 0 {
-                if let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize) {
-                    f.calls.push(fid);
-                }
+            if self.spawn_depth == 0
+                && self.require_depth == 0
+                && let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize)
+            {
+                f.calls.push(fid);
             }
-            return rv(ExprKind::Call { func: fid, args: hargs }, ret, span);
+            return rv(
+                ExprKind::Call {
+                    func: fid,
+                    args: hargs,
+                },
+                ret,
+                span,
+            );
         }
         self.builtin(name, callee.span, args, span)
     }
@@ -2173,7 +2276,11 @@ impl Sema {
                 }
                 let s = self.rvalue(&args[0]);
                 let s = self.convert(s, &Type::ULong, "seed");
-                rv(ExprKind::Builtin(Builtin::RandSeed(Box::new(s))), Type::Void, span)
+                rv(
+                    ExprKind::Builtin(Builtin::RandSeed(Box::new(s))),
+                    Type::Void,
+                    span,
+                )
             }
             "reduce" | "scan" if bsgp => {
                 if !self.arity(name, args, 2, 2, span) {
@@ -2196,7 +2303,14 @@ impl Sema {
                     }
                     let Some(op) = op else { return err_expr(span) };
                     let ty = v.ty.clone();
-                    rv(ExprKind::Reduce { op, value: Box::new(v) }, ty, span)
+                    rv(
+                        ExprKind::Reduce {
+                            op,
+                            value: Box::new(v),
+                        },
+                        ty,
+                        span,
+                    )
                 } else {
                     let Some((var, ty)) = self.var_arg(&args[1], "`scan`") else {
                         return err_expr(span);
@@ -2228,13 +2342,20 @@ impl Sema {
                 let Type::Ptr(elem) = list.ty.clone() else {
                     self.error(
                         codes::TYPE_MISMATCH,
-                        format!("the list of `{name}` must be a pointer variable, not `{}`", self.ts(&list.ty)),
+                        format!(
+                            "the list of `{name}` must be a pointer variable, not `{}`",
+                            self.ts(&list.ty)
+                        ),
                         list.span,
                     );
                     return err_expr(span);
                 };
                 if !list.category.is_lvalue() {
-                    self.error(codes::NOT_LVALUE, format!("the list of `{name}` must be a variable"), list.span);
+                    self.error(
+                        codes::NOT_LVALUE,
+                        format!("the list of `{name}` must be a variable"),
+                        list.span,
+                    );
                     return err_expr(span);
                 }
                 let src = self.convert(src, &elem, "source value");
@@ -2312,9 +2433,18 @@ impl Sema {
                 )
             }
             _ => {
-                let mut d = Diagnostic::error(codes::UNKNOWN_FUNCTION, format!("unknown function `{name}`"), name_span)
-                    .with_label_text("not defined");
-                if !bsgp && matches!(name, "reduce" | "scan" | "compact" | "split" | "sort_idx" | "dtempfree") {
+                let mut d = Diagnostic::error(
+                    codes::UNKNOWN_FUNCTION,
+                    format!("unknown function `{name}`"),
+                    name_span,
+                )
+                .with_label_text("not defined");
+                if !bsgp
+                    && matches!(
+                        name,
+                        "reduce" | "scan" | "compact" | "split" | "sort_idx" | "dtempfree"
+                    )
+                {
                     d = d.with_help("this is a BSGP collective: compile the file as BSGP");
                 }
                 self.push(d);
@@ -2342,8 +2472,14 @@ impl Sema {
                         let n = self.convert(n, &Type::Int, "thread count");
                         (ExprKind::ThreadFork(Box::new(n)), Type::Int)
                     }
-                    "kill" => (ExprKind::ThreadKill(Box::new(self.cond(&args[0]))), Type::Void),
-                    "split" => (ExprKind::ThreadSplit(Box::new(self.cond(&args[0]))), Type::Void),
+                    "kill" => (
+                        ExprKind::ThreadKill(Box::new(self.cond(&args[0]))),
+                        Type::Void,
+                    ),
+                    "split" => (
+                        ExprKind::ThreadSplit(Box::new(self.cond(&args[0]))),
+                        Type::Void,
+                    ),
                     _ => {
                         let k = self.rvalue(&args[0]);
                         if k.ty != Type::Error && !k.ty.is_arithmetic() {
@@ -2369,7 +2505,14 @@ impl Sema {
                 let Some((var, ty)) = self.var_arg(&args[1], "`thread.get`") else {
                     return err_expr(span);
                 };
-                rv(ExprKind::ThreadGet { rank: Box::new(r), var }, ty, span)
+                rv(
+                    ExprKind::ThreadGet {
+                        rank: Box::new(r),
+                        var,
+                    },
+                    ty,
+                    span,
+                )
             }
             "put" => {
                 if !self.arity(&full, args, 3, 3, span) {
@@ -2395,13 +2538,21 @@ impl Sema {
                 )
             }
             "rank" | "size" | "oldrank" => {
-                self.error(codes::NOT_CALLABLE, format!("`{full}` is not a function"), name_span);
+                self.error(
+                    codes::NOT_CALLABLE,
+                    format!("`{full}` is not a function"),
+                    name_span,
+                );
                 err_expr(span)
             }
             _ => {
                 self.push(
-                    Diagnostic::error(codes::BAD_THREAD, format!("unknown thread operation `{full}`"), name_span)
-                        .with_help("thread operations: fork, kill, sortby, split, get, put"),
+                    Diagnostic::error(
+                        codes::BAD_THREAD,
+                        format!("unknown thread operation `{full}`"),
+                        name_span,
+                    )
+                    .with_help("thread operations: fork, kill, sortby, split, get, put"),
                 );
                 err_expr(span)
             }
@@ -2415,8 +2566,12 @@ impl Sema {
         };
         let AE::Str(fmt) = &first.kind else {
             self.push(
-                Diagnostic::error(codes::PRINTF_FORMAT, "the format of `printf` must be a string literal", first.span)
-                    .with_help("write `printf(\"%d\\n\", x)`"),
+                Diagnostic::error(
+                    codes::PRINTF_FORMAT,
+                    "the format of `printf` must be a string literal",
+                    first.span,
+                )
+                .with_help("write `printf(\"%d\\n\", x)`"),
             );
             for a in args {
                 self.rvalue_allow_void(a);
@@ -2437,7 +2592,11 @@ impl Sema {
         let mut ok = true;
         match parse_format(fmt) {
             Err(msg) => {
-                self.error(codes::PRINTF_FORMAT, format!("invalid printf format: {msg}"), first.span);
+                self.error(
+                    codes::PRINTF_FORMAT,
+                    format!("invalid printf format: {msg}"),
+                    first.span,
+                );
                 ok = false;
             }
             Ok(specs) => {
@@ -2477,7 +2636,9 @@ impl Sema {
                             (FmtArg::Int | FmtArg::Long, t) if t.is_float() => {
                                 "use `%f` for floating values, or cast to `int`"
                             }
-                            (FmtArg::Double, t) if t.is_integer() => "use `%d`, or cast to `double`",
+                            (FmtArg::Double, t) if t.is_integer() => {
+                                "use `%d`, or cast to `double`"
+                            }
                             _ => "match the conversion to the argument's type",
                         };
                         let want = match spec {
@@ -2698,7 +2859,10 @@ fn require_outputs(body: &Block, vars: &[VarInfo]) -> Vec<VarId> {
     c.assigned
         .into_iter()
         .filter(|v| !c.nested_decls.contains(v))
-        .filter(|v| vars.get(v.0 as usize).is_some_and(|i| i.space == Space::Host))
+        .filter(|v| {
+            vars.get(v.0 as usize)
+                .is_some_and(|i| i.space == Space::Host)
+        })
         .collect()
 }
 

@@ -1,5 +1,7 @@
 //! The example programs and the paper's listings parse and check cleanly.
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 use pgpu_csubset::{Language, LineIndex, check_source};
 use std::path::Path;
 

@@ -1,6 +1,8 @@
 //! Never panic, never hang: truncated prefixes of every example, random
 //! bytes, random token soup and deep nesting, in every language.
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 use pgpu_csubset::{Language, analyze_source, parse_source, sema};
 
 /// Parse and check on this thread (small inputs: no big stack needed).
@@ -32,7 +34,8 @@ fn examples() -> Vec<String> {
         let p = e.unwrap().path();
         out.push(std::fs::read_to_string(p).unwrap());
     }
-    let malformed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-suite/frontends/malformed/Inputs");
+    let malformed =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-suite/frontends/malformed/Inputs");
     if let Ok(rd) = std::fs::read_dir(malformed) {
         for e in rd {
             let bytes = std::fs::read(e.unwrap().path()).unwrap();
@@ -73,12 +76,78 @@ fn random_bytes() {
 #[test]
 fn random_token_soup() {
     let vocab = [
-        "int", "void", "float", "struct", "S", "{", "}", "(", ")", "[", "]", ";", ",", "=", "+=",
-        "+", "-", "*", "/", "&", "&&", "||", "!", "?", ":", "<", "<<=", "x", "y", "f", "1", "2.5f",
-        "'c'", "\"s%d\"", "if", "else", "for", "while", "do", "return", "break", "spawn", "barrier",
-        "require", "par", "thread", ".", "->", "rank", "get", "fork", "dnew", "[3]", "reduce",
-        "scan", "printf", "argi", "NULL", "sizeof", "++", "--", "$", "@", "sh", "start", "seq",
-        "#pragma pgpu speculate\n", "inline", "unsigned", "long", "x = 1;", "RANK_REASSIGNED",
+        "int",
+        "void",
+        "float",
+        "struct",
+        "S",
+        "{",
+        "}",
+        "(",
+        ")",
+        "[",
+        "]",
+        ";",
+        ",",
+        "=",
+        "+=",
+        "+",
+        "-",
+        "*",
+        "/",
+        "&",
+        "&&",
+        "||",
+        "!",
+        "?",
+        ":",
+        "<",
+        "<<=",
+        "x",
+        "y",
+        "f",
+        "1",
+        "2.5f",
+        "'c'",
+        "\"s%d\"",
+        "if",
+        "else",
+        "for",
+        "while",
+        "do",
+        "return",
+        "break",
+        "spawn",
+        "barrier",
+        "require",
+        "par",
+        "thread",
+        ".",
+        "->",
+        "rank",
+        "get",
+        "fork",
+        "dnew",
+        "[3]",
+        "reduce",
+        "scan",
+        "printf",
+        "argi",
+        "NULL",
+        "sizeof",
+        "++",
+        "--",
+        "$",
+        "@",
+        "sh",
+        "start",
+        "seq",
+        "#pragma pgpu speculate\n",
+        "inline",
+        "unsigned",
+        "long",
+        "x = 1;",
+        "RANK_REASSIGNED",
     ];
     let mut rng = Rng(12345);
     for _ in 0..4000 {
@@ -115,7 +184,11 @@ fn deep_nesting_is_an_error_not_a_crash() {
         }
     }
     // Moderate nesting is fine.
-    let ok = format!("int f() {{ return {}1{}; }}", "(".repeat(50), ")".repeat(50));
+    let ok = format!(
+        "int f() {{ return {}1{}; }}",
+        "(".repeat(50),
+        ")".repeat(50)
+    );
     let (_, diags) = analyze_source(&ok, Language::C);
     assert!(diags.is_empty(), "{diags:?}");
 }

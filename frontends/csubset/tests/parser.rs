@@ -1,6 +1,8 @@
 //! Parser: precedence and associativity, language-specific constructs,
 //! error recovery.
 
+#![allow(clippy::unwrap_used, clippy::panic)]
+
 use pgpu_csubset::ast::*;
 use pgpu_csubset::{Language, parse_source};
 
@@ -23,15 +25,28 @@ fn sexp(e: &Expr) -> String {
             };
             format!("({o} {})", sexp(operand))
         }
-        ExprKind::Binary { op, lhs, rhs } => format!("({} {} {})", binop(*op), sexp(lhs), sexp(rhs)),
+        ExprKind::Binary { op, lhs, rhs } => {
+            format!("({} {} {})", binop(*op), sexp(lhs), sexp(rhs))
+        }
         ExprKind::Assign { op, lhs, rhs } => {
-            let o = op.map(|o| format!("{}=", binop(o))).unwrap_or_else(|| "=".into());
+            let o = op
+                .map(|o| format!("{}=", binop(o)))
+                .unwrap_or_else(|| "=".into());
             format!("({o} {} {})", sexp(lhs), sexp(rhs))
         }
-        ExprKind::Cond { cond, then_expr, else_expr } => {
+        ExprKind::Cond {
+            cond,
+            then_expr,
+            else_expr,
+        } => {
             format!("(? {} {} {})", sexp(cond), sexp(then_expr), sexp(else_expr))
         }
-        ExprKind::Cast { ty, expr } => format!("(cast {:?}{} {})", ty.base, "*".repeat(ty.pointers as usize), sexp(expr)),
+        ExprKind::Cast { ty, expr } => format!(
+            "(cast {:?}{} {})",
+            ty.base,
+            "*".repeat(ty.pointers as usize),
+            sexp(expr)
+        ),
         ExprKind::SizeofType(t) => format!("(sizeof {:?})", t.base),
         ExprKind::SizeofExpr(e) => format!("(sizeof {})", sexp(e)),
         ExprKind::Index { base, index } => format!("([] {} {})", sexp(base), sexp(index)),
@@ -40,12 +55,22 @@ fn sexp(e: &Expr) -> String {
             format!("(call {} {})", sexp(callee), a.join(" "))
         }
         ExprKind::Member { base, field, arrow } => {
-            format!("({} {} {})", if *arrow { "->" } else { "." }, sexp(base), field.text)
+            format!(
+                "({} {} {})",
+                if *arrow { "->" } else { "." },
+                sexp(base),
+                field.text
+            )
         }
         ExprKind::Comma { lhs, rhs } => format!("(, {} {})", sexp(lhs), sexp(rhs)),
         ExprKind::Thread => "thread".into(),
         ExprKind::DNew { temp, count, ty } => {
-            format!("({} {} {:?})", if *temp { "dtempnew" } else { "dnew" }, sexp(count), ty.base)
+            format!(
+                "({} {} {:?})",
+                if *temp { "dtempnew" } else { "dnew" },
+                sexp(count),
+                ty.base
+            )
         }
         ExprKind::OpArg(op) => format!("op{}", binop(*op)),
         other => format!("{other:?}"),
@@ -79,8 +104,12 @@ fn parse_expr(src: &str, lang: Language) -> String {
     let text = format!("void f() {{ {src}; }}");
     let (ast, diags) = parse_source(&text, lang);
     assert!(diags.is_empty(), "{src}: {diags:?}");
-    let Item::Function(f) = &ast.items[0] else { panic!() };
-    let StmtKind::Expr(e) = &f.body.as_ref().unwrap().stmts[0].kind else { panic!("{src}") };
+    let Item::Function(f) = &ast.items[0] else {
+        panic!()
+    };
+    let StmtKind::Expr(e) = &f.body.as_ref().unwrap().stmts[0].kind else {
+        panic!("{src}")
+    };
     sexp(e)
 }
 
@@ -136,12 +165,24 @@ fn precedence_table() {
 fn bsgp_expressions() {
     let b = Language::Bsgp;
     assert_eq!(parse_expr("x = thread.rank", b), "(= x (. thread rank))");
-    assert_eq!(parse_expr("thread.get(r - 1, v)", b), "(call (. thread get) (- r 1) v)");
-    assert_eq!(parse_expr("s = reduce(+, x)", b), "(= s (call reduce op+ x))");
+    assert_eq!(
+        parse_expr("thread.get(r - 1, v)", b),
+        "(call (. thread get) (- r 1) v)"
+    );
+    assert_eq!(
+        parse_expr("s = reduce(+, x)", b),
+        "(= s (call reduce op+ x))"
+    );
     assert_eq!(parse_expr("scan(^, x)", b), "(call scan op^ x)");
     assert_eq!(parse_expr("reduce(max, x)", b), "(call reduce max x)");
-    assert_eq!(parse_expr("p = dnew[n*3]int", b), "(= p (dnew (* n 3) Int))");
-    assert_eq!(parse_expr("p = dtempnew[thread.size]float", b), "(= p (dtempnew (. thread size) Float))");
+    assert_eq!(
+        parse_expr("p = dnew[n*3]int", b),
+        "(= p (dnew (* n 3) Int))"
+    );
+    assert_eq!(
+        parse_expr("p = dtempnew[thread.size]float", b),
+        "(= p (dtempnew (. thread size) Float))"
+    );
     // In C, `thread` is an identifier and `spawn` a function name.
     assert_eq!(parse_expr("thread.rank", Language::C), "(. thread rank)");
     assert_eq!(parse_expr("spawn(n)", Language::C), "(call spawn n)");
@@ -185,11 +226,18 @@ fn pragma_attaches_to_for() {
     let src = "void f(int* a) {\n#pragma pgpu speculate window(16)\n  for (int i = 0; i < 10; i++) a[i] = i;\n}";
     let (ast, diags) = parse_source(src, Language::C);
     assert!(diags.is_empty(), "{diags:?}");
-    let Item::Function(f) = &ast.items[0] else { panic!() };
-    let StmtKind::For { pragma, .. } = &f.body.as_ref().unwrap().stmts[0].kind else { panic!() };
+    let Item::Function(f) = &ast.items[0] else {
+        panic!()
+    };
+    let StmtKind::For { pragma, .. } = &f.body.as_ref().unwrap().stmts[0].kind else {
+        panic!()
+    };
     assert_eq!(pragma.as_ref().unwrap().window, Some(16));
     // A pragma before something else is a warning.
-    let (_, diags) = parse_source("void f() {\n#pragma pgpu speculate\n  return;\n}", Language::C);
+    let (_, diags) = parse_source(
+        "void f() {\n#pragma pgpu speculate\n  return;\n}",
+        Language::C,
+    );
     assert_eq!(diags.len(), 1);
     assert!(!diags[0].is_error());
 }
@@ -210,7 +258,11 @@ int k() { int z = 3; return z; }
     let errors = diags.iter().filter(|d| d.is_error()).count();
     assert!(errors >= 4, "{diags:?}");
     // The good function after the bad ones still parses.
-    assert!(ast.items.iter().any(|i| matches!(i, Item::Function(f) if f.name.text == "k" && f.body.is_some())));
+    assert!(
+        ast.items
+            .iter()
+            .any(|i| matches!(i, Item::Function(f) if f.name.text == "k" && f.body.is_some()))
+    );
 }
 
 #[test]
@@ -219,9 +271,13 @@ fn declarations() {
     let (ast, diags) = parse_source(src, Language::C);
     assert!(diags.is_empty(), "{diags:?}");
     assert_eq!(ast.items.len(), 5);
-    let Item::Global(d) = &ast.items[1] else { panic!() };
+    let Item::Global(d) = &ast.items[1] else {
+        panic!()
+    };
     assert_eq!(d.declarators.len(), 3);
-    let Item::Function(f) = &ast.items[3] else { panic!() };
+    let Item::Function(f) = &ast.items[3] else {
+        panic!()
+    };
     assert!(f.is_inline);
     assert_eq!(f.params[0].ty.pointers, 1);
     // BSGP functions may omit the result type; C may not.
