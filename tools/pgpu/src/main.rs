@@ -1,7 +1,7 @@
 //! `pgpu`: the driver for users.
 //!
-//! * `pgpu run [--interpret] FILE [-- ARGS...]` loads FILE (MLIR, or BSGP
-//!   source for `.bsgp`), runs its `@main` with the reference interpreter
+//! * `pgpu run [--interpret] FILE [-- ARGS...]` loads FILE (MLIR; BSGP
+//!   source for `.bsgp`; C-subset source for `.c`), runs its `@main` with the reference interpreter
 //!   (`pgpu-interp`), streams the program's output and exits with main's
 //!   result. A run-time error is printed as `file:line:col: error: ...` with
 //!   the source line, and the exit status is 1. Native compilation is not
@@ -117,16 +117,34 @@ fn main() -> ExitCode {
     }
 }
 
+fn print_diagnostics(diagnostics: Vec<pgpu_csubset::Diagnostic>, name: &str, text: &str) {
+    for diagnostic in diagnostics {
+        eprintln!("{:?}", diagnostic.with_source(name, text));
+    }
+}
+
 /// Loads FILE into a module of `context`, printing diagnostics on failure.
 /// The extension picks the frontend: `.bsgp` is BSGP source
-/// (`pgpu_bsgp::compile_to_module`), anything else MLIR text.
+/// (`pgpu_bsgp::compile_to_module`), `.c` the plain C subset, anything else
+/// MLIR text.
 fn load_module<'c>(context: &'c Context, name: &str, text: &str) -> Result<Module<'c>, ()> {
     if name.ends_with(".bsgp") {
-        return pgpu_bsgp::compile_to_module(context, name, text).map_err(|diagnostics| {
-            for diagnostic in diagnostics {
-                eprintln!("{:?}", diagnostic.with_source(name, text));
-            }
-        });
+        return pgpu_bsgp::compile_to_module(context, name, text)
+            .map_err(|diagnostics| print_diagnostics(diagnostics, name, text));
+    }
+    if name.ends_with(".c") {
+        let checked = pgpu_csubset::check_source(name, text, pgpu_csubset::Language::C);
+        let Some(hir) = checked
+            .hir
+            .filter(|_| !checked.diagnostics.iter().any(|d| d.is_error()))
+        else {
+            print_diagnostics(checked.diagnostics, name, text);
+            return Err(());
+        };
+        pgpu_bsgp::load_dialects(context);
+        let extension = pgpu_csubset::lower::NoExtension;
+        return pgpu_csubset::lower::lower_hir(context, &hir, &extension, name, text)
+            .map_err(|diagnostics| print_diagnostics(diagnostics, name, text));
     }
     let collector = Collector::attach(context);
     let module = tool::parse_module(context, text, name);
