@@ -12,6 +12,8 @@
 // RUN: %expect-exit 1 pgpu run --interpret --entry divergent %s 2>&1 | FileCheck %s --check-prefix=DIVERGE
 // RUN: %expect-exit 1 pgpu run --interpret --entry groups %s 2>&1 | FileCheck %s --check-prefix=GROUPS
 // RUN: %expect-exit 1 pgpu run --interpret --entry bad_arg %s -- seven 2>&1 | FileCheck %s --check-prefix=ARG
+// RUN: %expect-exit 1 pgpu run --interpret --entry fused_loc %s 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: %expect-exit 1 pgpu run --interpret --entry callsite_loc %s 2>&1 | FileCheck %s --check-prefix=CALLSITE
 // A barrier between the accesses makes the race go away.
 // RUN: pgpu run --interpret --entry no_race %s | FileCheck %s --check-prefix=NORACE
 
@@ -174,4 +176,21 @@ func.func @bad_arg() -> i32 {
   // ARG: {{.*}}errors.mlir:[[@LINE+1]]:8: error: program argument 0 ('seven') is not an i32 integer
   %n = pgpu.argi %c0 default %c0 : i32, i32
   return %n : i32
+}
+
+// Locations are found through fused, name and call-site locations.
+// FUSED: src.bsgp:7:9: error: out-of-bounds access
+func.func @fused_loc() {
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<4xi32>
+  %x = memref.load %a[%c4] : memref<4xi32> loc(fused["src.bsgp":7:9, "other.c":1:1])
+  return
+}
+
+// CALLSITE: inlined.c:2:3: error: read of uninitialised memory
+func.func @callsite_loc() {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<4xi32>
+  %x = memref.load %a[%c0] : memref<4xi32> loc(callsite("helper"("inlined.c":2:3) at "caller.c":9:1))
+  return
 }

@@ -816,9 +816,6 @@ impl<'p> Interp<'p> {
                 act.slots[op.results[0] as usize] = Val::Mem(desc);
             }
             K::DNew { temp } => {
-                if self.cur.is_some() && !self.in_require() {
-                    // Allowed only in host code or pgpu.require.
-                }
                 let desc = self.allocate(
                     op,
                     act,
@@ -1366,10 +1363,6 @@ impl<'p> Interp<'p> {
             K::Unsupported(message) => return Err(self.fail(op, message.clone())),
         }
         Ok(None)
-    }
-
-    fn in_require(&self) -> bool {
-        false
     }
 
     fn allocate(

@@ -312,7 +312,7 @@ impl Interp<'_> {
                     self.rr_snapshot = Some(snapshot(&threads));
                     self.rr_claimed = vec![false; threads.len()];
                 }
-                if prog.uses_thread_get {
+                if prog.uses_thread_get && !only_require {
                     self.get_snapshot = Some(snapshot(&threads));
                 }
             }
