@@ -14,6 +14,7 @@
 // RUN: %expect-exit 1 pgpu run --interpret --entry bad_arg %s -- seven 2>&1 | FileCheck %s --check-prefix=ARG
 // RUN: %expect-exit 1 pgpu run --interpret --entry fused_loc %s 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: %expect-exit 1 pgpu run --interpret --entry callsite_loc %s 2>&1 | FileCheck %s --check-prefix=CALLSITE
+// RUN: %expect-exit 1 pgpu run --interpret --entry parallel_race %s 2>&1 | FileCheck %s --check-prefix=PARRACE
 // A barrier between the accesses makes the race go away.
 // RUN: pgpu run --interpret --entry no_race %s | FileCheck %s --check-prefix=NORACE
 
@@ -192,5 +193,19 @@ func.func @callsite_loc() {
   %c0 = arith.constant 0 : index
   %a = memref.alloc() : memref<4xi32>
   %x = memref.load %a[%c0] : memref<4xi32> loc(callsite("helper"("inlined.c":2:3) at "caller.c":9:1))
+  return
+}
+
+// Iterations of scf.parallel are threads for the race detector too.
+func.func @parallel_race() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<1xindex>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    // PARRACE: errors.mlir:[[@LINE+1]]:5: error: data race: thread 1 writes element 0 that thread 0 wrote
+    memref.store %i, %a[%c0] : memref<1xindex>
+    scf.reduce
+  }
   return
 }
