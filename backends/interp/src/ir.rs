@@ -4,7 +4,10 @@
 //! Every function gets a frame of numbered *slots*: each SSA value defined
 //! in it (block arguments and op results of all its nested regions) gets one
 //! slot, assigned on first sight, so uses that precede their definition in
-//! block order (CFG regions) work too. Operations become [`Op`]s: a decoded
+//! block order (CFG regions) work too. The body of a `pgpu.spawn` or
+//! `gpu.launch` gets a frame of its own (a [`Frame`]: its slot count and
+//! the enclosing values it captures), so that each SPMD thread holds only
+//! the values of the body, not a copy of the whole function's frame. Operations become [`Op`]s: a decoded
 //! [`K`] (the op and its attributes), operand and result slots, nested
 //! region ids, successors with their operand slots, the decoded types the
 //! execution needs (`in_ty` of the first operand, `out_ty` of the first
@@ -317,6 +320,33 @@ pub struct Op {
     pub in_ty: Ty,
     pub out_ty: Ty,
     pub loc: u32,
+    /// The own slot frame of an isolated region (spawn, gpu.launch body).
+    pub frame: Option<Box<Frame>>,
+}
+
+/// The slot frame of a region that runs on its own (per SPMD thread): its
+/// size, and which enclosing slots it captures into which of its own.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub nslots: u32,
+    pub captures: Vec<(Slot, Slot)>,
+}
+
+/// Slot numbering while converting one function or isolated region.
+#[derive(Debug, Default)]
+struct Scope {
+    slots: HashMap<usize, Slot>,
+    next: u32,
+    captures: Vec<(Slot, Slot)>,
+}
+
+impl Scope {
+    fn fresh(&mut self, key: usize) -> Slot {
+        let slot = self.next;
+        self.next += 1;
+        self.slots.insert(key, slot);
+        slot
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -580,8 +610,9 @@ struct Converter {
     prog: Program,
     memty_ids: HashMap<usize, u32>,
     block_ids: HashMap<usize, BlockId>,
-    slots: HashMap<usize, Slot>,
-    next_slot: u32,
+    /// Slot scopes: the function's, then one per isolated region being
+    /// converted (a spawn or gpu.launch body has its own, smaller frame).
+    scopes: Vec<Scope>,
     global_ids: HashMap<String, u32>,
 }
 
@@ -591,8 +622,7 @@ pub fn convert(module: &melior::ir::Module) -> Result<Program, ConvertError> {
         prog: Program::default(),
         memty_ids: HashMap::new(),
         block_ids: HashMap::new(),
-        slots: HashMap::new(),
-        next_slot: 0,
+        scopes: vec![Scope::default()],
         global_ids: HashMap::new(),
     };
     // SAFETY: the module is alive for the whole conversion.
@@ -742,13 +772,28 @@ impl Converter {
 
     fn slot(&mut self, value: MlirValue) -> Slot {
         let key = value.ptr as usize;
-        if let Some(&slot) = self.slots.get(&key) {
+        let top = self.scopes.len() - 1;
+        if let Some(&slot) = self.scopes[top].slots.get(&key) {
             return slot;
         }
-        let slot = self.next_slot;
-        self.next_slot += 1;
-        self.slots.insert(key, slot);
-        slot
+        // A value of an enclosing scope is captured into each inner one.
+        let found = (0..top).rev().find_map(|depth| {
+            self.scopes[depth]
+                .slots
+                .get(&key)
+                .map(|&slot| (depth, slot))
+        });
+        match found {
+            Some((depth, mut outer)) => {
+                for scope in &mut self.scopes[depth + 1..] {
+                    let inner = scope.fresh(key);
+                    scope.captures.push((outer, inner));
+                    outer = inner;
+                }
+                outer
+            }
+            None => self.scopes[top].fresh(key),
+        }
     }
 
     fn convert_global(&mut self, op: MlirOperation) -> Result<(), ConvertError> {
@@ -837,8 +882,7 @@ impl Converter {
     }
 
     fn convert_function(&mut self, id: FuncId, op: MlirOperation) -> Result<(), ConvertError> {
-        self.slots.clear();
-        self.next_slot = 0;
+        self.scopes = vec![Scope::default()];
         let body = regions(op).into_iter().next();
         let body = match body {
             Some(region) if !blocks(region).is_empty() => Some(self.convert_region(region)?),
@@ -846,7 +890,7 @@ impl Converter {
         };
         let func = &mut self.prog.funcs[id as usize];
         func.body = body;
-        func.nslots = self.next_slot;
+        func.nslots = self.scopes[0].next;
         Ok(())
     }
 
@@ -910,10 +954,24 @@ impl Converter {
         if matches!(kind, K::ThreadGet) {
             self.prog.uses_thread_get = true;
         }
+        let isolated = matches!(kind, K::Spawn { .. } | K::GpuLaunch { .. });
+        if isolated {
+            self.scopes.push(Scope::default());
+        }
         let mut region_ids = Vec::new();
         for region in regions(op) {
             region_ids.push(self.convert_region(region)?);
         }
+        let frame = if isolated {
+            self.scopes.pop().map(|scope| {
+                Box::new(Frame {
+                    nslots: scope.next,
+                    captures: scope.captures,
+                })
+            })
+        } else {
+            None
+        };
         // Successors: their operands are the op's operands after any
         // non-successor operands, split by the successors' argument counts.
         let mut succs = Vec::new();
@@ -958,6 +1016,7 @@ impl Converter {
             in_ty,
             out_ty,
             loc,
+            frame,
         });
         Ok(id)
     }

@@ -83,11 +83,29 @@ fn compare_keys(a: &Val, b: &Val) -> Ordering {
 }
 
 impl Interp<'_> {
-    /// A fiber for an SPMD body: the host's values plus the region.
-    fn body_fiber(&self, host: &Activation, region: RegionId, args: &[Val]) -> Fiber {
+    /// A fiber for an SPMD body: the region's own frame filled with the
+    /// values it captures from `host` (or, without a frame, a copy of the
+    /// host's slots).
+    fn body_fiber(
+        &self,
+        host: &Activation,
+        frame: Option<&Frame>,
+        region: RegionId,
+        args: &[Val],
+    ) -> Fiber {
+        let slots = match frame {
+            Some(frame) => {
+                let mut slots = vec![Val::Unset; frame.nslots as usize];
+                for &(outer, inner) in &frame.captures {
+                    slots[inner as usize] = host.slots[outer as usize].clone();
+                }
+                slots
+            }
+            None => host.slots.clone(),
+        };
         let mut act = Activation {
             func: host.func,
-            slots: host.slots.clone(),
+            slots,
             ctl: Vec::new(),
             ret: Box::new([]),
             allocas: Vec::new(),
@@ -125,7 +143,7 @@ impl Interp<'_> {
                 ),
             ));
         }
-        let template = self.body_fiber(host, op.regions[0], &[]);
+        let template = self.body_fiber(host, op.frame.as_deref(), op.regions[0], &[]);
         let threads = vec![
             Thread {
                 fiber: template,
@@ -396,7 +414,7 @@ impl Interp<'_> {
                 let first = fiber_at(&mut threads[0].fiber, &paths[0])
                     .and_then(|f| f.acts.last())
                     .ok_or_else(|| self.fail(op, "internal error: lost thread context"))?;
-                let mut fiber = self.body_fiber(first, op.regions[0], &[]);
+                let mut fiber = self.body_fiber(first, None, op.regions[0], &[]);
                 // The body is host code (it may even spawn): save the SPMD
                 // state around it.
                 let saved = (
@@ -657,7 +675,7 @@ impl Interp<'_> {
                 .iter()
                 .map(|&i| Val::Int(ids[i]))
                 .collect();
-            Ok(this.body_fiber(host, region, &args))
+            Ok(this.body_fiber(host, op.frame.as_deref(), region, &args))
         });
         self.in_spawn = false;
         result
