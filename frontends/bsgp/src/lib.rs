@@ -4,8 +4,8 @@
 //!
 //! Entry points: [`compile_to_module`] (a verified module or the
 //! diagnostics), [`compile`] (also keeps the warnings of a successful
-//! compilation) and [`lower_to_mlir`] (source text in, MLIR text out: a
-//! pure function, suitable for a salsa query).
+//! compilation), [`lower_to_mlir`] (source text in, MLIR text out) and the
+//! salsa query [`lower_query`] on the C-subset front end's database.
 
 pub mod check;
 pub mod lower;
@@ -113,5 +113,38 @@ pub fn print_module(module: &Module, debug_info: bool) -> String {
     match module.as_operation().to_string_with_flags(flags) {
         Ok(text) => text,
         Err(_) => module.as_operation().to_string(),
+    }
+}
+
+/// Salsa query: a BSGP source file lowered to MLIR text with locations
+/// (`None` when there were errors), and every diagnostic (front end, BSGP
+/// checks, lowering). Built on the front end's `check` query, so editing a
+/// file re-lowers only what changed upstream.
+#[salsa::tracked(returns(ref))]
+pub fn lower_query(
+    db: &dyn salsa::Database,
+    file: pgpu_csubset::db::SourceFile,
+) -> (Option<String>, Vec<Diagnostic>) {
+    let (hir, front) = pgpu_csubset::db::check(db, file);
+    let mut diagnostics = front.clone();
+    diagnostics.extend(check::check(hir));
+    diagnostics.sort_by_key(|d| d.span().start);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return (None, diagnostics);
+    }
+    let context = create_context();
+    let lowered = pgpu_csubset::lower::lower_hir(
+        &context,
+        hir,
+        &lower::BsgpLowering,
+        file.path(db),
+        file.text(db),
+    );
+    match lowered {
+        Ok(module) => (Some(print_module(&module, true)), diagnostics),
+        Err(errors) => {
+            diagnostics.extend(errors);
+            (None, diagnostics)
+        }
     }
 }

@@ -83,3 +83,33 @@ fn warnings_survive_a_successful_compilation() {
     assert!(compiled.module.is_some());
     assert!(compiled.diagnostics.iter().all(|d| !d.is_error()));
 }
+
+#[test]
+fn salsa_query_lowers_and_reports() {
+    use pgpu_csubset::{
+        Language,
+        db::{Database, SourceFile},
+    };
+    let db = Database::default();
+    let file = SourceFile::new(
+        &db,
+        "kernel.bsgp".to_string(),
+        KERNEL.to_string(),
+        Language::Bsgp,
+    );
+    let (text, diagnostics) = pgpu_bsgp::lower_query(&db, file);
+    assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+    let text = text.as_deref().expect("lowered");
+    assert!(text.contains("pgpu.spawn"), "{text}");
+    assert!(text.contains("loc(\"kernel.bsgp\""), "{text}");
+
+    let bad = SourceFile::new(
+        &db,
+        "bad.bsgp".to_string(),
+        "int main() { return y; }".to_string(),
+        Language::Bsgp,
+    );
+    let (text, diagnostics) = pgpu_bsgp::lower_query(&db, bad);
+    assert!(text.is_none());
+    assert!(diagnostics.iter().any(|d| d.is_error()));
+}

@@ -208,6 +208,22 @@ fn lower_global(cx: &mut LowerCx<'_, '_>, id: GlobalId) -> LowerResult<()> {
                 (format!("memref<{n}x{elem_text}>"), Some(text))
             }
             Type::Ptr(_) => {
+                if let Some(Init::Expr(e)) = init
+                    && !matches!(
+                        e.kind,
+                        ExprKind::Cast {
+                            kind: CastKind::NullToPtr,
+                            ..
+                        } | ExprKind::Null
+                    )
+                {
+                    return Err(cx
+                        .unsupported(
+                            e.span,
+                            "initializing a global pointer with anything but NULL",
+                        )
+                        .with_help("assign it in main instead"));
+                }
                 let text = cx.type_text(leaf, span)?;
                 (format!("memref<{text}>"), None)
             }
