@@ -183,6 +183,61 @@ fn stmt_assigns(stmt: &Stmt, out: &mut BTreeSet<VarId>) {
     }
 }
 
+/// The span of the first synchronizing construct in `stmt` (a barrier, a
+/// collective, a rank-changing `thread.*` op, `require`, `par`, or a call
+/// of an SPMD-inline function): one that every thread must reach.
+pub fn first_sync(hir: &crate::hir::Hir, stmt: &Stmt) -> Option<Span> {
+    match &stmt.kind {
+        StmtKind::Barrier { .. } | StmtKind::Require { .. } | StmtKind::Par { .. } => {
+            Some(stmt.span)
+        }
+        StmtKind::Expr(e) | StmtKind::Return(Some(e)) => first_sync_expr(hir, e),
+        StmtKind::Decl {
+            init: Some(Init::Expr(e)),
+            ..
+        } => first_sync_expr(hir, e),
+        StmtKind::Block(b) => b.stmts.iter().find_map(|s| first_sync(hir, s)),
+        StmtKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        } => first_sync_expr(hir, cond)
+            .or_else(|| first_sync(hir, then_branch))
+            .or_else(|| else_branch.as_deref().and_then(|e| first_sync(hir, e))),
+        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
+            first_sync_expr(hir, cond).or_else(|| first_sync(hir, body))
+        }
+        StmtKind::For { body, .. } => first_sync(hir, body),
+        _ => None,
+    }
+}
+
+fn first_sync_expr(hir: &crate::hir::Hir, expr: &Expr) -> Option<Span> {
+    let sync = match &expr.kind {
+        ExprKind::Reduce { .. }
+        | ExprKind::Scan { .. }
+        | ExprKind::Compact { .. }
+        | ExprKind::Split { .. }
+        | ExprKind::SortIdx(_)
+        | ExprKind::ThreadFork(_)
+        | ExprKind::ThreadKill(_)
+        | ExprKind::ThreadSortBy(_)
+        | ExprKind::ThreadSplit(_) => true,
+        ExprKind::Call { func, .. } => hir.function(*func).is_some_and(|f| f.spmd_inline),
+        _ => false,
+    };
+    if sync {
+        return Some(expr.span);
+    }
+    let mut found = None;
+    for_each_child(expr, |child| {
+        if found.is_none() {
+            found = first_sync_expr(hir, child);
+        }
+    });
+    found
+}
+
 /// The local variable an lvalue expression designates storage of, if any.
 pub fn lvalue_var(expr: &Expr) -> Option<VarId> {
     match &expr.kind {

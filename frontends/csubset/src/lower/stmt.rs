@@ -14,6 +14,9 @@ use crate::{
 };
 use melior::ir::{BlockLike, Type as MType};
 
+/// Code of a barrier that an early exit may skip.
+pub const E_SYNC_AFTER_EXIT: &str = "csubset::E901";
+
 impl<'c> LowerCx<'c, '_> {
     /// Lowers a block's statements (the scope is the caller's business).
     pub fn lower_block(&mut self, block: &HBlock) -> LowerResult<()> {
@@ -41,6 +44,22 @@ impl<'c> LowerCx<'c, '_> {
                 continue;
             };
             let span = rest.first().map_or(stmt.span, |s| s.span);
+            if let Some(sync) = rest
+                .iter()
+                .find_map(|s| super::control::first_sync(self.hir, s))
+            {
+                return Err(self
+                    .error(
+                        E_SYNC_AFTER_EXIT,
+                        "a barrier or collective after a conditional return, break or continue \
+                         is not reached by every thread",
+                        sync,
+                    )
+                    .with_label(stmt.span, "threads may leave here")
+                    .with_help(
+                        "move the barrier before the early exit, or restructure with if/else",
+                    ));
+            }
             self.build_if(
                 guard,
                 span,
