@@ -1277,12 +1277,10 @@ impl<'a> Parser<'a> {
                     if !self.at(Punct::RParen) {
                         loop {
                             if op_first && args.is_empty() && self.nth_is(1, Punct::Comma) {
-                                let op = match self.tok() {
-                                    Tok::Punct(Punct::Plus) => Some(BinOp::Add),
-                                    Tok::Punct(Punct::Star) => Some(BinOp::Mul),
-                                    Tok::Punct(Punct::Amp) => Some(BinOp::BitAnd),
-                                    Tok::Punct(Punct::Pipe) => Some(BinOp::BitOr),
-                                    Tok::Punct(Punct::Caret) => Some(BinOp::BitXor),
+                                // Any binary operator token: the checker
+                                // rejects those that are not collective.
+                                let op = match self.infix() {
+                                    Some((_, _, Infix::Bin(op))) => Some(op),
                                     _ => None,
                                 };
                                 if let Some(op) = op {

@@ -10,7 +10,7 @@ use crate::ast::{self, BaseType, BinOp as ABin, ExprKind as AE, Initializer, UnO
 use crate::diag::Diagnostic;
 use crate::hir::*;
 use crate::span::Span;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Diagnostic codes of semantic analysis.
 pub mod codes {
@@ -377,23 +377,23 @@ impl Sema {
         let n = functions.len();
         let mut sync: Vec<bool> = self.facts.iter().map(|f| f.sync).collect();
         let mut spmd: Vec<bool> = self.facts.iter().map(|f| f.spmd).collect();
-        let mut changed = true;
-        // Each round only turns flags on: at most n + 1 rounds; each round is
-        // linear in the call edges.
-        let mut rounds = 0;
-        while changed && rounds <= n {
-            changed = false;
-            rounds += 1;
-            for i in 0..n {
-                for c in &self.facts[i].calls {
-                    let c = c.0 as usize;
-                    if sync[c] && !sync[i] {
-                        sync[i] = true;
-                        changed = true;
-                    }
-                    if spmd[c] && !spmd[i] {
-                        spmd[i] = true;
-                        changed = true;
+        // Propagate from callees to callers along reversed call edges:
+        // each function enters each worklist at most once (linear).
+        let mut callers: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, f) in self.facts.iter().enumerate() {
+            for c in &f.calls {
+                if let Some(list) = callers.get_mut(c.0 as usize) {
+                    list.push(i);
+                }
+            }
+        }
+        for flags in [&mut sync, &mut spmd] {
+            let mut work: Vec<usize> = (0..n).filter(|&i| flags[i]).collect();
+            while let Some(c) = work.pop() {
+                for &i in &callers[c] {
+                    if !flags[i] {
+                        flags[i] = true;
+                        work.push(i);
                     }
                 }
             }
@@ -552,9 +552,7 @@ impl Sema {
     }
 
     fn const_size(&mut self, e: &ast::Expr) -> u64 {
-        let saved = std::mem::take(&mut self.scopes);
         let he = self.rvalue(e);
-        self.scopes = saved;
         match const_int(&he) {
             Some(v) if v > 0 && v <= (1i128 << 32) => v as u64,
             Some(_) => {
@@ -2128,14 +2126,11 @@ impl Sema {
 
     fn collective_op(&mut self, a: &ast::Expr) -> Option<CollectiveOp> {
         match &a.kind {
-            AE::OpArg(op) => match op {
-                ABin::Add => Some(CollectiveOp::Add),
-                ABin::Mul => Some(CollectiveOp::Mul),
-                ABin::BitAnd => Some(CollectiveOp::And),
-                ABin::BitOr => Some(CollectiveOp::Or),
-                ABin::BitXor => Some(CollectiveOp::Xor),
-                _ => None,
-            },
+            AE::OpArg(ABin::Add) => Some(CollectiveOp::Add),
+            AE::OpArg(ABin::Mul) => Some(CollectiveOp::Mul),
+            AE::OpArg(ABin::BitAnd) => Some(CollectiveOp::And),
+            AE::OpArg(ABin::BitOr) => Some(CollectiveOp::Or),
+            AE::OpArg(ABin::BitXor) => Some(CollectiveOp::Xor),
             AE::Ident(s) if s == "min" && self.lookup(s).is_none() => Some(CollectiveOp::Min),
             AE::Ident(s) if s == "max" && self.lookup(s).is_none() => Some(CollectiveOp::Max),
             _ => {
@@ -2800,12 +2795,13 @@ pub fn const_int(e: &Expr) -> Option<i128> {
 fn require_outputs(body: &Block, vars: &[VarInfo]) -> Vec<VarId> {
     struct Collect {
         assigned: Vec<VarId>,
-        nested_decls: Vec<VarId>,
+        seen: HashSet<VarId>,
+        nested_decls: HashSet<VarId>,
         depth: u32,
     }
     impl Collect {
         fn add(&mut self, v: VarId) {
-            if !self.assigned.contains(&v) {
+            if self.seen.insert(v) {
                 self.assigned.push(v);
             }
         }
@@ -2816,7 +2812,7 @@ fn require_outputs(body: &Block, vars: &[VarInfo]) -> Vec<VarId> {
                 if self.depth == 0 {
                     self.add(*var);
                 } else {
-                    self.nested_decls.push(*var);
+                    self.nested_decls.insert(*var);
                 }
             }
             let nests = matches!(
@@ -2852,7 +2848,8 @@ fn require_outputs(body: &Block, vars: &[VarInfo]) -> Vec<VarId> {
     }
     let mut c = Collect {
         assigned: Vec::new(),
-        nested_decls: Vec::new(),
+        seen: HashSet::new(),
+        nested_decls: HashSet::new(),
         depth: 0,
     };
     walk_block(&mut c, body);
