@@ -244,7 +244,7 @@ fn lower_spawn<'c>(
         let mut cells = Vec::new();
         for value in current.flatten() {
             let cell_type = cx.parse_type(&format!("memref<{}>", value.r#type()))?;
-            let cell = cx.b().alloca(cell_type, location)?;
+            let cell = cx.alloca(cell_type, location)?;
             cx.b().store(value, cell, &[], location)?;
             cells.push(cell);
         }
@@ -257,6 +257,7 @@ fn lower_spawn<'c>(
 
     let outer = cx.env.clone();
     let block = Block::new(&[]);
+    let outer_scope = cx.alloca_scope.replace(block_ref(&block));
     let result = cx.at_block(block_ref(&block), |cx| {
         cx.lower_scoped(|cx| cx.lower_block(body))?;
         let end = cx.loc(Span::new(
@@ -266,6 +267,7 @@ fn lower_spawn<'c>(
         cx.b().append(pg::r#yield(cx.context, &[], end).into());
         Ok(())
     });
+    cx.alloca_scope = outer_scope;
     let inner_lists = cx.env.lists.clone();
     cx.env = outer;
     cx.env

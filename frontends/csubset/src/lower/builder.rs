@@ -415,6 +415,30 @@ impl<'c> Builder<'c> {
         )
     }
 
+    /// `memref.alloca() : ty` inserted at the start of `scope` (the entry
+    /// block of the allocation scope), so that an alloca in a loop does
+    /// not grow the stack every iteration.
+    pub fn alloca_at(
+        &self,
+        scope: B<'c>,
+        ty: Type<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
+        let segments = self.attr("array<i32: 0, 0>")?;
+        let op = OperationBuilder::new("memref.alloca", location)
+            .add_results(&[ty])
+            .add_attributes(&[(
+                Identifier::new(self.context, "operandSegmentSizes"),
+                segments,
+            )])
+            .build()
+            .map_err(|e| build_error(format!("cannot build 'memref.alloca': {e}")))?;
+        let op = scope.insert_operation(0, op);
+        // SAFETY: as `detach`: the op lives in the module being built.
+        let op = unsafe { OperationRef::from_raw(op.to_raw()) };
+        result(op, 0)
+    }
+
     /// `memref.get_global @name : ty`.
     pub fn get_global(
         &self,

@@ -123,6 +123,10 @@ pub struct LowerCx<'c, 'x> {
     /// have no results, so the new value reaches the code after the region
     /// through memory.
     pub cells: HashMap<crate::hir::VarId, Rv<'c>>,
+    /// The entry block of the innermost allocation scope (the function, or
+    /// the `pgpu.spawn` body whose threads own private memory): where
+    /// `memref.alloca`s go.
+    pub alloca_scope: Option<B<'c>>,
     /// The span of the construct being lowered (for internal errors).
     pub span: Span,
     /// Cache of parsed types.
@@ -162,6 +166,7 @@ impl<'c, 'x> LowerCx<'c, 'x> {
             function: None,
             diagnostics: Vec::new(),
             cells: HashMap::new(),
+            alloca_scope: None,
             span: Span::default(),
             type_cache: HashMap::new(),
             line_starts: std::iter::once(0)
@@ -227,6 +232,15 @@ impl<'c, 'x> LowerCx<'c, 'x> {
         let result = f(self);
         self.block = saved;
         result
+    }
+
+    /// `memref.alloca() : ty` at the start of the allocation scope (at the
+    /// cursor when there is none).
+    pub fn alloca(&self, ty: melior::ir::Type<'c>, location: Location<'c>) -> LowerResult<V<'c>> {
+        match self.alloca_scope {
+            Some(scope) => self.b().alloca_at(scope, ty, location),
+            None => self.b().alloca(ty, location),
+        }
     }
 
     /// Parses an MLIR type (cached).

@@ -433,6 +433,7 @@ fn lower_function(cx: &mut LowerCx<'_, '_>, function: &Function) -> LowerResult<
     }
 
     let body_location = cx.loc(function.body.span);
+    cx.alloca_scope = Some(block_ref(&entry));
     let result = cx.at_block(block_ref(&entry), |cx| {
         if has_early_return(function) {
             let f = cx.b().const_bool(false, body_location)?;
@@ -457,6 +458,7 @@ fn lower_function(cx: &mut LowerCx<'_, '_>, function: &Function) -> LowerResult<
         cx.b().op("func.return", end, &values, &[], &[], vec![])?;
         Ok(())
     });
+    cx.alloca_scope = None;
     result?;
 
     let function_type = FunctionType::new(

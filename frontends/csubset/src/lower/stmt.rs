@@ -203,7 +203,7 @@ impl<'c> LowerCx<'c, '_> {
         for leaf in shape.leaves() {
             let mlir = self.mlir_type(&leaf, span)?;
             values.push(match leaf {
-                Type::Array(..) => self.b().alloca(mlir, location)?,
+                Type::Array(..) => self.alloca(mlir, location)?,
                 _ => self.b().poison(mlir, location)?,
             });
         }
@@ -263,7 +263,7 @@ impl<'c> LowerCx<'c, '_> {
                 t if t.is_float() => self.b().const_float(mlir, 0.0, location)?,
                 Type::Bool => self.b().const_bool(false, location)?,
                 t if t.is_integer() => self.b().const_int(mlir, 0, location)?,
-                Type::Array(..) => self.b().alloca(mlir, location)?,
+                Type::Array(..) => self.alloca(mlir, location)?,
                 _ => self.b().poison(mlir, location)?,
             });
         }
