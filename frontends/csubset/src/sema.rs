@@ -72,6 +72,8 @@ pub mod codes {
     pub const BAD_INITIALIZER: &str = "csubset::E050";
     /// A recursive struct.
     pub const RECURSIVE_STRUCT: &str = "csubset::E051";
+    /// A non-void function (other than `main`) may end without `return`.
+    pub const MISSING_RETURN: &str = "csubset::W004";
 }
 
 /// Check a parsed file. Always returns a HIR (with `Error` nodes where
@@ -772,6 +774,25 @@ impl Sema {
             },
         };
         self.scopes.clear();
+        let sig = &self.sigs[id.0 as usize];
+        if sig.ret != Type::Void
+            && sig.ret != Type::Error
+            && sig.name != "main"
+            && f.body.is_some()
+            && falls_through(&body.stmts)
+        {
+            let end = Span {
+                start: body.span.end.saturating_sub(1),
+                end: body.span.end,
+            };
+            let d = Diagnostic::warning(
+                codes::MISSING_RETURN,
+                format!("`{}` may reach its end without returning a value", sig.name),
+                end,
+            )
+            .with_help("the result is then undefined; add a `return`");
+            self.diags.push(d);
+        }
         let sig = &self.sigs[id.0 as usize];
         Function {
             id,
@@ -2754,6 +2775,55 @@ fn op_str(op: ABin) -> &'static str {
         ABin::Ge => ">=",
         ABin::LogAnd => "&&",
         ABin::LogOr => "||",
+    }
+}
+
+/// Whether control can reach the end of these statements (conservative:
+/// only `return`, `if`/`else` that both return, and `while (true)`/`for (;;)`
+/// loops without `break` end a path).
+fn falls_through(stmts: &[Stmt]) -> bool {
+    stmts.iter().all(stmt_falls_through)
+}
+
+fn stmt_falls_through(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Return(_) => false,
+        StmtKind::Block(b) => falls_through(&b.stmts),
+        StmtKind::If {
+            then_branch,
+            else_branch: Some(e),
+            ..
+        } => stmt_falls_through(then_branch) || stmt_falls_through(e),
+        StmtKind::While { cond, body } => !(is_true(cond) && !has_break(body)),
+        StmtKind::DoWhile { body, cond } => {
+            stmt_falls_through(body) && !(is_true(cond) && !has_break(body))
+        }
+        StmtKind::For { cond, body, .. } => {
+            !(cond.as_ref().is_none_or(is_true) && !has_break(body))
+        }
+        _ => true,
+    }
+}
+
+fn is_true(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::BoolLit(b) => *b,
+        ExprKind::Cast { expr, .. } => const_int(expr).is_some_and(|v| v != 0),
+        _ => false,
+    }
+}
+
+/// A `break` that leaves this loop body (not one of a nested loop).
+fn has_break(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Break => true,
+        StmtKind::Block(b) => b.stmts.iter().any(has_break),
+        StmtKind::If {
+            then_branch,
+            else_branch,
+            ..
+        } => has_break(then_branch) || else_branch.as_deref().is_some_and(has_break),
+        _ => false,
     }
 }
 

@@ -362,3 +362,19 @@ fn rendering() {
         "{out}"
     );
 }
+
+#[test]
+fn missing_return_warning() {
+    let warn = |src: &str| {
+        let r = check_source("t", src, Language::C);
+        assert!(!r.has_errors(), "{:?}", r.diagnostics);
+        r.diagnostics.iter().any(|d| d.code == "csubset::W004")
+    };
+    assert!(warn("int f(int x) { if (x) return 1; }"));
+    assert!(!warn("int f(int x) { if (x) return 1; else return 2; }"));
+    assert!(!warn("int f(int x) { while (1) { x++; } }"));
+    assert!(warn("int f(int x) { while (1) { break; } }"));
+    assert!(!warn("int f(int x) { for (;;) { if (x) return x; } }"));
+    assert!(!warn("int main() { }"));
+    assert!(!warn("void f() { }"));
+}
