@@ -2794,13 +2794,11 @@ fn stmt_falls_through(s: &Stmt) -> bool {
             else_branch: Some(e),
             ..
         } => stmt_falls_through(then_branch) || stmt_falls_through(e),
-        StmtKind::While { cond, body } => !(is_true(cond) && !has_break(body)),
+        StmtKind::While { cond, body } => !is_true(cond) || has_break(body),
         StmtKind::DoWhile { body, cond } => {
-            stmt_falls_through(body) && !(is_true(cond) && !has_break(body))
+            has_break(body) || (!is_true(cond) && stmt_falls_through(body))
         }
-        StmtKind::For { cond, body, .. } => {
-            !(cond.as_ref().is_none_or(is_true) && !has_break(body))
-        }
+        StmtKind::For { cond, body, .. } => !cond.as_ref().is_none_or(is_true) || has_break(body),
         _ => true,
     }
 }
