@@ -689,6 +689,20 @@ impl<'a> Parser<'a> {
                 while self.eat_kw("const") {}
             }
             let name = self.name()?;
+            if self.at(Punct::LParen) && self.depth > 0 {
+                // `int main() {` inside a function body.
+                let span = self.span();
+                self.push(
+                    Diagnostic::error(
+                        codes::EXPECTED,
+                        format!("expected `;`, found `(`: `{}` looks like a function definition inside a function", name.text),
+                        span,
+                    )
+                    .with_label(name.span, "function definitions cannot nest")
+                    .with_help("is a `}` missing before this line?"),
+                );
+                return Err(Fail);
+            }
             let mut dims = Vec::new();
             while self.eat(Punct::LBracket) {
                 if self.at(Punct::RBracket) {

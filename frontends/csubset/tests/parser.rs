@@ -286,3 +286,15 @@ fn declarations() {
     let (_, d) = parse_source("f(int n) { }", Language::C);
     assert_eq!(d[0].code, "csubset::E013");
 }
+
+#[test]
+fn missing_brace_hint() {
+    let src = "void f(int* a) {\n  if (a) {\n    a[0] = 1;\n\nint main() {\n  return 0;\n}\n";
+    let (_, diags) = parse_source(src, Language::C);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.help.as_deref() == Some("is a `}` missing before this line?")),
+        "{diags:?}"
+    );
+}
