@@ -42,6 +42,10 @@ use std::collections::{BTreeSet, HashSet};
 /// appends to it.
 pub const E_LIST_LENGTH: &str = "bsgp::E190";
 
+/// Code of a per-thread query (`thread.rank`, `thread.oldrank`,
+/// `thread.get/put`) in host code (`require`).
+pub const E_THREAD_IN_HOST: &str = "bsgp::E191";
+
 /// The BSGP constructs' lowering.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BsgpLowering;
@@ -75,6 +79,13 @@ impl Extension for BsgpLowering {
         value: V<'c>,
         span: Span,
     ) -> LowerResult<()> {
+        if cx.in_host_region {
+            return Err(Diagnostic::error(
+                E_THREAD_IN_HOST,
+                "assigning thread.oldrank in host code ('require' runs once, not per thread)",
+                span,
+            ));
+        }
         let location = cx.loc(span);
         let rank = cx.b().to_index(value, Signedness::Signed, location)?;
         cx.b()
@@ -316,6 +327,7 @@ fn lower_require<'c>(
     let location = cx.loc(span);
     let before = cx.env.clone();
     let block = Block::new(&[]);
+    let outer_host = std::mem::replace(&mut cx.in_host_region, true);
     let inner = cx.at_block(block_ref(&block), |cx| {
         cx.lower_block(body)?;
         let mut values = Vec::new();
@@ -344,6 +356,7 @@ fn lower_require<'c>(
         cx.b().append(op.into());
         Ok((values, shapes))
     });
+    cx.in_host_region = outer_host;
     let inner_env = std::mem::replace(&mut cx.env, before);
     let (values, shapes) = inner?;
     let types: Vec<MType> = values.iter().map(|v| v.r#type()).collect();
@@ -494,6 +507,22 @@ fn lower_bsgp_expr<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<
     let location = cx.loc(span);
     let index = MType::index(cx.context);
     let context = cx.context;
+    if cx.in_host_region
+        && matches!(
+            expr.kind,
+            ExprKind::ThreadRank
+                | ExprKind::ThreadOldRank
+                | ExprKind::ThreadGet { .. }
+                | ExprKind::ThreadPut { .. }
+        )
+    {
+        return Err(Diagnostic::error(
+            E_THREAD_IN_HOST,
+            "a per-thread query in host code ('require' runs once, not per thread)",
+            span,
+        )
+        .with_help("compute it outside the require block; only thread.size is uniform"));
+    }
     match &expr.kind {
         ExprKind::ThreadRank | ExprKind::ThreadSize | ExprKind::ThreadOldRank => {
             let op = match expr.kind {

@@ -127,6 +127,9 @@ pub struct LowerCx<'c, 'x> {
     /// the `pgpu.spawn` body whose threads own private memory): where
     /// `memref.alloca`s go.
     pub alloca_scope: Option<B<'c>>,
+    /// Whether the cursor is in host code inside an SPMD region (BSGP's
+    /// `require`), where per-thread queries are not allowed.
+    pub in_host_region: bool,
     /// The span of the construct being lowered (for internal errors).
     pub span: Span,
     /// Cache of parsed types.
@@ -167,6 +170,7 @@ impl<'c, 'x> LowerCx<'c, 'x> {
             diagnostics: Vec::new(),
             cells: HashMap::new(),
             alloca_scope: None,
+            in_host_region: false,
             span: Span::default(),
             type_cache: HashMap::new(),
             line_starts: std::iter::once(0)
