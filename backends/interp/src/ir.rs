@@ -1338,9 +1338,12 @@ impl Converter {
             }
             "gpu.barrier" => GpuBarrier,
             "gpu.terminator" => GpuTerminator,
-            _ if name.starts_with("pgpu.group.")
-                || matches!(name, "pgpu.seq" | "pgpu.farm")
-                || name.starts_with("pgpu.spec.") =>
+            // A speculative loop has sequential semantics.
+            "pgpu.spec.loop" => For { unsigned: false },
+            "pgpu.spec.load" => Load,
+            "pgpu.spec.store" => Store,
+            "pgpu.spec.commit" => Yield,
+            _ if name.starts_with("pgpu.group.") || matches!(name, "pgpu.seq" | "pgpu.farm") =>
             {
                 Unsupported(format!("'{name}' is not supported by the interpreter yet"))
             }
