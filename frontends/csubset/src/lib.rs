@@ -4,7 +4,23 @@
 //!
 //! Entry points: [`check_source`] (everything at once), [`parse_source`],
 //! [`analyze_source`] (HIR even when there are errors), and the salsa
-//! queries in [`db`].
+//! queries in [`db`]. BSGP's own checks are `pgpu_bsgp::check`.
+//!
+//! Language rules worth knowing:
+//! - Prototypes are accepted and ignored when the file defines the function
+//!   with the same signature; a prototype without a definition, or with a
+//!   different signature, is an error (`csubset::E012`). Functions may be
+//!   called before their definition.
+//! - `par` and `require` blocks do not open a scope; every other block does.
+//! - BSGP `x = e;` with `x` unknown declares `x` (type of `e`) in the
+//!   current scope; BSGP functions may omit the result type (`void`).
+//! - Nesting is limited ([`parser::MAX_DEPTH`], [`parser::MAX_CHAIN`]);
+//!   parsing and checking run on a thread with a large stack.
+//!
+//! Diagnostic codes: `csubset::E001`-`E006` lexer, `E010`-`E018` parser,
+//! `E020`-`E051` semantic analysis, `W001`-`W004` warnings; each phase's
+//! `codes` module lists them (`lexer::codes`, `parser::codes`,
+//! `sema::codes`).
 
 pub mod ast;
 pub mod db;
