@@ -82,22 +82,7 @@ impl<'c> LowerCx<'c, '_> {
         let span = expr.span;
         let location = self.loc(span);
         Ok(match &expr.kind {
-            ExprKind::IntLit(value) => {
-                let ty = self.mlir_type(&expr.ty, span)?;
-                let value = match expr.ty {
-                    Type::Bool => {
-                        return Ok(Rv::Scalar(self.b().const_bool(*value != 0, location)?));
-                    }
-                    Type::Char => *value as u8 as i8 as i64,
-                    Type::Int | Type::UInt => *value as u32 as i32 as i64,
-                    _ => *value as i64,
-                };
-                Rv::Scalar(self.b().const_int(ty, value, location)?)
-            }
-            ExprKind::FloatLit { bits } => {
-                let ty = self.mlir_type(&expr.ty, span)?;
-                Rv::Scalar(self.b().const_float(ty, f64::from_bits(*bits), location)?)
-            }
+            ExprKind::IntLit(_) | ExprKind::FloatLit { .. } => self.lower_number(expr)?,
             ExprKind::BoolLit(value) => Rv::Scalar(self.b().const_bool(*value, location)?),
             ExprKind::StrLit(_) => {
                 return Err(self.unsupported(span, "a string literal outside 'printf'"));
@@ -188,18 +173,7 @@ impl<'c> LowerCx<'c, '_> {
                 cond,
                 then_expr,
                 else_expr,
-            } => {
-                let c = self.lower_scalar(cond)?;
-                let types = self.flat_types(&expr.ty, span)?;
-                let results = self.build_if(
-                    c,
-                    span,
-                    &types,
-                    |cx| cx.lower_expr(then_expr).map(|rv| rv.flatten()),
-                    |cx| cx.lower_expr(else_expr).map(|rv| rv.flatten()),
-                )?;
-                self.rv_from_flat(&expr.ty, &results, span)?
-            }
+            } => self.lower_conditional(cond, then_expr, else_expr, &expr.ty, span)?,
             ExprKind::Cast {
                 kind,
                 expr: operand,
@@ -221,21 +195,7 @@ impl<'c> LowerCx<'c, '_> {
                 self.lower_cast(*kind, operand, &expr.ty, span)?
             }
             ExprKind::AddrOf(inner) => self.lower_addr_of(inner, span)?,
-            ExprKind::Call { func, args } => {
-                let callee = self
-                    .hir
-                    .function(*func)
-                    .ok_or_else(|| self.internal("unknown function"))?;
-                let mut values = Vec::new();
-                for arg in args {
-                    values.extend(self.lower_expr(arg)?.flatten());
-                }
-                let name = callee.name.clone();
-                let ret = callee.ret.clone();
-                let types = self.flat_types(&ret, span)?;
-                let results = self.b().call(&name, &values, &types, location)?;
-                self.rv_from_flat(&ret, &results, span)?
-            }
+            ExprKind::Call { func, args } => self.lower_call(*func, args, span)?,
             ExprKind::Builtin(builtin) => self.lower_builtin(builtin, span)?,
             ExprKind::Comma { lhs, rhs } => {
                 self.lower_expr(lhs)?;
@@ -253,6 +213,74 @@ impl<'c> LowerCx<'c, '_> {
                 ext.lower_expr(self, expr)?
             }
         })
+    }
+
+    /// An integer or float literal in its C type.
+    fn lower_number(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
+        let location = self.loc(expr.span);
+        let ty = self.mlir_type(&expr.ty, expr.span)?;
+        let value = match (&expr.kind, &expr.ty) {
+            (ExprKind::FloatLit { bits }, _) => {
+                return Ok(Rv::Scalar(self.b().const_float(
+                    ty,
+                    f64::from_bits(*bits),
+                    location,
+                )?));
+            }
+            (ExprKind::IntLit(value), Type::Bool) => {
+                return Ok(Rv::Scalar(self.b().const_bool(*value != 0, location)?));
+            }
+            (ExprKind::IntLit(value), Type::Char) => *value as u8 as i8 as i64,
+            (ExprKind::IntLit(value), Type::Int | Type::UInt) => *value as u32 as i32 as i64,
+            (ExprKind::IntLit(value), _) => *value as i64,
+            _ => return Err(self.internal("not a number literal")),
+        };
+        Ok(Rv::Scalar(self.b().const_int(ty, value, location)?))
+    }
+
+    /// `func.call` of a user function with flattened arguments and results.
+    fn lower_call(
+        &mut self,
+        func: crate::hir::FuncId,
+        args: &[Expr],
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
+        let location = self.loc(span);
+        let callee = self
+            .hir
+            .function(func)
+            .ok_or_else(|| self.internal("unknown function"))?;
+        let mut values = Vec::new();
+        for arg in args {
+            values.extend(self.lower_expr(arg)?.flatten());
+        }
+        let name = callee.name.clone();
+        let ret = callee.ret.clone();
+        let types = self.flat_types(&ret, span)?;
+        let results = self.b().call(&name, &values, &types, location)?;
+        self.rv_from_flat(&ret, &results, span)
+    }
+
+    /// `c ? a : b` as an `scf.if` with results (either side may trap or
+    /// have effects).
+    fn lower_conditional(
+        &mut self,
+        cond: &Expr,
+        then_expr: &Expr,
+        else_expr: &Expr,
+        ty: &Type,
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
+        let c = self.lower_scalar(cond)?;
+        let types = self.flat_types(ty, span)?;
+        let results = self.build_if(
+            c,
+            span,
+            &types,
+            |cx| cx.lower_expr(then_expr).map(|rv| rv.flatten()),
+            |cx| cx.lower_expr(else_expr).map(|rv| rv.flatten()),
+        )?;
+        self.rv_from_flat(ty, &results, span)
     }
 
     fn unbound(&self, var: crate::hir::VarId, span: Span) -> Diagnostic {

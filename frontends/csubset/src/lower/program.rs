@@ -13,7 +13,7 @@ use crate::{
     span::Span,
 };
 use melior::ir::{
-    Attribute, Block, BlockLike, Identifier, Module, Region, RegionLike,
+    Attribute, Block, BlockLike, Identifier, Module, Region, RegionLike, Type as MType,
     attribute::{StringAttribute, TypeAttribute},
     operation::{OperationBuilder, OperationLike},
     r#type::FunctionType,
@@ -385,87 +385,98 @@ fn has_early_return(function: &Function) -> bool {
 }
 
 fn lower_function(cx: &mut LowerCx<'_, '_>, function: &Function) -> LowerResult<()> {
-    let span = function.span;
-    cx.span = span;
-    cx.function = None;
-    let location = cx.loc(span);
-    let is_main = function.name == "main";
-
-    let mut params = Vec::new();
-    for param in &function.params {
-        let info = cx
-            .hir
-            .var(*param)
-            .ok_or_else(|| cx.internal("unknown parameter"))?;
-        let ty = info.ty.clone();
-        let param_span = info.span;
-        params.push((
-            *param,
-            ty.clone(),
-            cx.flat_types(&ty, param_span)?,
-            param_span,
-        ));
-    }
-    let result_ty = if is_main && function.ret == Type::Void {
+    cx.span = function.span;
+    let result_ty = if function.name == "main" && function.ret == Type::Void {
         Type::Int
     } else {
         function.ret.clone()
     };
     let result_types = cx.flat_types(&result_ty, function.name_span)?;
+    let (entry, arg_types) = entry_block(cx, function)?;
+    cx.alloca_scope = Some(block_ref(&entry));
+    let body = cx.at_block(block_ref(&entry), |cx| lower_body(cx, function, &result_ty));
+    cx.alloca_scope = None;
+    body?;
+    append_func(cx, function, entry, &arg_types, &result_types)
+}
+
+/// The entry block, with one argument per leaf of each parameter, and the
+/// parameters bound in the environment.
+fn entry_block<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    function: &Function,
+) -> LowerResult<(Block<'c>, Vec<MType<'c>>)> {
+    let mut params = Vec::new();
     let mut arg_types = Vec::new();
-    for (_, _, types, param_span) in &params {
-        let param_location = cx.loc(*param_span);
-        arg_types.extend(types.iter().map(|t| (*t, param_location)));
+    for param in &function.params {
+        let info = cx
+            .hir
+            .var(*param)
+            .ok_or_else(|| cx.internal("unknown parameter"))?;
+        let (ty, param_span) = (info.ty.clone(), info.span);
+        let location = cx.loc(param_span);
+        let types = cx.flat_types(&ty, param_span)?;
+        arg_types.extend(types.iter().map(|t| (*t, location)));
+        params.push((*param, ty, types.len(), param_span));
     }
     let entry = Block::new(&arg_types);
     let mut index = 0;
-    for (var, ty, types, param_span) in &params {
+    for (var, ty, count, param_span) in params {
         let mut values = Vec::new();
-        for _ in types {
+        for _ in 0..count {
             let arg = entry
                 .argument(index)
                 .map_err(|e| cx.internal(e.to_string()))?;
             values.push(detach(arg.into()));
             index += 1;
         }
-        let rv = cx.rv_from_flat(ty, &values, *param_span)?;
-        cx.env.set(Key::Var(*var), rv);
+        let rv = cx.rv_from_flat(&ty, &values, param_span)?;
+        cx.env.set(Key::Var(var), rv);
     }
+    Ok((entry, arg_types.into_iter().map(|(t, _)| t).collect()))
+}
 
-    let body_location = cx.loc(function.body.span);
-    cx.alloca_scope = Some(block_ref(&entry));
-    let result = cx.at_block(block_ref(&entry), |cx| {
-        if has_early_return(function) {
-            let f = cx.b().const_bool(false, body_location)?;
-            cx.env.set(Key::Returned, Rv::Scalar(f));
-            if result_ty != Type::Void {
-                let poison = poison_of(cx, &result_ty, function.name_span)?;
-                cx.env.set(Key::ReturnValue, poison);
-            }
+/// The body at the cursor, then the extension's epilogue and `func.return`
+/// of the returned value (0 for `main` without one, poison otherwise).
+fn lower_body(cx: &mut LowerCx<'_, '_>, function: &Function, result_ty: &Type) -> LowerResult<()> {
+    if has_early_return(function) {
+        let location = cx.loc(function.body.span);
+        let f = cx.b().const_bool(false, location)?;
+        cx.env.set(Key::Returned, Rv::Scalar(f));
+        if *result_ty != Type::Void {
+            let poison = poison_of(cx, result_ty, function.name_span)?;
+            cx.env.set(Key::ReturnValue, poison);
         }
-        cx.lower_scoped(|cx| cx.lower_block(&function.body))?;
-        let ext = cx.ext;
-        ext.finish_function(cx, function)?;
-        let end = cx.loc(Span::new(
-            function.body.span.end.saturating_sub(1) as usize,
-            function.body.span.end as usize,
-        ));
-        let values: Vec<V> = match cx.env.get(Key::ReturnValue) {
-            Some(rv) if result_ty != Type::Void && function.ret != Type::Void => rv.flatten(),
-            _ if is_main => vec![cx.b().const_int(result_types[0], 0, end)?],
-            _ => poison_of(cx, &result_ty, function.name_span)?.flatten(),
-        };
-        cx.b().op("func.return", end, &values, &[], &[], vec![])?;
-        Ok(())
-    });
-    cx.alloca_scope = None;
-    result?;
+    }
+    cx.lower_scoped(|cx| cx.lower_block(&function.body))?;
+    let ext = cx.ext;
+    ext.finish_function(cx, function)?;
+    let end = cx.loc(Span::new(
+        function.body.span.end.saturating_sub(1) as usize,
+        function.body.span.end as usize,
+    ));
+    let values: Vec<V> = match cx.env.get(Key::ReturnValue) {
+        Some(rv) if function.ret != Type::Void => rv.flatten(),
+        _ if function.name == "main" => {
+            let i32_type = cx.mlir_type(&Type::Int, function.name_span)?;
+            vec![cx.b().const_int(i32_type, 0, end)?]
+        }
+        _ => poison_of(cx, result_ty, function.name_span)?.flatten(),
+    };
+    cx.b().op("func.return", end, &values, &[], &[], vec![])?;
+    Ok(())
+}
 
-    let function_type = FunctionType::new(
-        cx.context,
-        &arg_types.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
-        &result_types,
-    );
+/// Appends `func.func @name` with `entry` as its body and the extension's
+/// unit attributes.
+fn append_func<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    function: &Function,
+    entry: Block<'c>,
+    arg_types: &[MType<'c>],
+    result_types: &[MType<'c>],
+) -> LowerResult<()> {
+    let function_type = FunctionType::new(cx.context, arg_types, result_types);
     let mut attributes = vec![
         (
             Identifier::new(cx.context, "sym_name"),
@@ -485,7 +496,7 @@ fn lower_function(cx: &mut LowerCx<'_, '_>, function: &Function) -> LowerResult<
     }
     let region = Region::new();
     region.append_block(entry);
-    let op = OperationBuilder::new("func.func", location)
+    let op = OperationBuilder::new("func.func", cx.loc(function.span))
         .add_attributes(&attributes)
         .add_regions([region])
         .build()
