@@ -276,9 +276,13 @@ impl<'p> Interp<'p> {
 
     /// An integer operand; `None` for poison.
     fn int(&self, op: &Op, act: &Activation, index: usize) -> R<Option<i64>> {
-        match self.val(op, act, index)? {
-            Val::Int(value) => Ok(Some(value)),
+        match &act.slots[op.operands[index] as usize] {
+            Val::Int(value) => Ok(Some(*value)),
             Val::Poison => Ok(None),
+            Val::Unset => Err(self.fail(
+                op,
+                format!("'{}' uses a value that was never defined (operand {index})", op.name),
+            )),
             other => Err(self.fail(
                 op,
                 format!("'{}' expects an integer operand, got {other:?}", op.name),
