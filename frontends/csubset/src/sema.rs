@@ -1418,7 +1418,25 @@ impl Sema {
                 let mut d =
                     Diagnostic::error(codes::UNKNOWN_NAME, format!("unknown name `{name}`"), span)
                         .with_label_text("not declared");
-                if self.lang == Language::Bsgp {
+                let names: Vec<&str> = self
+                    .scopes
+                    .iter()
+                    .flat_map(|s| s.keys())
+                    .chain(self.global_ids.keys())
+                    .map(String::as_str)
+                    .collect();
+                // Suggestions cost a scan of the visible names: only for the
+                // first errors of a run.
+                let similar = if self.diags.len() < 100 {
+                    suggest(name, names)
+                } else {
+                    None
+                };
+                if let Some(similar) = similar {
+                    d = d.with_help(format!(
+                        "a name with a similar spelling exists: `{similar}`"
+                    ));
+                } else if self.lang == Language::Bsgp {
                     d = d.with_help(format!("declare it, or assign it first (`{name} = ...;`)"));
                 } else if name == "thread" || name == "spawn" || name == "barrier" {
                     d = d.with_help("this is a BSGP construct: compile the file as BSGP");
@@ -2462,6 +2480,13 @@ impl Sema {
                     )
                 {
                     d = d.with_help("this is a BSGP collective: compile the file as BSGP");
+                } else if let Some(similar) = (self.diags.len() < 100)
+                    .then(|| suggest(name, self.func_ids.keys().map(String::as_str)))
+                    .flatten()
+                {
+                    d = d.with_help(format!(
+                        "a function with a similar name exists: `{similar}`"
+                    ));
                 }
                 self.push(d);
                 for a in args {
@@ -2776,6 +2801,40 @@ fn op_str(op: ABin) -> &'static str {
         ABin::LogAnd => "&&",
         ABin::LogOr => "||",
     }
+}
+
+/// The candidate closest to `name` by edit distance, if close enough
+/// (at most a third of the name's length, at least 1).
+fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(name, c, limit), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance, giving up early (returning `limit + 1`) when the
+/// lengths differ by more than `limit`.
+fn edit_distance(a: &str, b: &str, limit: usize) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > limit {
+        return limit + 1;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
 }
 
 /// Whether control can reach the end of these statements (conservative:

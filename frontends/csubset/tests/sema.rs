@@ -378,3 +378,33 @@ fn missing_return_warning() {
     assert!(!warn("int main() { }"));
     assert!(!warn("void f() { }"));
 }
+
+#[test]
+fn suggestions() {
+    let r = check_source(
+        "t",
+        "int count; int main() { int total = 0; return totl + cont; }",
+        Language::C,
+    );
+    let helps: Vec<&str> = r
+        .diagnostics
+        .iter()
+        .filter_map(|d| d.help.as_deref())
+        .collect();
+    assert_eq!(
+        helps,
+        [
+            "a name with a similar spelling exists: `total`",
+            "a name with a similar spelling exists: `count`"
+        ]
+    );
+    let r = check_source(
+        "t",
+        "int helper() { return 1; } int main() { return helpr(); }",
+        Language::C,
+    );
+    assert_eq!(
+        r.diagnostics[0].help.as_deref(),
+        Some("a function with a similar name exists: `helper`")
+    );
+}
