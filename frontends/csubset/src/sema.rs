@@ -1418,17 +1418,16 @@ impl Sema {
                 let mut d =
                     Diagnostic::error(codes::UNKNOWN_NAME, format!("unknown name `{name}`"), span)
                         .with_label_text("not declared");
-                let names: Vec<&str> = self
-                    .scopes
-                    .iter()
-                    .flat_map(|s| s.keys())
-                    .chain(self.global_ids.keys())
-                    .map(String::as_str)
-                    .collect();
                 // Suggestions cost a scan of the visible names: only for the
                 // first errors of a run.
                 let similar = if self.diags.len() < 100 {
-                    suggest(name, names)
+                    let names = self
+                        .scopes
+                        .iter()
+                        .flat_map(|s| s.keys())
+                        .chain(self.global_ids.keys())
+                        .map(String::as_str);
+                    suggest(name, names).map(str::to_string)
                 } else {
                     None
                 };
