@@ -328,6 +328,8 @@ fn lower_require<'c>(
     let before = cx.env.clone();
     let block = Block::new(&[]);
     let outer_host = std::mem::replace(&mut cx.in_host_region, true);
+    // Host arrays of the require live in it, not in every thread.
+    let outer_scope = cx.alloca_scope.take();
     let inner = cx.at_block(block_ref(&block), |cx| {
         cx.lower_block(body)?;
         let mut values = Vec::new();
@@ -357,6 +359,7 @@ fn lower_require<'c>(
         Ok((values, shapes))
     });
     cx.in_host_region = outer_host;
+    cx.alloca_scope = outer_scope;
     let inner_env = std::mem::replace(&mut cx.env, before);
     let (values, shapes) = inner?;
     let types: Vec<MType> = values.iter().map(|v| v.r#type()).collect();
