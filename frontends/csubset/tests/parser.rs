@@ -298,3 +298,28 @@ fn missing_brace_hint() {
         "{diags:?}"
     );
 }
+
+#[test]
+fn fork_paper_example_checks() {
+    let src = "
+sync void f(sh int* out) {
+  sh int a[16];
+  pr int loc;
+  pr int myID = $;
+  loc = a[myID];
+  if (myID % 2 == 0) a[myID] = myID; else a[myID] = loc + 1;
+  loc = a[myID] + a[(myID + 1) % 16];
+  fork(2; @ = $ % 2; $ = $ / 2) { out[@] = mpadd(&a[0], loc); }
+  seq { out[0] = 1; }
+  barrier;
+}
+int main() { start(16) farm { } return 0; }
+";
+    let r = pgpu_csubset::check_source("f.fork", src, Language::Fork);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    let hir = r.hir.unwrap();
+    let f = hir.function_by_name("f").unwrap();
+    assert_eq!(f.mode, Some(pgpu_csubset::hir::FnMode::Sync));
+    let a = hir.vars.iter().find(|v| v.name == "a").unwrap();
+    assert_eq!(a.storage, Some(pgpu_csubset::hir::Storage::Shared));
+}
