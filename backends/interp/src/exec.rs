@@ -281,7 +281,10 @@ impl<'p> Interp<'p> {
             Val::Poison => Ok(None),
             Val::Unset => Err(self.fail(
                 op,
-                format!("'{}' uses a value that was never defined (operand {index})", op.name),
+                format!(
+                    "'{}' uses a value that was never defined (operand {index})",
+                    op.name
+                ),
             )),
             other => Err(self.fail(
                 op,
@@ -1356,9 +1359,10 @@ impl<'p> Interp<'p> {
             K::GpuLaunch {
                 segments,
                 workgroup,
+                attributions,
             } => {
                 let host = act.clone();
-                self.run_gpu_launch(&host, op, segments, *workgroup)?;
+                self.run_gpu_launch(&host, op, segments, *workgroup, attributions)?;
             }
             K::GpuLaunchFunc(func, segments) => {
                 let host = act.clone();

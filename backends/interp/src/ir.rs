@@ -288,6 +288,8 @@ pub enum K {
     GpuLaunch {
         segments: Vec<i32>,
         workgroup: usize,
+        /// Types of the workgroup, then private, memory attributions.
+        attributions: Vec<Ty>,
     },
     GpuLaunchFunc(FuncId, Vec<i32>),
     GpuId {
@@ -367,6 +369,11 @@ pub struct Func {
     pub nslots: u32,
     pub spmd_inline: bool,
     pub loc: u32,
+    /// A gpu.func's workgroup attribution count, and the types of its
+    /// workgroup then private attributions (entry block arguments after the
+    /// parameters).
+    pub workgroup: usize,
+    pub attributions: Vec<Ty>,
 }
 
 #[derive(Debug, Clone)]
@@ -656,6 +663,8 @@ fn collect_symbols(
                     nslots: 0,
                     spmd_inline: has_attr(op, "pgpu.spmd_inline"),
                     loc,
+                    workgroup: 0,
+                    attributions: Vec::new(),
                 });
                 // A gpu.func is named `@module::@kernel` by launch_func.
                 converter.prog.func_ids.insert(symbol, id);
@@ -888,6 +897,30 @@ impl Converter {
             Some(region) if !blocks(region).is_empty() => Some(self.convert_region(region)?),
             _ => None,
         };
+        if op_name(op) == "gpu.func" {
+            let inputs = attr(op, "function_type")
+                // SAFETY: queries on a live attribute and type.
+                .map(|a| unsafe { mlirFunctionTypeGetNumInputs(mlirTypeAttrGetValue(a)) })
+                .unwrap_or(0)
+                .max(0) as usize;
+            let workgroup = attr(op, "workgroup_attributions")
+                .and_then(int_attr)
+                .unwrap_or(0)
+                .max(0) as usize;
+            if let Some(block) = regions(op)
+                .first()
+                .and_then(|r| blocks(*r).first().copied())
+            {
+                let types: Vec<Ty> = block_args(block)
+                    .into_iter()
+                    .skip(inputs)
+                    .map(|value| self.ty(value_type(value)))
+                    .collect();
+                let func = &mut self.prog.funcs[id as usize];
+                func.attributions = types;
+                func.workgroup = workgroup;
+            }
+        }
         let func = &mut self.prog.funcs[id as usize];
         func.body = body;
         func.nslots = self.scopes[0].next;
@@ -953,6 +986,16 @@ impl Converter {
         }
         if matches!(kind, K::ThreadGet) {
             self.prog.uses_thread_get = true;
+        }
+        if let K::GpuLaunch { attributions, .. } = &mut kind
+            && let Some(block) = regions(op)
+                .first()
+                .and_then(|r| blocks(*r).first().copied())
+        {
+            for value in block_args(block).into_iter().skip(12) {
+                let ty = self.ty(value_type(value));
+                attributions.push(ty);
+            }
         }
         let isolated = matches!(kind, K::Spawn { .. } | K::GpuLaunch { .. });
         if isolated {
@@ -1289,6 +1332,7 @@ impl Converter {
                 segments: attr(op, "operandSegmentSizes")
                     .and_then(i32_array_attr)
                     .unwrap_or_default(),
+                attributions: Vec::new(),
                 workgroup: attr(op, "workgroup_attributions")
                     .and_then(int_attr)
                     .unwrap_or(0)
@@ -1343,8 +1387,7 @@ impl Converter {
             "pgpu.spec.load" => Load,
             "pgpu.spec.store" => Store,
             "pgpu.spec.commit" => Yield,
-            _ if name.starts_with("pgpu.group.") || matches!(name, "pgpu.seq" | "pgpu.farm") =>
-            {
+            _ if name.starts_with("pgpu.group.") || matches!(name, "pgpu.seq" | "pgpu.farm") => {
                 Unsupported(format!("'{name}' is not supported by the interpreter yet"))
             }
             _ => Unsupported(format!("unsupported operation '{name}'")),

@@ -27,6 +27,7 @@ pub enum AllocKind {
     Global,
     Device,
     DeviceTemp,
+    Workgroup,
 }
 
 #[derive(Debug)]
@@ -247,5 +248,6 @@ pub fn kind_name(kind: AllocKind) -> &'static str {
         AllocKind::Global => "global",
         AllocKind::Device => "device (pgpu.dnew)",
         AllocKind::DeviceTemp => "temporary device (pgpu.dtempnew)",
+        AllocKind::Workgroup => "gpu workgroup or private",
     }
 }

@@ -607,11 +607,48 @@ impl Interp<'_> {
         ))
     }
 
+    /// A fresh allocation of a statically shaped memref type.
+    fn alloc_static(&mut self, ty: Ty) -> R<Val> {
+        let shape = self
+            .prog
+            .memty(ty)
+            .map(|t| t.shape.clone())
+            .ok_or_else(|| {
+                InterpError::new("gpu memory attribution of a non-memref type".into(), None)
+            })?;
+        let sizes: Vec<i64> = shape
+            .iter()
+            .map(|d| {
+                d.ok_or_else(|| {
+                    InterpError::new("gpu memory attribution of a dynamic shape".into(), None)
+                })
+            })
+            .collect::<R<_>>()?;
+        let count = sizes.iter().product::<i64>().max(0) as usize;
+        let alloc = self
+            .mem
+            .allocate(count, crate::memory::AllocKind::Workgroup, None)
+            .map_err(|m| InterpError::new(m, None))?;
+        let strides = contiguous_strides(&sizes);
+        Ok(Val::Mem(Rc::new(MemDesc {
+            alloc,
+            offset: 0,
+            sizes,
+            strides,
+        })))
+    }
+
+    /// Runs a grid block by block; each block's threads run
+    /// bulk-synchronously (gpu.barrier is their barrier). Workgroup memory
+    /// is allocated per block, private memory per thread; both are passed
+    /// to `make` after the ids.
     fn run_grid(
         &mut self,
         grid: [i64; 3],
         block: [i64; 3],
-        mut make: impl FnMut(&mut Self, [i64; 12]) -> R<Fiber>,
+        attributions: &[Ty],
+        workgroup: usize,
+        mut make: impl FnMut(&mut Self, [i64; 12], Vec<Val>) -> R<Fiber>,
     ) -> R<()> {
         let per_block = (block[0] * block[1] * block[2]) as usize;
         if per_block > self.options.max_threads {
@@ -620,9 +657,19 @@ impl Interp<'_> {
                 None,
             ));
         }
+        let workgroup = workgroup.min(attributions.len());
         for bz in 0..grid[2] {
             for by in 0..grid[1] {
                 for bx in 0..grid[0] {
+                    let mut owned = Vec::new();
+                    let mut shared = Vec::new();
+                    for &ty in &attributions[..workgroup] {
+                        let value = self.alloc_static(ty)?;
+                        if let Val::Mem(desc) = &value {
+                            owned.push(desc.alloc);
+                        }
+                        shared.push(value);
+                    }
                     let mut threads = Vec::with_capacity(per_block);
                     for tz in 0..block[2] {
                         for ty in 0..block[1] {
@@ -631,7 +678,15 @@ impl Interp<'_> {
                                     tx, ty, tz, bx, by, bz, block[0], block[1], block[2], grid[0],
                                     grid[1], grid[2],
                                 ];
-                                let fiber = make(self, ids)?;
+                                let mut extra = shared.clone();
+                                for &ty in &attributions[workgroup..] {
+                                    let value = self.alloc_static(ty)?;
+                                    if let Val::Mem(desc) = &value {
+                                        owned.push(desc.alloc);
+                                    }
+                                    extra.push(value);
+                                }
+                                let fiber = make(self, ids, extra)?;
                                 threads.push(Thread {
                                     fiber,
                                     gpu: Some(ids),
@@ -641,6 +696,9 @@ impl Interp<'_> {
                         }
                     }
                     self.run_bsp(threads)?;
+                    for alloc in owned {
+                        let _ = self.mem.free(alloc, "gpu block end");
+                    }
                 }
             }
         }
@@ -654,31 +712,30 @@ impl Interp<'_> {
         op: &Op,
         segments: &[i32],
         workgroup: usize,
+        attributions: &[Ty],
     ) -> R<()> {
         if self.cur.is_some() {
             return Err(self.fail(op, "gpu.launch inside an SPMD region"));
         }
         let (grid, block, _) = self.launch_sizes(op, host, segments)?;
-        let prog = self.prog;
         let region = op.regions[0];
-        let entry = prog.regions[region as usize].blocks.first().copied();
-        let extra = entry.map_or(0, |b| prog.blocks[b as usize].args.len().saturating_sub(12));
-        if extra > 0 || workgroup > 0 {
-            return Err(self.fail(
-                op,
-                "gpu.launch with memory attributions is not supported yet",
-            ));
-        }
         self.in_spawn = true;
-        let result = self.run_grid(grid, block, |this, ids| {
-            let args: Vec<Val> = [3, 4, 5, 0, 1, 2, 9, 10, 11, 6, 7, 8]
+        let result = self.run_grid(grid, block, attributions, workgroup, |this, ids, extra| {
+            let mut args: Vec<Val> = [3, 4, 5, 0, 1, 2, 9, 10, 11, 6, 7, 8]
                 .iter()
                 .map(|&i| Val::Int(ids[i]))
                 .collect();
+            args.extend(extra);
             Ok(this.body_fiber(host, op.frame.as_deref(), region, &args))
         });
         self.in_spawn = false;
-        result
+        result.map_err(|e| {
+            if e.location.is_none() {
+                self.fail(op, e.message)
+            } else {
+                e
+            }
+        })
     }
 
     /// `gpu.launch_func` of a `gpu.func` kernel.
@@ -707,8 +764,12 @@ impl Interp<'_> {
             args.push(host.slots[slot as usize].clone());
         }
         self.in_spawn = true;
-        let result = self.run_grid(grid, block, |this, _| {
-            this.function_fiber(func, args.clone())
+        let kernel = &self.prog.funcs[func as usize];
+        let (attributions, workgroup) = (kernel.attributions.clone(), kernel.workgroup);
+        let result = self.run_grid(grid, block, &attributions, workgroup, |this, _, extra| {
+            let mut all = args.clone();
+            all.extend(extra);
+            this.function_fiber(func, all)
         });
         self.in_spawn = false;
         result
