@@ -26,6 +26,7 @@ pub mod ast;
 pub mod db;
 pub mod diag;
 pub mod hir;
+pub mod hir_print;
 pub mod lexer;
 pub mod lower;
 pub mod parser;

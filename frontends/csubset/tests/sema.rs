@@ -408,3 +408,26 @@ fn suggestions() {
         Some("a function with a similar name exists: `helper`")
     );
 }
+
+#[test]
+fn hir_dump() {
+    let src = "void f(int* a, int n) { spawn(n) { rk = thread.rank; s = reduce(+, a[rk]); require t = dtempnew[n]float; t[rk] = s; barrier; x = thread.get(rk, rk); a[rk] = x; } }";
+    let hir = check_source("t", src, Language::Bsgp).hir.unwrap();
+    let text = pgpu_csubset::hir_print::print(&hir);
+    let want = "\
+void f(int* a#0, int n#1) [has_spawn] {
+  spawn (n#1) {
+    auto int rk#2 /*thread*/ = thread.rank;
+    auto int s#3 /*thread*/ = reduce(+, a#0[{long}(rk#2)]);
+    require -> (t#4) {
+      auto float* t#4 = dtempnew[n#1]float;
+    }
+    t#4[{long}(rk#2)] = {float}(s#3);
+    barrier;
+    auto int x#5 /*thread*/ = thread.get(rk#2, rk#2);
+    a#0[{long}(rk#2)] = x#5;
+  }
+}
+";
+    assert_eq!(text, want);
+}
