@@ -15,7 +15,9 @@
 //!   to one onto `pgpu` ops; `int` values are `arith.index_cast` to and
 //!   from `index` where the ops take or give ranks and lengths.
 //! - A list's length is tracked as a host value: 0 after `dnew`/`dtempnew`,
-//!   the result of each `compact`/`split` on it afterwards.
+//!   the result of each `compact`/`split` on it afterwards. A length that a
+//!   spawn changes reaches the code after it through a `memref<index>`
+//!   cell that thread 0 writes at the end of the spawn.
 //! - Functions that use SPMD constructs get `pgpu.spmd_inline`; functions
 //!   that allocate with `dtempnew` (directly or through the inline functions
 //!   their spawns call) end with `pgpu.dtempfree`.
@@ -266,6 +268,8 @@ fn lower_spawn<'c>(
         cx.cells.insert(var, rv);
     }
 
+    let length_cells = list_length_cells(cx, body, location)?;
+
     let outer = cx.env.clone();
     let block = Block::new(&[]);
     let outer_scope = cx.alloca_scope.replace(block_ref(&block));
@@ -275,6 +279,38 @@ fn lower_spawn<'c>(
             body.span.end.saturating_sub(1) as usize,
             body.span.end as usize,
         ));
+        // The final lengths of the lists the body appended to (the same
+        // in every thread) reach the host through their cells; thread 0
+        // writes them.
+        let finals: Vec<(V<'c>, V<'c>)> = length_cells
+            .iter()
+            .filter_map(|(var, cell)| match cx.env.lists.get(var) {
+                Some(ListLen::Known(length)) => Some((*length, *cell)),
+                _ => None,
+            })
+            .collect();
+        if !finals.is_empty() {
+            let index = MType::index(cx.context);
+            let rank = cx.b().append(pg::rank(cx.context, index, end).into());
+            let rank = result(rank, 0)?;
+            let zero = cx.b().const_index(0, end)?;
+            let first = cx.b().cmpi("eq", rank, zero, end)?;
+            cx.build_if(
+                first,
+                Span::new(
+                    body.span.end.saturating_sub(1) as usize,
+                    body.span.end as usize,
+                ),
+                &[],
+                |cx| {
+                    for (length, cell) in &finals {
+                        cx.b().store(*length, *cell, &[], end)?;
+                    }
+                    Ok(vec![])
+                },
+                |_| Ok(vec![]),
+            )?;
+        }
         cx.b().append(pg::r#yield(cx.context, &[], end).into());
         Ok(())
     });
@@ -307,7 +343,52 @@ fn lower_spawn<'c>(
         cx.env.set(Key::Var(var), rv);
         cx.env.lists.remove(&var);
     }
+    for (var, cell) in length_cells {
+        if inner_lists
+            .get(&var)
+            .is_some_and(|len| matches!(len, ListLen::Known(_)))
+        {
+            let index = MType::index(cx.context);
+            let length = cx.b().load(cell, &[], index, location)?;
+            cx.env.lists.insert(var, ListLen::Known(length));
+        }
+    }
     Ok(())
+}
+
+/// A `memref<index>` cell, holding the current length, for each list
+/// bound before the spawn that `compact`/`split` in `body` append to.
+fn list_length_cells<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    body: &pgpu_csubset::hir::Block,
+    location: melior::ir::Location<'c>,
+) -> LowerResult<Vec<(VarId, V<'c>)>> {
+    let mut lists = BTreeSet::new();
+    visit_block_exprs(&body.stmts, &mut |e| {
+        if let ExprKind::Compact { list, .. } | ExprKind::Split { list, .. } = &e.kind
+            && let ExprKind::Var(var) = list.kind
+        {
+            lists.insert(var);
+        }
+    });
+    let mut cells = Vec::new();
+    for var in lists {
+        if !cx.env.has(Key::Var(var)) {
+            continue;
+        }
+        let cell_type = cx.parse_type("memref<index>")?;
+        let cell = cx.alloca(cell_type, location)?;
+        let current = match cx.env.lists.get(&var).copied() {
+            Some(ListLen::Zero) => Some(cx.b().const_index(0, location)?),
+            Some(ListLen::Known(length)) => Some(length),
+            None => None,
+        };
+        if let Some(length) = current {
+            cx.b().store(length, cell, &[], location)?;
+        }
+        cells.push((var, cell));
+    }
+    Ok(cells)
 }
 
 /// The element type of a `memref<T>` cell.
