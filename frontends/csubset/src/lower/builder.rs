@@ -538,3 +538,17 @@ impl<'c> Builder<'c> {
         results(op)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::float_text;
+
+    #[test]
+    fn float_literals_have_a_decimal_point() {
+        assert_eq!(float_text(1e4), "1.0e4");
+        assert_eq!(float_text(0.5), "5.0e-1");
+        assert_eq!(float_text(0.0), "0.0e0");
+        assert_eq!(float_text(-2.25), "-2.25e0");
+        assert_eq!(float_text(0.1).parse::<f64>().ok(), Some(0.1));
+    }
+}

@@ -1068,3 +1068,49 @@ fn is_trivial(expr: &Expr) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::fold_int;
+    use crate::{
+        hir::{CastKind, Expr, ExprKind, Type, UnaryOp, ValueCategory},
+        span::Span,
+    };
+
+    fn expr(kind: ExprKind, ty: Type) -> Expr {
+        Expr {
+            kind,
+            ty,
+            category: ValueCategory::RValue,
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn folds_integer_literals_through_negation_and_conversions() {
+        let one = expr(ExprKind::IntLit(1), Type::Int);
+        let minus_one = expr(
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand: Box::new(one),
+            },
+            Type::Int,
+        );
+        assert_eq!(fold_int(&minus_one), Some(-1));
+        let widened = expr(
+            ExprKind::Cast {
+                kind: CastKind::IntExtend,
+                explicit: false,
+                expr: Box::new(minus_one),
+            },
+            Type::Long,
+        );
+        assert_eq!(fold_int(&widened), Some(-1));
+        let big = expr(ExprKind::IntLit(u64::from(u32::MAX)), Type::UInt);
+        assert_eq!(fold_int(&big), Some(i64::from(u32::MAX)));
+        let char_wrap = expr(ExprKind::IntLit(200), Type::Char);
+        assert_eq!(fold_int(&char_wrap), Some(-56));
+        let var = expr(ExprKind::Var(crate::hir::VarId(0)), Type::Int);
+        assert_eq!(fold_int(&var), None);
+    }
+}
