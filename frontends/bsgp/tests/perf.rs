@@ -89,6 +89,8 @@ fn ten_thousand_lines() {
         &r.diagnostics[..r.diagnostics.len().min(3)]
     );
     eprintln!("10k lines: {t:?}");
+    let errs = pgpu_csubset::hir_verify::verify(r.hir.as_ref().unwrap());
+    assert!(errs.is_empty(), "{errs:?}");
     if !cfg!(debug_assertions) {
         assert!(t.as_secs_f64() < 0.5, "took {t:?}");
     }

@@ -27,6 +27,7 @@ pub mod db;
 pub mod diag;
 pub mod hir;
 pub mod hir_print;
+pub mod hir_verify;
 pub mod lexer;
 pub mod lower;
 pub mod parser;

@@ -30,7 +30,8 @@ fn bsgp_examples_check() {
         let p = path.display().to_string();
         let r = check_source(&p, &text, Language::Bsgp);
         assert!(r.diagnostics.is_empty(), "{}", render(&p, &text, &r));
-        assert!(r.hir.is_some());
+        let errs = pgpu_csubset::hir_verify::verify(r.hir.as_ref().unwrap());
+        assert!(errs.is_empty(), "{p}: {errs:?}");
         n += 1;
     }
     assert!(n >= 6, "expected the paper's listings in examples/bsgp");

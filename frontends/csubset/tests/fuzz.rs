@@ -6,9 +6,15 @@
 use pgpu_csubset::{Language, analyze_source, parse_source, sema};
 
 /// Parse and check on this thread (small inputs: no big stack needed).
+/// When the input happens to be error free, the HIR must be well formed.
 fn quick(text: &str, lang: Language) {
-    let (ast, _) = parse_source(text, lang);
-    let _ = sema::analyze(&ast, lang);
+    let (ast, mut diags) = parse_source(text, lang);
+    let (hir, sdiags) = sema::analyze(&ast, lang);
+    diags.extend(sdiags);
+    if !diags.iter().any(|d| d.is_error()) {
+        let errs = pgpu_csubset::hir_verify::verify(&hir);
+        assert!(errs.is_empty(), "{text}: {errs:?}");
+    }
 }
 use std::path::Path;
 

@@ -173,6 +173,8 @@ int main() {
 "#;
     let r = check_source("t.c", src, Language::C);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    let errs = pgpu_csubset::hir_verify::verify(r.hir.as_ref().unwrap());
+    assert!(errs.is_empty(), "{errs:?}");
 }
 
 /// The first initialiser of `main` named `name`.
