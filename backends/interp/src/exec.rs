@@ -952,10 +952,10 @@ impl<'p> Interp<'p> {
                 let mut new_sizes = Vec::new();
                 let mut new_strides = Vec::new();
                 for dim in 0..offsets.len().min(desc.strides.len()) {
-                    offset += offsets[dim] * desc.strides[dim];
+                    offset = offset.wrapping_add(offsets[dim].wrapping_mul(desc.strides[dim]));
                     if info.kept.get(dim).copied().unwrap_or(true) {
                         new_sizes.push(sizes[dim]);
-                        new_strides.push(desc.strides[dim] * strides[dim]);
+                        new_strides.push(desc.strides[dim].wrapping_mul(strides[dim]));
                     }
                 }
                 act.slots[op.results[0] as usize] = Val::Mem(Rc::new(MemDesc {
@@ -1016,7 +1016,10 @@ impl<'p> Interp<'p> {
                         ),
                     ));
                 }
-                let count: i64 = source.sizes.iter().product();
+                let count: i64 = source
+                    .sizes
+                    .iter()
+                    .fold(1i64, |acc, &s| acc.saturating_mul(s));
                 let mut index = vec![0i64; source.sizes.len()];
                 for _ in 0..count.max(0) {
                     let from = self
@@ -1183,7 +1186,8 @@ impl<'p> Interp<'p> {
                             continue;
                         };
                         for (slot, value) in act.slots.iter_mut().enumerate() {
-                            let defined_since = !own[slot].is_set() && value.is_set();
+                            // Defined (or changed) since the barrier: keep.
+                            let defined_since = value.is_set() && !value.same(&own[slot]);
                             if !defined_since {
                                 *value = source[slot].clone();
                             }
@@ -1548,7 +1552,7 @@ impl<'p> Interp<'p> {
                 // Next iteration, last dimension fastest.
                 let mut finished = true;
                 for dim in (0..state.ivs.len()).rev() {
-                    state.ivs[dim] += state.steps[dim];
+                    state.ivs[dim] = state.ivs[dim].saturating_add(state.steps[dim]);
                     if state.ivs[dim] < state.ubs[dim] {
                         finished = false;
                         break;

@@ -624,7 +624,10 @@ impl Interp<'_> {
                 })
             })
             .collect::<R<_>>()?;
-        let count = sizes.iter().product::<i64>().max(0) as usize;
+        let count = sizes
+            .iter()
+            .fold(1i64, |acc, &s| acc.saturating_mul(s))
+            .max(0) as usize;
         let alloc = self
             .mem
             .allocate(count, crate::memory::AllocKind::Workgroup, None)
@@ -650,7 +653,7 @@ impl Interp<'_> {
         workgroup: usize,
         mut make: impl FnMut(&mut Self, [i64; 12], Vec<Val>) -> R<Fiber>,
     ) -> R<()> {
-        let per_block = (block[0] * block[1] * block[2]) as usize;
+        let per_block = block[0].saturating_mul(block[1]).saturating_mul(block[2]) as usize;
         if per_block > self.options.max_threads {
             return Err(InterpError::new(
                 format!("gpu block of {per_block} threads is too large"),

@@ -39,6 +39,20 @@ impl Val {
     pub fn is_set(&self) -> bool {
         !matches!(self, Val::Unset)
     }
+
+    /// Identity of values (floats by bits, memrefs by descriptor).
+    pub fn same(&self, other: &Val) -> bool {
+        match (self, other) {
+            (Val::Int(a), Val::Int(b)) => a == b,
+            (Val::F32(a), Val::F32(b)) => a.to_bits() == b.to_bits(),
+            (Val::F64(a), Val::F64(b)) => a.to_bits() == b.to_bits(),
+            (Val::Mem(a), Val::Mem(b)) => Rc::ptr_eq(a, b) || a == b,
+            (Val::Unset, Val::Unset) | (Val::Uninit, Val::Uninit) | (Val::Poison, Val::Poison) => {
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The static type of an operand or result, as far as execution needs it.
