@@ -339,6 +339,19 @@ impl<'c> LowerCx<'c, '_> {
         }
     }
 
+    /// The memref(s) of an array lvalue and the indices of the sub-array it
+    /// designates (`a[i]` of `int a[N][M]` is `a`'s memref and `[i]`).
+    fn lower_array_indexed(&mut self, expr: &Expr) -> LowerResult<(Rv<'c>, Vec<V<'c>>)> {
+        match &expr.kind {
+            ExprKind::Index { base, index } if matches!(base.ty, Type::Array(..)) => {
+                let (memrefs, mut indices) = self.lower_array_indexed(base)?;
+                indices.push(self.lower_index(index)?);
+                Ok((memrefs, indices))
+            }
+            _ => Ok((self.lower_array(expr)?, Vec::new())),
+        }
+    }
+
     /// The storage `expr` designates.
     pub fn lower_place(&mut self, expr: &Expr) -> LowerResult<Place<'c>> {
         let span = expr.span;
@@ -387,18 +400,18 @@ impl<'c> LowerCx<'c, '_> {
                 ))
             }
             ExprKind::Index { base, index } => {
-                let memrefs = if matches!(base.ty, Type::Array(..)) {
-                    self.lower_array(base)?
+                let (memrefs, mut indices) = if matches!(base.ty, Type::Array(..)) {
+                    self.lower_array_indexed(base)?
                 } else {
-                    self.lower_expr(base)?
+                    (self.lower_expr(base)?, Vec::new())
                 };
-                let i = self.lower_index(index)?;
-                self.cells_at(&memrefs, i, &expr.ty, span)
+                indices.push(self.lower_index(index)?);
+                self.cells_at(&memrefs, indices, &expr.ty, span)
             }
             ExprKind::Deref(pointer) => {
                 let memrefs = self.lower_expr(pointer)?;
                 let zero = self.b().const_index(0, location)?;
-                self.cells_at(&memrefs, zero, &expr.ty, span)
+                self.cells_at(&memrefs, vec![zero], &expr.ty, span)
             }
             _ => Err(self.internal("not an lvalue")),
         }
@@ -408,17 +421,22 @@ impl<'c> LowerCx<'c, '_> {
     fn cells_at(
         &mut self,
         memrefs: &Rv<'c>,
-        index: V<'c>,
+        indices: Vec<V<'c>>,
         elem: &Type,
         span: Span,
     ) -> LowerResult<Place<'c>> {
+        if matches!(elem, Type::Array(..)) {
+            return Err(
+                self.unsupported(span, "a sub-array of a multi-dimensional array as a value")
+            );
+        }
         let shape = self.shape(elem, span)?;
         let mut cells = Vec::new();
         for (memref, leaf) in memrefs.flatten().into_iter().zip(shape.leaves()) {
             let ty = self.mlir_type(&leaf, span)?;
             cells.push(Cells::Leaf {
                 memref,
-                indices: vec![index],
+                indices: indices.clone(),
                 ty,
             });
         }

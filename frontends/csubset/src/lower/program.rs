@@ -182,6 +182,16 @@ fn lower_global(cx: &mut LowerCx<'_, '_>, id: GlobalId) -> LowerResult<()> {
     let inits = leaf_inits(global.init.as_ref(), leaves.len());
     for ((leaf, name), init) in leaves.iter().zip(names).zip(inits) {
         let (memref_text, init_text) = match leaf {
+            Type::Array(elem, _) if matches!(**elem, Type::Array(..)) => {
+                if init.is_some() {
+                    return Err(cx.unsupported(span, "an initializer of a multi-dimensional array"));
+                }
+                let memref = cx.type_text(leaf, span)?;
+                let (_, scalar) = super::types::array_dims(leaf);
+                let tensor = memref.replacen("memref", "tensor", 1);
+                let text = format!("dense<{}> : {tensor}", zero_text(scalar));
+                (memref, Some(text))
+            }
             Type::Array(elem, n) => {
                 let elem_text = cx.type_text(elem, span)?;
                 let values = match init {

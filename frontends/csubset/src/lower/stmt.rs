@@ -229,6 +229,9 @@ impl<'c> LowerCx<'c, '_> {
                 }
                 Ok(Rv::Struct(out))
             }
+            Type::Array(elem, _) if matches!(**elem, Type::Array(..)) => {
+                Err(self.unsupported(span, "an initializer of a multi-dimensional array"))
+            }
             Type::Array(elem, n) => {
                 let array = self.uninitialized(ty, span)?;
                 let location = self.loc(span);

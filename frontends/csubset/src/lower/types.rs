@@ -93,11 +93,13 @@ impl<'c> LowerCx<'c, '_> {
                     self.type_text(inner, span)?
                 )
             }
-            Type::Array(inner, n) => {
-                if matches!(**inner, Type::Array(..)) {
-                    return Err(self.unsupported(span, "a multi-dimensional array"));
+            Type::Array(..) => {
+                let (dims, scalar) = array_dims(ty);
+                if matches!(scalar, Type::Struct(_)) {
+                    return Err(self.unsupported(span, "a multi-dimensional array of structs"));
                 }
-                format!("memref<{n}x{}>", self.type_text(inner, span)?)
+                let dims: String = dims.iter().map(|d| format!("{d}x")).collect();
+                format!("memref<{dims}{}>", self.type_text(scalar, span)?)
             }
             Type::Void => return Err(self.unsupported(span, "a 'void' value")),
             Type::Null | Type::Error | Type::Struct(_) => {
@@ -155,6 +157,18 @@ pub fn rv_of_shape<'c>(
                 .collect::<Option<Vec<_>>>()?,
         ),
     })
+}
+
+/// The dimensions of a (multi-dimensional) array type and its scalar
+/// element: `T[N][M]` is `([N, M], T)`.
+pub fn array_dims(ty: &Type) -> (Vec<u64>, &Type) {
+    let mut dims = Vec::new();
+    let mut current = ty;
+    while let Type::Array(inner, n) = current {
+        dims.push(*n);
+        current = inner;
+    }
+    (dims, current)
 }
 
 /// Whether integer operations on `ty` are unsigned.
