@@ -433,3 +433,39 @@ void f(int* a#0, int n#1) [has_spawn] {
 ";
     assert_eq!(text, want);
 }
+
+#[test]
+fn mixed_arithmetic_is_well_typed() {
+    let src = r#"
+struct P { int x; double w[2]; };
+struct P ps[3];
+int main() {
+  char c = 'a'; bool b = false; int i = 1; unsigned u = 2u; long l = 3; unsigned long ul = 4ul;
+  float f = 1.0f; double d = 2.0;
+  c += 1; b += 1; i += 1.5; u <<= 2; l -= u; ul *= i; f /= 3; d -= f; i %= 3; l >>= c;
+  i = c + b + i; l = i * u + l; d = f * c; ul = ul / l; u = ~u ^ (unsigned)i;
+  i = -c; f = -f; b = !i && (f < d || c == 'x'); i = b ? c : i; d = i > 0 ? f : d;
+  int a[4]; int* p = a; p += 2; p--; ++p; i = (int)(p - a); i = *p + p[1] + a[2];
+  ps[1].x = i; ps[2].w[1] = d; struct P q = ps[0]; q.x++; ps[0] = q;
+  struct P* pp = &ps[1]; pp->w[0] += 1; i = pp->x << 2 >> 1;
+  i = (i, c); i = sizeof(struct P) + sizeof i;
+  return i & 0xff | (int)(l % 7);
+}
+"#;
+    let r = check_source("t.c", src, Language::C);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    let errs = pgpu_csubset::hir_verify::verify(r.hir.as_ref().unwrap());
+    assert!(errs.is_empty(), "{errs:?}");
+    // And some that are not.
+    for bad in [
+        "int main() { float f = 1; f <<= 1; return 0; }",
+        "int main() { double d = 1; d %= 2; return 0; }",
+        "int main() { int* p; p *= 2; return 0; }",
+        "struct P { int x; }; int main() { struct P a; a += 1; return 0; }",
+        "int main() { int a[2]; int b[2]; a = b; return 0; }",
+        "int main() { int* p; float* q = p; return 0; }",
+    ] {
+        let r = check_source("t.c", bad, Language::C);
+        assert!(r.has_errors(), "{bad}");
+    }
+}
