@@ -510,6 +510,38 @@ impl<'c> Builder<'c> {
         )
     }
 
+    /// A pointer (`ptr_type`, `memref<?xT, strided<[1], offset: ?>>`) to
+    /// the single element of a 0-d memref `cell` (a scalar global).
+    pub fn ptr_of_cell(
+        &self,
+        cell: V<'c>,
+        ptr_type: Type<'c>,
+        location: Location<'c>,
+    ) -> BuildResult<V<'c>> {
+        let zero = self.const_index(0, location)?;
+        let one = self.const_index(1, location)?;
+        let dynamic = i64::MIN;
+        let attributes = [
+            ("operandSegmentSizes", self.attr("array<i32: 1, 1, 1, 0>")?),
+            (
+                "static_offsets",
+                self.attr(&format!("array<i64: {dynamic}>"))?,
+            ),
+            (
+                "static_sizes",
+                self.attr(&format!("array<i64: {dynamic}>"))?,
+            ),
+            ("static_strides", self.attr("array<i64: 1>")?),
+        ];
+        self.op1(
+            "memref.reinterpret_cast",
+            location,
+            &[cell, zero, one],
+            ptr_type,
+            &attributes,
+        )
+    }
+
     // ---- scf / func ------------------------------------------------------
 
     /// `scf.yield %values`.

@@ -928,35 +928,48 @@ impl<'c> LowerCx<'c, '_> {
         }
     }
 
+    /// `&lvalue`: the pointer to each memory cell the lvalue designates.
     fn lower_addr_of(&mut self, inner: &Expr, span: Span) -> LowerResult<Rv<'c>> {
-        match &inner.kind {
-            ExprKind::Deref(p) => self.lower_expr(p),
-            ExprKind::Index { base, index } => {
-                let (base_rv, ptr_ty) = if let Type::Array(elem, _) = &base.ty {
-                    let array = self.lower_array(base)?;
-                    let ptr_ty = Type::Ptr(elem.clone());
-                    let location = self.loc(span);
-                    let types = self.flat_types(&ptr_ty, span)?;
-                    let mut values = Vec::new();
-                    for (v, ty) in array.flatten().into_iter().zip(types) {
-                        values.push(self.b().memref_cast(v, ty, location)?);
-                    }
-                    (self.rv_from_flat(&ptr_ty, &values, span)?, ptr_ty)
-                } else {
-                    (self.lower_expr(base)?, base.ty.clone())
-                };
-                let i = self.lower_index(index)?;
-                self.ptr_add(&base_rv, &ptr_ty, i, &Type::Long, span)
-            }
-            ExprKind::Var(_) => Err(self
-                .error(
-                    super::E_UNSUPPORTED,
-                    "taking the address of a local variable is not supported by the MLIR lowering",
-                    span,
-                )
-                .with_help("locals are SSA values; use an array of one element")),
-            _ => Err(self.unsupported(span, "taking this address")),
+        if let ExprKind::Deref(p) = &inner.kind {
+            return self.lower_expr(p);
         }
+        let place = self.lower_place(inner)?;
+        let cells = match place {
+            Place::Cells(cells) => cells,
+            Place::Local { .. } => {
+                return Err(self
+                    .error(
+                        super::E_UNSUPPORTED,
+                        "taking the address of a local variable is not supported by the MLIR lowering",
+                        span,
+                    )
+                    .with_help("locals are SSA values; use an array of one element"));
+            }
+            Place::OldRank => return Err(self.unsupported(span, "taking this address")),
+        };
+        let mut leaves = Vec::new();
+        cells.leaves(&mut leaves);
+        let ptr_ty = Type::Ptr(Box::new(inner.ty.clone()));
+        let types = self.flat_types(&ptr_ty, span)?;
+        let location = self.loc(span);
+        let mut pointers = Vec::new();
+        for ((memref, indices, elem), ty) in leaves.into_iter().zip(types) {
+            let pointer = match indices.as_slice() {
+                [] => self.b().ptr_of_cell(memref, ty, location)?,
+                [index] => {
+                    let whole = self.b().memref_cast(memref, ty, location)?;
+                    self.b().ptr_add(whole, elem, *index, location)?
+                }
+                _ => {
+                    return Err(self.unsupported(
+                        span,
+                        "the address of an element of a multi-dimensional array",
+                    ));
+                }
+            };
+            pointers.push(pointer);
+        }
+        self.rv_from_flat(&ptr_ty, &pointers, span)
     }
 
     fn lower_builtin(&mut self, builtin: &Builtin, span: Span) -> LowerResult<Rv<'c>> {
