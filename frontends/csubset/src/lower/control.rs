@@ -478,7 +478,9 @@ impl<'c> LowerCx<'c, '_> {
         let before_block = Block::new(&args);
         let before_args = block_args(&before_block)?;
         self.rebind(keys, &before_args)?;
+        let entry = self.env.clone();
         let cond = self.at_block(block_ref(&before_block), before)?;
+        self.check_carried(&entry, keys)?;
         let forwarded = self.key_values(keys)?;
         self.b().at(block_ref(&before_block)).op(
             "scf.condition",
@@ -492,7 +494,9 @@ impl<'c> LowerCx<'c, '_> {
         let after_block = Block::new(&args);
         let after_args = block_args(&after_block)?;
         self.rebind(keys, &after_args)?;
+        let entry = self.env.clone();
         self.at_block(block_ref(&after_block), after)?;
+        self.check_carried(&entry, keys)?;
         let yielded = self.key_values(keys)?;
         self.b()
             .at(block_ref(&after_block))
@@ -513,6 +517,24 @@ impl<'c> LowerCx<'c, '_> {
         )?;
         let results = super::builder::results(op)?;
         self.rebind(keys, &results)
+    }
+
+    /// Fails if a variable bound at `entry` of a loop region changed but is
+    /// not carried by the loop: the assignment analysis missed it, and the
+    /// new value would be lost.
+    pub fn check_carried(&self, entry: &super::env::Env<'c>, keys: &[Key]) -> LowerResult<()> {
+        let lost: Vec<Key> = self
+            .env
+            .changed_since(entry)
+            .into_iter()
+            .filter(|k| matches!(k, Key::Var(_)) && !keys.contains(k))
+            .collect();
+        match lost.first() {
+            None => Ok(()),
+            Some(key) => Err(self.internal(format!(
+                "the loop does not carry {key:?}, which its body assigns"
+            ))),
+        }
     }
 
     /// `!(flag1 || flag2 ...)` over the flags of `exits` that are bound;

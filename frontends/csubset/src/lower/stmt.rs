@@ -461,10 +461,12 @@ impl<'c> LowerCx<'c, '_> {
             ));
         }
         self.rebind(&keys, &carried)?;
+        let entry = self.env.clone();
         self.at_block(block, |cx| {
             let i = cx.b().from_index(iv, iv_ty, location)?;
             cx.env.set(Key::Var(canonical.var), Rv::Scalar(i));
             cx.lower_body(body, flags)?;
+            cx.check_carried(&entry, &keys)?;
             let yielded = cx.key_values(&keys)?;
             cx.b().scf_yield(&yielded, location)
         })?;
