@@ -74,6 +74,8 @@ pub mod codes {
     pub const RECURSIVE_STRUCT: &str = "csubset::E051";
     /// A non-void function (other than `main`) may end without `return`.
     pub const MISSING_RETURN: &str = "csubset::W004";
+    /// A global initialiser that is not a constant expression.
+    pub const NOT_CONSTANT: &str = "csubset::E052";
 }
 
 /// Check a parsed file. Always returns a HIR (with `Error` nodes where
@@ -662,6 +664,16 @@ impl Sema {
                 );
             }
             let init = dc.init.as_ref().map(|i| self.initializer(i, &ty));
+            if let Some(bad) = init.as_ref().and_then(non_constant) {
+                self.push(
+                    Diagnostic::error(
+                        codes::NOT_CONSTANT,
+                        "a global initialiser must be a constant expression",
+                        bad,
+                    )
+                    .with_help("initialise the global in `main` instead"),
+                );
+            }
             let id = GlobalId(self.globals.len() as u32);
             self.global_ids.insert(dc.name.text.clone(), id);
             self.globals.push(Global {
@@ -2880,6 +2892,39 @@ fn has_break(s: &Stmt) -> bool {
             ..
         } => has_break(then_branch) || else_branch.as_deref().is_some_and(has_break),
         _ => false,
+    }
+}
+
+/// The span of the first part of an initialiser that is not a constant
+/// expression (literals, `NULL`, `sizeof`, casts, operators, `?:`).
+fn non_constant(i: &Init) -> Option<Span> {
+    match i {
+        Init::Expr(e) => non_constant_expr(e),
+        Init::List(l) => l.iter().find_map(non_constant),
+    }
+}
+
+fn non_constant_expr(e: &Expr) -> Option<Span> {
+    match &e.kind {
+        ExprKind::IntLit(_)
+        | ExprKind::FloatLit { .. }
+        | ExprKind::BoolLit(_)
+        | ExprKind::Null
+        | ExprKind::Error => None,
+        ExprKind::Cast { expr, .. } | ExprKind::Unary { operand: expr, .. } => {
+            non_constant_expr(expr)
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            non_constant_expr(lhs).or_else(|| non_constant_expr(rhs))
+        }
+        ExprKind::Cond {
+            cond,
+            then_expr,
+            else_expr,
+        } => non_constant_expr(cond)
+            .or_else(|| non_constant_expr(then_expr))
+            .or_else(|| non_constant_expr(else_expr)),
+        _ => Some(e.span),
     }
 }
 
