@@ -15,6 +15,8 @@
 // RUN: %expect-exit 1 pgpu run --interpret --entry fused_loc %s 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: %expect-exit 1 pgpu run --interpret --entry callsite_loc %s 2>&1 | FileCheck %s --check-prefix=CALLSITE
 // RUN: %expect-exit 1 pgpu run --interpret --entry parallel_race %s 2>&1 | FileCheck %s --check-prefix=PARRACE
+// RUN: %expect-exit 1 pgpu run --interpret --entry require_race %s 2>&1 | FileCheck %s --check-prefix=REQRACE
+// RUN: pgpu run --interpret --entry require_writes %s | FileCheck %s --check-prefix=REQOK
 // A barrier between the accesses makes the race go away.
 // RUN: pgpu run --interpret --entry no_race %s | FileCheck %s --check-prefix=NORACE
 
@@ -206,6 +208,47 @@ func.func @parallel_race() {
     // PARRACE: errors.mlir:[[@LINE+1]]:5: error: data race: thread 1 writes element 0 that thread 0 wrote
     memref.store %i, %a[%c0] : memref<1xindex>
     scf.reduce
+  }
+  return
+}
+
+// pgpu.require runs before its superstep: reading what the threads write in
+// that superstep is a race; threads reading what it wrote is not.
+func.func @require_race() {
+  %c2 = arith.constant 2 : index
+  %a = memref.alloc() : memref<2xindex>
+  pgpu.spawn %c2 {
+    %r = pgpu.rank : index
+    memref.store %r, %a[%r] : memref<2xindex>
+    %v = pgpu.require -> (index) {
+      %c0 = arith.constant 0 : index
+      // REQRACE: errors.mlir:[[@LINE+1]]:12: error: data race: the host code of pgpu.require (which runs before the superstep) reads element 0 that thread 0 wrote in the same superstep
+      %x = memref.load %a[%c0] : memref<2xindex>
+      pgpu.yield %x : index
+    }
+  }
+  return
+}
+
+// REQOK: thread 1 reads 7
+func.func @require_writes() {
+  %c2 = arith.constant 2 : index
+  pgpu.spawn %c2 {
+    %r = pgpu.rank : index
+    %l = pgpu.require -> (memref<1xi32>) {
+      %m = pgpu.dnew [] : memref<1xi32>
+      %c0 = arith.constant 0 : index
+      %seven = arith.constant 7 : i32
+      memref.store %seven, %m[%c0] : memref<1xi32>
+      pgpu.yield %m : memref<1xi32>
+    }
+    %c0 = arith.constant 0 : index
+    %x = memref.load %l[%c0] : memref<1xi32>
+    %c1 = arith.constant 1 : index
+    %is1 = arith.cmpi eq, %r, %c1 : index
+    scf.if %is1 {
+      pgpu.printf "thread 1 reads %d\n"(%x) : i32
+    }
   }
   return
 }

@@ -14,7 +14,10 @@
 //! its writer (thread and op location) and up to two distinct readers. A
 //! write by another thread than the recorded writer, a write to an element
 //! another thread read, or a read of an element another thread wrote in the
-//! same superstep is a race. The map is cleared at every barrier.
+//! same superstep is a race. The map is cleared at every barrier. Host
+//! code in `pgpu.require` runs before its superstep: its accesses are
+//! checked against the threads' accesses of that superstep so far (which a
+//! compiled program would not have made yet) but not recorded.
 
 use crate::value::{MemDesc, Val};
 use std::collections::HashMap;
@@ -69,6 +72,9 @@ pub struct Memory {
     pub race_thread: Option<u32>,
     pub total_elements: usize,
 }
+
+/// The race detector's id for host code inside `pgpu.require`.
+pub const HOST_THREAD: u32 = u32::MAX;
 
 /// Upper bound on the elements all live allocations may hold.
 const MAX_ELEMENTS: usize = 1 << 30;
@@ -202,13 +208,31 @@ impl Memory {
         let Some(thread) = self.race_thread else {
             return Ok(());
         };
-        let entry = self.shadow.entry((alloc, element)).or_default();
+        let host = thread == HOST_THREAD;
+        let who = |id: u32| {
+            if id == HOST_THREAD {
+                "the host code of pgpu.require (which runs before the superstep)".to_string()
+            } else {
+                format!("thread {id}")
+            }
+        };
+        // Host code checks against the threads' accesses but leaves no
+        // trace: threads may use what it wrote.
+        let entry = if host {
+            match self.shadow.get_mut(&(alloc, element)) {
+                Some(entry) => entry,
+                None => return Ok(()),
+            }
+        } else {
+            self.shadow.entry((alloc, element)).or_default()
+        };
         if let Some((writer, writer_loc)) = entry.writer
             && writer != thread
         {
             return Err(AccessError::Race {
                 message: format!(
-                    "data race: thread {thread} {} element {element} that thread {writer} wrote in the same superstep",
+                    "data race: {} {} element {element} that thread {writer} wrote in the same superstep",
+                    who(thread),
                     if write { "writes" } else { "reads" }
                 ),
                 other_loc: writer_loc,
@@ -220,15 +244,18 @@ impl Memory {
                 if *reader != thread {
                     return Err(AccessError::Race {
                         message: format!(
-                            "data race: thread {thread} writes element {element} that thread {reader} read in the same superstep"
+                            "data race: {} writes element {element} that thread {reader} read in the same superstep",
+                            who(thread)
                         ),
                         other_loc: *reader_loc,
                         other_what: "the other thread's read",
                     });
                 }
             }
-            entry.writer = Some((thread, loc));
-        } else {
+            if !host {
+                entry.writer = Some((thread, loc));
+            }
+        } else if !host {
             match entry.readers {
                 [Some((a, _)), _] if a == thread => {}
                 [Some(_), Some((b, _))] if b == thread => {}

@@ -166,10 +166,15 @@ impl Interp<'_> {
         self.rr_snapshot = None;
         self.puts.clear();
         let result = (|| -> R<()> {
+            // A require does not end the superstep: the race detector's
+            // record goes on across it.
+            let mut new_superstep = true;
             loop {
                 let size = threads.len();
                 let race = self.options.race_detection && size > 1;
-                self.mem.clear_shadow();
+                if new_superstep {
+                    self.mem.clear_shadow();
+                }
                 let mut failure = None;
                 for (rank, thread) in threads.iter_mut().enumerate() {
                     if thread.done {
@@ -322,6 +327,7 @@ impl Interp<'_> {
                 let only_require = order
                     .iter()
                     .all(|&id| matches!(prog.ops[id as usize].kind, K::Require));
+                new_superstep = !only_require;
                 if !only_require {
                     self.rr_snapshot = None;
                     self.rr_claimed.clear();
@@ -426,7 +432,12 @@ impl Interp<'_> {
                     self.require_size.replace(n),
                 );
                 self.in_spawn = false;
+                self.mem.race_thread = self
+                    .options
+                    .race_detection
+                    .then_some(crate::memory::HOST_THREAD);
                 let result = self.run_fiber(&mut fiber);
+                self.mem.race_thread = None;
                 (
                     self.in_spawn,
                     self.get_snapshot,
