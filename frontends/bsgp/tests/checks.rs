@@ -147,3 +147,23 @@ fn other_checks() {
     let put_ok = "void f(int* a, int n) { spawn(n) { p = 0; thread.put(thread.rank + 1, p, 5); barrier; a[thread.rank] = p; } }";
     assert!(codes_of(put_ok).is_empty(), "{}", render(put_ok));
 }
+
+/// The checks never panic, also on programs with errors (their HIR has
+/// `Error` nodes): every prefix of every example.
+#[test]
+fn checks_survive_broken_programs() {
+    for entry in std::fs::read_dir(root().join("examples/bsgp")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let mut cut = 0;
+        while cut <= text.len() {
+            if text.is_char_boundary(cut) {
+                let (hir, _) = pgpu_csubset::sema::analyze(
+                    &pgpu_csubset::parse_source(&text[..cut], pgpu_csubset::Language::Bsgp).0,
+                    pgpu_csubset::Language::Bsgp,
+                );
+                let _ = pgpu_bsgp::check::check(&hir);
+            }
+            cut += 7;
+        }
+    }
+}

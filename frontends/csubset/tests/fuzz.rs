@@ -212,3 +212,74 @@ fn long_flat_inputs_are_fast() {
     let (_, d) = analyze_source(&many, Language::C);
     assert!(d.is_empty());
 }
+
+#[test]
+fn mutated_examples() {
+    let mut rng = Rng(0xDEAD_BEEF_1234_5678);
+    let snippets = [
+        "barrier;",
+        "}",
+        "{",
+        ";",
+        "x = 1;",
+        "thread.rank",
+        "(",
+        ")",
+        "int ",
+        "*",
+        "spawn(4) {",
+        "require ",
+        "par {",
+        "return;",
+        "break;",
+        "0",
+        "1.5f",
+        "NULL",
+        "&",
+        "[",
+        "]",
+        ",",
+        "thread.get(0, x)",
+        "reduce(+, 1)",
+        "if (1)",
+        "else",
+        "while (0)",
+        "dnew[2]int",
+    ];
+    for text in examples() {
+        let lines: Vec<&str> = text.lines().collect();
+        for _ in 0..150 {
+            let mut s = String::new();
+            let mut ls = lines.clone();
+            match rng.below(4) {
+                0 if !ls.is_empty() => {
+                    let i = rng.below(ls.len());
+                    ls.remove(i);
+                }
+                1 if !ls.is_empty() => {
+                    let (i, j) = (rng.below(ls.len()), rng.below(ls.len()));
+                    ls.swap(i, j);
+                }
+                2 if !ls.is_empty() => {
+                    let i = rng.below(ls.len());
+                    let l = ls[i];
+                    ls.insert(i, l);
+                }
+                _ => {}
+            }
+            for l in &ls {
+                s.push_str(l);
+                s.push('\n');
+            }
+            // Insert a snippet at a random char boundary.
+            let mut at = rng.below(s.len() + 1);
+            while !s.is_char_boundary(at) {
+                at -= 1;
+            }
+            s.insert_str(at, snippets[rng.below(snippets.len())]);
+            for lang in LANGS {
+                quick(&s, lang);
+            }
+        }
+    }
+}
