@@ -87,6 +87,25 @@ pub fn float_text(value: f64) -> String {
     }
 }
 
+/// The `index` that `value` was `arith.index_cast` from, when that index
+/// is a `pgpu.rank`, `pgpu.size`, `pgpu.oldrank` or `pgpu.sort_idx`.
+fn thread_index_of<'c>(value: V<'c>) -> Option<V<'c>> {
+    let cast = melior::ir::operation::OperationResult::try_from(value)
+        .ok()?
+        .owner();
+    if cast.name().as_string_ref().as_str().ok()? != "arith.index_cast" {
+        return None;
+    }
+    let source = cast.operand(0).ok()?;
+    let producer = melior::ir::operation::OperationResult::try_from(source)
+        .ok()?
+        .owner();
+    match producer.name().as_string_ref().as_str().ok()? {
+        "pgpu.rank" | "pgpu.size" | "pgpu.oldrank" | "pgpu.sort_idx" => Some(detach(source)),
+        _ => None,
+    }
+}
+
 /// The C-level signedness of an integer operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Signedness {
@@ -339,6 +358,10 @@ impl<'c> Builder<'c> {
     }
 
     /// An integer of any width (or `index`) converted to `index`.
+    ///
+    /// An `int` that is itself a thread rank, thread count or `sort_idx`
+    /// result converted from `index` gives back that `index` (these are
+    /// below 2^31, so the round trip is the identity).
     pub fn to_index(
         &self,
         value: V<'c>,
@@ -348,6 +371,9 @@ impl<'c> Builder<'c> {
         let index = Type::index(self.context);
         if value.r#type() == index {
             return Ok(value);
+        }
+        if let Some(original) = thread_index_of(value) {
+            return Ok(original);
         }
         let name = match sign {
             Signedness::Signed => "arith.index_cast",
