@@ -35,7 +35,7 @@ pub mod codes {
 }
 
 /// Deepest nesting of statements and expressions accepted.
-pub const MAX_DEPTH: u32 = 512;
+pub const MAX_DEPTH: u32 = 256;
 
 /// Most binary operators chained at one nesting level (`a + b + ...`): the
 /// tree of a chain is as deep as it is long.
@@ -56,6 +56,7 @@ pub fn parse(tokens: &[Token], lang: Language) -> (Ast, Vec<Diagnostic>) {
         lang,
         diags: Vec::new(),
         depth: 0,
+        gave_up: false,
         eof,
     };
     let ast = p.file();
@@ -73,6 +74,8 @@ struct Parser<'a> {
     lang: Language,
     diags: Vec<Diagnostic>,
     depth: u32,
+    /// Nesting overflowed: the rest of the input was skipped.
+    gave_up: bool,
     eof: Token,
 }
 
@@ -193,7 +196,9 @@ impl<'a> Parser<'a> {
     }
 
     fn push(&mut self, d: Diagnostic) {
-        if self.diags.len() < MAX_ERRORS {
+        // After a nesting overflow the rest of the file is skipped: no
+        // follow-up errors about it.
+        if self.diags.len() < MAX_ERRORS && !self.gave_up {
             self.diags.push(d);
         }
     }
@@ -272,6 +277,7 @@ impl<'a> Parser<'a> {
             ));
             // Skip everything: the rest cannot be parsed sensibly.
             self.pos = self.toks.len();
+            self.gave_up = true;
             self.depth -= 1;
             return Err(Fail);
         }
