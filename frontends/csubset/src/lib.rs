@@ -5,6 +5,8 @@
 //! Entry points: [`check_source`] (everything at once), [`parse_source`],
 //! [`analyze_source`] (HIR even when there are errors), and the salsa
 //! queries in [`db`]. BSGP's own checks are `pgpu_bsgp::check`.
+//! [`hir_print::print`] dumps a HIR as C-like text; [`hir_verify::verify`]
+//! checks the invariants the lowering relies on.
 //!
 //! Language rules worth knowing:
 //! - Prototypes are accepted and ignored when the file defines the function
