@@ -1399,7 +1399,7 @@ impl Sema {
                 if *single { Type::Float } else { Type::Double },
                 span,
             ),
-            AE::Char(c) => rv(ExprKind::IntLit(u64::from(*c as i8 as u8)), Type::Int, span),
+            AE::Char(c) => rv(ExprKind::IntLit(u64::from(*c)), Type::Int, span),
             AE::Bool(b) => rv(ExprKind::BoolLit(*b), Type::Bool, span),
             AE::Null => rv(ExprKind::Null, Type::Null, span),
             AE::Str(_) => {
@@ -1621,9 +1621,7 @@ impl Sema {
             }
             AE::SizeofExpr(x) => {
                 // Typed for its type only; not evaluated.
-                let n_diags = self.diags.len();
                 let he = self.expr(x);
-                let _ = n_diags;
                 let n = he.ty.size_of(&self.structs);
                 rv(ExprKind::IntLit(n), Type::ULong, span)
             }
@@ -1767,7 +1765,6 @@ impl Sema {
                 err_expr(span)
             }
             AE::DNew { temp, count, ty } => {
-                self.note_spmd_host_alloc();
                 let elem = self.type_name(ty);
                 if elem == Type::Void {
                     self.error(
@@ -1800,9 +1797,6 @@ impl Sema {
             AE::At => rv(ExprKind::GroupId, Type::Int, span),
         }
     }
-
-    /// `dnew` is host code; nothing to record (kept as a hook).
-    fn note_spmd_host_alloc(&mut self) {}
 
     fn thread_attr(&mut self, field: &ast::Name, span: Span) -> Expr {
         let (kind, cat) = match field.text.as_str() {
