@@ -165,11 +165,16 @@ func.func @divergent() {
   return
 }
 
+// Group queries need synchronous (Fork) code.
+func.func @sync_query() -> index attributes {pgpu.synchronous} {
+  // GROUPS: {{.*}}errors.mlir:[[@LINE+1]]:8: error: 'pgpu.group.rank' outside synchronous (Fork) code
+  %g = pgpu.group.rank : index
+  return %g : index
+}
 func.func @groups() {
   %c2 = arith.constant 2 : index
-  // GROUPS: {{.*}}errors.mlir:[[@LINE+1]]:3: error: synchronous pgpu.spawn (Fork groups) is not supported by the interpreter yet
-  pgpu.spawn synchronous %c2 {
-    %g = pgpu.group.rank : index
+  pgpu.spawn %c2 {
+    %g = func.call @sync_query() : () -> index
   }
   return
 }

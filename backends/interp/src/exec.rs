@@ -107,6 +107,8 @@ pub struct ThreadCtx {
     pub out: Vec<u8>,
     /// gpu ids: thread id xyz, block id xyz, block dims xyz, grid dims xyz.
     pub gpu: Option<[i64; 12]>,
+    /// The current Fork group (id, rank, size) in synchronous code.
+    pub group: Option<crate::fork::Group>,
 }
 
 /// A pending `pgpu.thread.put`, delivered at the next barrier.
@@ -137,6 +139,8 @@ pub struct Interp<'p> {
     pub puts: Vec<Put>,
     /// The thread count while a `pgpu.require` body runs (host code).
     pub require_size: Option<usize>,
+    /// Lock-step execution (Fork): a fiber stops after every op.
+    pub step_mode: bool,
 }
 
 pub type R<T> = Result<T, InterpError>;
@@ -165,6 +169,7 @@ impl<'p> Interp<'p> {
             rr_claimed: Vec::new(),
             puts: Vec::new(),
             require_size: None,
+            step_mode: false,
         };
         for global in &prog.globals {
             let id = interp
@@ -371,6 +376,10 @@ impl<'p> Interp<'p> {
             }
             if let Some(stop) = self.exec(fiber, op_id, op)? {
                 return Ok(stop);
+            }
+            if self.step_mode {
+                // One lock-step step done; `waiting` stays empty.
+                return Ok(Stop::Sync);
             }
         }
     }
@@ -1065,12 +1074,6 @@ impl<'p> Interp<'p> {
 
             // ---------------------------------------------------- pgpu
             K::Spawn { synchronous } => {
-                if *synchronous {
-                    return Err(self.fail(
-                        op,
-                        "synchronous pgpu.spawn (Fork groups) is not supported by the interpreter yet",
-                    ));
-                }
                 let count = self.int_strict(op, act, 0)?;
                 if count < 0 {
                     return Err(
@@ -1078,7 +1081,11 @@ impl<'p> Interp<'p> {
                     );
                 }
                 let host = act.clone();
-                let dtemps = self.run_spawn(&host, op, count as usize)?;
+                let dtemps = if *synchronous {
+                    self.run_sync_spawn(&host, op, count as usize)?
+                } else {
+                    self.run_spawn(&host, op, count as usize)?
+                };
                 if let Some(act) = fiber.acts.last_mut() {
                     act.dtemps.extend(dtemps);
                 }
@@ -1138,6 +1145,40 @@ impl<'p> Interp<'p> {
                         results: vec![None; count],
                     })),
                 });
+            }
+            K::GroupRank | K::GroupId | K::GroupSize => {
+                let group = self.cur.as_ref().and_then(|ctx| ctx.group).ok_or_else(|| {
+                    self.fail(op, format!("'{}' outside synchronous (Fork) code", op.name))
+                })?;
+                let value = match op.kind {
+                    K::GroupId => group.0,
+                    K::GroupRank => group.1,
+                    _ => group.2,
+                };
+                act.slots[op.results[0] as usize] = Val::Int(value);
+            }
+            K::GroupSplit | K::GroupFork | K::Seq | K::Farm => {
+                // The group resolves these and moves the fiber past them.
+                if self.cur.as_ref().and_then(|ctx| ctx.group).is_none() {
+                    return Err(
+                        self.fail(op, format!("'{}' outside synchronous (Fork) code", op.name))
+                    );
+                }
+                if let Some(stop) = self.sync_point(fiber, op_id, op)? {
+                    return Ok(Some(stop));
+                }
+            }
+            K::GroupMerge => {
+                if let Some(stop) = self.sync_point(fiber, op_id, op)? {
+                    return Ok(Some(stop));
+                }
+                let Some(act) = fiber.acts.last() else {
+                    return Ok(None);
+                };
+                let values: Vec<Val> = (0..op.operands.len())
+                    .map(|index| self.val(op, act, index))
+                    .collect::<R<_>>()?;
+                return self.terminate(fiber, op, values);
             }
             K::PRank => {
                 let rank = self.thread(op)?.rank;
@@ -1588,7 +1629,24 @@ impl<'p> Interp<'p> {
     }
 
     /// Runs `region` to its terminator on the current activation.
-    fn run_region(&mut self, fiber: &mut Fiber, region: RegionId, args: &[Val]) -> R<Vec<Val>> {
+    pub(crate) fn run_region(
+        &mut self,
+        fiber: &mut Fiber,
+        region: RegionId,
+        args: &[Val],
+    ) -> R<Vec<Val>> {
+        let step_mode = std::mem::replace(&mut self.step_mode, false);
+        let result = self.run_region_inner(fiber, region, args);
+        self.step_mode = step_mode;
+        result
+    }
+
+    fn run_region_inner(
+        &mut self,
+        fiber: &mut Fiber,
+        region: RegionId,
+        args: &[Val],
+    ) -> R<Vec<Val>> {
         let prog = self.prog;
         let Some(act) = fiber.acts.last_mut() else {
             return Err(InterpError::new("internal error: empty fiber".into(), None));

@@ -278,6 +278,15 @@ pub enum K {
     SplitList,
     SortIdx,
     Multiprefix(Comb),
+    // Fork groups
+    GroupRank,
+    GroupId,
+    GroupSize,
+    GroupSplit,
+    GroupFork,
+    GroupMerge,
+    Seq,
+    Farm,
     // host I/O
     Printf(Vec<FmtPiece>, Vec<Ty>),
     ArgI,
@@ -1387,7 +1396,15 @@ impl Converter {
             "pgpu.spec.load" => Load,
             "pgpu.spec.store" => Store,
             "pgpu.spec.commit" => Yield,
-            _ if name.starts_with("pgpu.group.") || matches!(name, "pgpu.seq" | "pgpu.farm") => {
+            "pgpu.group.rank" => GroupRank,
+            "pgpu.group.id" => GroupId,
+            "pgpu.group.size" => GroupSize,
+            "pgpu.group.split" => GroupSplit,
+            "pgpu.group.fork" => GroupFork,
+            "pgpu.group.merge" => GroupMerge,
+            "pgpu.seq" => Seq,
+            "pgpu.farm" => Farm,
+            _ if name.starts_with("pgpu.group.") => {
                 Unsupported(format!("'{name}' is not supported by the interpreter yet"))
             }
             _ => Unsupported(format!("unsupported operation '{name}'")),

@@ -8,7 +8,8 @@
 //! with an explicit frame stack, so an SPMD thread can stop at a barrier
 //! anywhere and resume later. `pgpu.spawn` runs its threads
 //! bulk-synchronously (module `spmd`): every thread runs to its next
-//! barrier or collective, then all continue.
+//! barrier or collective, then all continue. `pgpu.spawn synchronous`
+//! (Fork) runs its group in lock-step with PRAM semantics (module `fork`).
 //!
 //! Every memory access is checked (module `memory`): bounds, use after
 //! free, null (poison) pointers, reads of uninitialised memory, and data
@@ -20,6 +21,7 @@
 //! superstep in rank order.
 
 mod exec;
+mod fork;
 mod ir;
 mod memory;
 mod printf;

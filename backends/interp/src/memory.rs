@@ -71,6 +71,8 @@ pub struct Memory {
     /// The current thread id while race detection is on.
     pub race_thread: Option<u32>,
     pub total_elements: usize,
+    /// Writes of the current lock-step (PRAM) step, committed together.
+    pub pending: Option<Vec<(u32, usize, Val)>>,
 }
 
 /// The race detector's id for host code inside `pgpu.require`.
@@ -180,6 +182,10 @@ impl Memory {
         loc: u32,
     ) -> Result<(), AccessError> {
         let element = self.element(desc, indices)?;
+        if let Some(pending) = &mut self.pending {
+            pending.push((desc.alloc, element, value));
+            return Ok(());
+        }
         self.track(desc.alloc, element, true, loc)?;
         self.allocs[desc.alloc as usize].data[element] = value;
         Ok(())
@@ -192,6 +198,23 @@ impl Memory {
 
     pub fn set_raw(&mut self, alloc: u32, element: usize, value: Val) {
         self.allocs[alloc as usize].data[element] = value;
+    }
+
+    /// Commits the writes of a lock-step step: for concurrent writes to one
+    /// element the lowest rank (the first write) wins (Priority CRCW).
+    pub fn commit(&mut self) {
+        if let Some(pending) = &mut self.pending {
+            let writes = std::mem::take(pending);
+            for (alloc, element, value) in writes.into_iter().rev() {
+                if let Some(slot) = self
+                    .allocs
+                    .get_mut(alloc as usize)
+                    .and_then(|a| a.data.get_mut(element))
+                {
+                    *slot = value;
+                }
+            }
+        }
     }
 
     pub fn clear_shadow(&mut self) {

@@ -34,6 +34,8 @@ pub struct Thread {
     pub oldrank: Option<usize>,
     pub out: Vec<u8>,
     pub gpu: Option<[i64; 12]>,
+    /// Fork: the stack of groups (id, rank, size) the thread is in.
+    pub groups: Vec<crate::fork::Group>,
 }
 
 /// Waiting fibers of a fiber tree: (path through `pgpu.par` branches, op).
@@ -128,6 +130,11 @@ impl Interp<'_> {
         }
     }
 
+    /// The fiber every thread of `spawn` starts from.
+    pub(crate) fn spawn_fiber(&self, host: &Activation, spawn: &Op) -> Fiber {
+        self.body_fiber(host, spawn.frame.as_deref(), spawn.regions[0], &[])
+    }
+
     /// Runs a `pgpu.spawn` of `count` threads; returns the temporary lists
     /// allocated inside it (they belong to the spawning function).
     pub fn run_spawn(&mut self, host: &Activation, op: &Op, count: usize) -> R<Vec<u32>> {
@@ -186,6 +193,7 @@ impl Interp<'_> {
                         oldrank: thread.oldrank,
                         out: std::mem::take(&mut thread.out),
                         gpu: thread.gpu,
+                        group: None,
                     });
                     self.mem.race_thread = race.then_some(rank as u32);
                     let result = self.run_fiber(&mut thread.fiber);
