@@ -25,6 +25,7 @@ mod fork;
 mod ir;
 mod memory;
 mod printf;
+mod scalar;
 mod spmd;
 mod value;
 

@@ -22,6 +22,7 @@
 use crate::InterpError;
 use crate::exec::*;
 use crate::ir::*;
+use crate::scalar::{combine, identity};
 use crate::value::*;
 use std::cmp::Ordering;
 use std::rc::Rc;

@@ -48,7 +48,7 @@ enum Command {
         /// The entry function.
         #[arg(long, default_value = "main")]
         entry: String,
-        /// The program: `.mlir`, or `.bsgp` source.
+        /// The program: `.mlir`, `.bsgp` (BSGP source) or `.c` (C-subset source).
         file: String,
         /// Program arguments (read by `argi`), after `--`.
         #[arg(last = true)]
@@ -56,7 +56,7 @@ enum Command {
     },
     /// Print the program at a stage of the pipeline.
     Emit {
-        /// The program: `.mlir`, or `.bsgp` source.
+        /// The program: `.mlir`, `.bsgp` (BSGP source) or `.c` (C-subset source).
         file: String,
         /// The stage to print.
         #[arg(long, value_enum, default_value_t = Stage::Pgpu)]
