@@ -14,7 +14,7 @@
 //! crate supplies; without one they are reported as unsupported.
 //!
 //! Submodules: [`builder`] (op construction), [`types`] (C types to MLIR
-//! types), [`env`](self::env) (values and the environment), [`control`] (if/loops and
+//! types), [`env`](mod@self::env) (values and the environment), [`control`] (if/loops and
 //! flags), [`expr`], [`stmt`], [`program`] (functions and globals).
 
 pub mod builder;
