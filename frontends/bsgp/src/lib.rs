@@ -52,7 +52,9 @@ pub fn create_context() -> Context {
 }
 
 /// Parses, checks and lowers BSGP source `text` (named `path` in
-/// diagnostics and locations) into a verified module of `context`.
+/// diagnostics and locations) into a verified module of `context`, which
+/// must have the upstream and `pgpu` dialects registered (as
+/// [`create_context`] and `pgpu_pass_infra::tool::create_context` do).
 pub fn compile<'c>(context: &'c Context, path: &str, text: &str) -> Compiled<'c> {
     let checked = check::check_source(path, text);
     let mut diagnostics = checked.diagnostics;
