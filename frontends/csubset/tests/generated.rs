@@ -1,5 +1,6 @@
 //! Randomly generated programs (mostly valid): the ones without errors
-//! must give a well-formed HIR (`hir_verify`), in C and in BSGP.
+//! must give a well-formed HIR (`hir_verify`), in C and in BSGP. With
+//! `GEN_OUT=dir` the valid programs are written to `dir`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -23,7 +24,7 @@ impl Rng {
 
 const VARS: &[&str] = &["c", "b", "i", "u", "l", "ul", "f", "d"];
 const INT_VARS: &[&str] = &["c", "i", "u", "l", "ul", "s.x", "a[1]"];
-const DECLS: &str = "char c = 'a'; bool b = true; int i = 1; unsigned u = 2u; long l = 3l; unsigned long ul = 4ul; float f = 1.5f; double d = 2.5; int a[8]; int* p = a; struct S s; struct S* ps = &s;";
+const DECLS: &str = "char c = 'a'; bool b = true; int i = 1; unsigned u = 2u; long l = 3l; unsigned long ul = 4ul; float f = 1.5f; double d = 2.5; int a[8] = {1, 2, 3, 4, 5, 6, 7, 8}; int* p = a; struct S s = {1, 2.0f}; struct S* ps = sg;";
 
 fn expr(r: &mut Rng, depth: u32) -> String {
     if depth == 0 {
@@ -129,10 +130,7 @@ fn spawn_block(r: &mut Rng, out: &mut String) {
             2 => out.push_str("  w = scan(max, v);\n"),
             3 => out.push_str("  require q = dtempnew[4]float;\n  q[t & 3] = (float)v;\n"),
             4 => out.push_str("  thread.sortby(v);\n  t = thread.rank;\n"),
-            _ => out.push_str(&format!(
-                "  v = v + {};\n",
-                expr(r, 2).replace("++", "+").replace("--", "-")
-            )),
+            _ => out.push_str(&format!("  v = v * {} + t;\n", r.below(9))),
         }
     }
     out.push_str("}\n");
@@ -145,7 +143,7 @@ fn generated_programs_verify() {
     for n in 0..600 {
         let bsgp = n % 2 == 1;
         let mut src = String::from(
-            "struct S { int x; float y; };\nint sq(int v) { return v * v; }\nint main() {\n",
+            "struct S { int x; float y; };\nstruct S sg[2];\nint sq(int v) { return v * v; }\nint main() {\n",
         );
         src.push_str(DECLS);
         src.push('\n');
@@ -165,6 +163,11 @@ fn generated_programs_verify() {
             continue;
         }
         clean += 1;
+        // `GEN_OUT=dir` keeps the valid programs (inputs for testing the
+        // lowering and the interpreter).
+        if let Ok(dir) = std::env::var("GEN_OUT") {
+            let _ = std::fs::write(format!("{dir}/gen{n}.bsgp"), &src);
+        }
         let errs = hir_verify::verify(&hir);
         assert!(errs.is_empty(), "{src}\n{errs:?}");
     }
