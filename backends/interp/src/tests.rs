@@ -326,3 +326,67 @@ func.func @main() -> i32 {
     assert_eq!(before.stdout, b"0 5 10 15 20 ");
     assert_eq!(before, after);
 }
+
+#[test]
+fn fork_groups_are_pram_lock_step() {
+    // Every processor reads its right neighbour and writes its own cell in
+    // the same statement pair: lock-step reads see the old memory, so the
+    // values rotate; concurrent writes to one cell keep the lowest rank's.
+    let out = output(
+        r#"
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %a = memref.alloc() : memref<3xindex>
+  %w = memref.alloc() : memref<1xindex>
+  scf.for %i = %c0 to %c3 step %c1 {
+    memref.store %i, %a[%i] : memref<3xindex>
+  }
+  pgpu.spawn synchronous %c3 {
+    %me = pgpu.group.rank : index
+    %n = pgpu.group.size : index
+    %m1 = arith.addi %me, %c1 : index
+    %next = arith.remui %m1, %n : index
+    %v = memref.load %a[%next] : memref<3xindex>
+    memref.store %v, %a[%me] : memref<3xindex>
+    %x = arith.addi %me, %c3 : index
+    memref.store %x, %w[%c0] : memref<1xindex>
+  }
+  %a0 = memref.load %a[%c0] : memref<3xindex>
+  %a1 = memref.load %a[%c1] : memref<3xindex>
+  %c2 = arith.constant 2 : index
+  %a2 = memref.load %a[%c2] : memref<3xindex>
+  %win = memref.load %w[%c0] : memref<1xindex>
+  pgpu.printf "%d %d %d %d\n"(%a0, %a1, %a2, %win) : index, index, index, index
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#,
+    );
+    assert_eq!(out, "1 2 0 3\n");
+}
+
+#[test]
+fn thread_fork_renumbers_in_parent_order() {
+    let out = output(
+        r#"
+func.func @main() -> i32 {
+  %c2 = arith.constant 2 : index
+  pgpu.spawn %c2 {
+    %r = pgpu.rank : index
+    %c1 = arith.constant 1 : index
+    %k = arith.addi %r, %c1 : index
+    %child = pgpu.thread.fork %k : index
+    %nr = pgpu.rank : index
+    %old = pgpu.oldrank : index
+    %n = pgpu.size : index
+    pgpu.printf "%d:%d.%d/%d "(%nr, %old, %child, %n) : index, index, index, index
+  }
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#,
+    );
+    assert_eq!(out, "0:0.0/3 1:1.0/3 2:1.1/3 ");
+}
