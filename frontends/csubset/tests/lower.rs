@@ -7,8 +7,11 @@ use melior::{
 };
 use pgpu_csubset::{
     Language, analyze_source,
-    hir::{Stmt, StmtKind},
-    lower::{E_INTERNAL, E_UNSUPPORTED, Extension, LowerCx, LowerResult, NoExtension, lower_hir},
+    hir::{Expr, Stmt, StmtKind},
+    lower::{
+        E_INTERNAL, E_UNSUPPORTED, Extension, LowerCx, LowerResult, NoExtension, Rv, lower_hir,
+        program::E_PGPU_RULE,
+    },
 };
 
 fn context() -> Context {
@@ -48,8 +51,9 @@ fn language_constructs_without_an_extension_are_unsupported() {
     );
 }
 
-/// Lowers a spawn's body straight into host code: the barrier then fails
-/// the pgpu verifier.
+/// Lowers a spawn's body straight into host code, where its barrier breaks
+/// a pgpu rule; and `dtempfree()` as a `func.return` in the middle of a
+/// block, which no program can cause.
 struct Broken;
 
 impl Extension for Broken {
@@ -66,16 +70,22 @@ impl Extension for Broken {
             _ => Err(cx.unsupported(stmt.span, "this statement")),
         }
     }
+
+    fn lower_expr<'c>(&self, cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<'c>> {
+        let location = cx.loc(expr.span);
+        cx.b().op("func.return", location, &[], &[], &[], vec![])?;
+        Ok(Rv::Void)
+    }
 }
 
 #[test]
-fn verification_failures_are_internal_errors_at_the_source() {
+fn broken_pgpu_rules_are_errors_at_the_source() {
     let source = "void f(int n) {\n  spawn(n) {\n    barrier;\n  }\n}\n";
     let (hir, _) = analyze_source(source, Language::Bsgp);
     let context = context();
     let errors = lower_hir(&context, &hir, &Broken, "f.bsgp", source).expect_err("invalid IR");
     assert!(!errors.is_empty());
-    assert!(errors.iter().all(|d| d.code == E_INTERNAL), "{errors:?}");
+    assert!(errors.iter().all(|d| d.code == E_PGPU_RULE), "{errors:?}");
     assert!(
         errors[0].message.contains("must be nested in"),
         "{errors:?}"
@@ -83,5 +93,19 @@ fn verification_failures_are_internal_errors_at_the_source() {
     assert_eq!(
         errors[0].span().start as usize,
         source.find("barrier").expect("barrier")
+    );
+}
+
+#[test]
+fn other_verification_failures_are_internal_errors() {
+    let source = "void f() {\n  dtempfree();\n  return;\n}\n";
+    let (hir, _) = analyze_source(source, Language::Bsgp);
+    let context = context();
+    let errors = lower_hir(&context, &hir, &Broken, "f.bsgp", source).expect_err("invalid IR");
+    assert!(!errors.is_empty());
+    assert!(errors.iter().all(|d| d.code == E_INTERNAL), "{errors:?}");
+    assert_eq!(
+        errors[0].span().start as usize,
+        source.find("dtempfree").expect("dtempfree")
     );
 }

@@ -42,11 +42,11 @@ pub fn lower_program(cx: &mut LowerCx<'_, '_>) {
 /// Verifies the module; a failure is an internal error that quotes MLIR's
 /// diagnostics.
 pub fn verify<'c>(cx: LowerCx<'c, '_>) -> Result<Module<'c>, Vec<Diagnostic>> {
-    let messages = Rc::new(RefCell::new(Vec::<String>::new()));
-    let sink = messages.clone();
+    let records = Rc::new(RefCell::new(Vec::<(String, String)>::new()));
+    let sink = records.clone();
     let id = cx.context.attach_diagnostic_handler(move |diagnostic| {
         sink.borrow_mut()
-            .push(format!("{}: {}", diagnostic.location(), diagnostic));
+            .push((diagnostic.location().to_string(), diagnostic.to_string()));
         true
     });
     let ok = cx.module.as_operation().verify();
@@ -54,17 +54,10 @@ pub fn verify<'c>(cx: LowerCx<'c, '_>) -> Result<Module<'c>, Vec<Diagnostic>> {
     if ok {
         return Ok(cx.module);
     }
-    let messages = messages.borrow();
-    let mut diagnostics: Vec<Diagnostic> = messages
+    let records = records.borrow();
+    let mut diagnostics: Vec<Diagnostic> = records
         .iter()
-        .map(|m| {
-            Diagnostic::error(
-                E_INTERNAL,
-                format!("the lowered IR does not verify: {m}"),
-                cx.span_of_mlir_location(m),
-            )
-            .with_help("this is a bug in pgpu's lowering; please report it")
-        })
+        .map(|(location, message)| verifier_diagnostic(&cx, location, message))
         .collect();
     if diagnostics.is_empty() {
         diagnostics.push(Diagnostic::error(
@@ -75,6 +68,30 @@ pub fn verify<'c>(cx: LowerCx<'c, '_>) -> Result<Module<'c>, Vec<Diagnostic>> {
     }
     Err(diagnostics)
 }
+
+/// A verifier failure as a diagnostic: a rule of the `pgpu` dialect that
+/// the program breaks (where a barrier stands, rank reassignment, ...) is
+/// the program's error, anything else the lowering's.
+fn verifier_diagnostic(cx: &LowerCx<'_, '_>, location: &str, message: &str) -> Diagnostic {
+    let span = cx.span_of_mlir_location(location);
+    if message.starts_with("'pgpu.") {
+        Diagnostic::error(E_PGPU_RULE, message.to_string(), span).with_help(
+            "the program breaks a rule of the pgpu dialect (docs/frontend-ir.md) that the \
+             front end's checks do not catch yet",
+        )
+    } else {
+        Diagnostic::error(
+            E_INTERNAL,
+            format!("the lowered IR does not verify: {location}: {message}"),
+            span,
+        )
+        .with_help("this is a bug in pgpu's lowering; please report it")
+    }
+}
+
+/// Code of a program that breaks a rule the `pgpu` dialect's verifier
+/// checks.
+pub const E_PGPU_RULE: &str = "csubset::E902";
 
 impl<'c> LowerCx<'c, '_> {
     /// The symbols of a global's leaves: its name, or `name.field...` for
