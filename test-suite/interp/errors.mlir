@@ -17,6 +17,7 @@
 // RUN: %expect-exit 1 pgpu run --interpret --entry parallel_race %s 2>&1 | FileCheck %s --check-prefix=PARRACE
 // RUN: %expect-exit 1 pgpu run --interpret --entry require_race %s 2>&1 | FileCheck %s --check-prefix=REQRACE
 // RUN: pgpu run --interpret --entry require_writes %s | FileCheck %s --check-prefix=REQOK
+// RUN: %expect-exit 1 pgpu run --interpret --entry different_barriers %s 2>&1 | FileCheck %s --check-prefix=DIFFERENT
 // A barrier between the accesses makes the race go away.
 // RUN: pgpu run --interpret --entry no_race %s | FileCheck %s --check-prefix=NORACE
 
@@ -253,6 +254,32 @@ func.func @require_writes() {
     %is1 = arith.cmpi eq, %r, %c1 : index
     scf.if %is1 {
       pgpu.printf "thread 1 reads %d\n"(%x) : i32
+    }
+  }
+  return
+}
+
+// Threads that wait at different barriers diverged.
+func.func @then_sync() attributes {pgpu.spmd_inline} {
+  // DIFFERENT: errors.mlir:[[@LINE+1]]:3: error: thread 1 waits at 'pgpu.barrier' while thread 0 waits at 'pgpu.barrier' (divergent synchronization)
+  pgpu.barrier
+  return
+}
+func.func @else_sync() attributes {pgpu.spmd_inline} {
+  // DIFFERENT: errors.mlir:[[@LINE+1]]:3: note: thread 0 waits here
+  pgpu.barrier
+  return
+}
+func.func @different_barriers() {
+  %c2 = arith.constant 2 : index
+  pgpu.spawn %c2 {
+    %r = pgpu.rank : index
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %r, %c0 : index
+    scf.if %first {
+      func.call @else_sync() : () -> ()
+    } else {
+      func.call @then_sync() : () -> ()
     }
   }
   return
