@@ -218,6 +218,18 @@ impl<'p> Interp<'p> {
         self.out.extend_from_slice(bytes);
     }
 
+    /// Prints an executed op to stderr: location, thread, name.
+    fn trace(&self, op: &Op) {
+        let position = match self.prog.loc(op.loc) {
+            Some(p) => format!("{}:{}:{}", p.file, p.line, p.column),
+            None => "<unknown>".to_string(),
+        };
+        match &self.cur {
+            Some(ctx) => eprintln!("[trace] {position}: thread {}: {}", ctx.rank, op.name),
+            None => eprintln!("[trace] {position}: host: {}", op.name),
+        }
+    }
+
     /// A fiber that runs `func` from its entry with `args`.
     pub fn function_fiber(&self, func: FuncId, args: Vec<Val>) -> R<Fiber> {
         let f = &self.prog.funcs[func as usize];
@@ -366,6 +378,9 @@ impl<'p> Interp<'p> {
             ctl.pc += 1;
             let op = &prog.ops[op_id as usize];
             self.steps += 1;
+            if self.options.trace {
+                self.trace(op);
+            }
             if self.options.max_steps != 0 && self.steps > self.options.max_steps {
                 return Err(self.fail(
                     op,

@@ -46,6 +46,8 @@ pub struct Options {
     pub max_call_depth: usize,
     /// The most logical threads of one SPMD region.
     pub max_threads: usize,
+    /// Print every executed op (location, thread, name) to stderr.
+    pub trace: bool,
 }
 
 impl Default for Options {
@@ -56,6 +58,7 @@ impl Default for Options {
             max_steps: 0,
             max_call_depth: 100_000,
             max_threads: 1 << 22,
+            trace: false,
         }
     }
 }

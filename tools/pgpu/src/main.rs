@@ -48,6 +48,9 @@ enum Command {
         /// The entry function.
         #[arg(long, default_value = "main")]
         entry: String,
+        /// Print every executed operation (location, thread, name) to stderr.
+        #[arg(long)]
+        trace: bool,
         /// The program: `.mlir`, `.bsgp` (BSGP source) or `.c` (C-subset source).
         file: String,
         /// Program arguments (read by `argi`), after `--`.
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
             no_race_check,
             max_steps,
             entry,
+            trace,
             file,
             args,
         } => {
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
                 race_detection: !no_race_check,
                 echo_stdout: true,
                 max_steps,
+                trace,
                 ..pgpu_interp::Options::default()
             };
             match run(&file, &entry, &args, &options) {
