@@ -18,6 +18,7 @@
 // RUN: %expect-exit 1 pgpu run --interpret --entry require_race %s 2>&1 | FileCheck %s --check-prefix=REQRACE
 // RUN: pgpu run --interpret --entry require_writes %s | FileCheck %s --check-prefix=REQOK
 // RUN: %expect-exit 1 pgpu run --interpret --entry different_barriers %s 2>&1 | FileCheck %s --check-prefix=DIFFERENT
+// RUN: %expect-exit 1 pgpu run --interpret --entry before_start %s 2>&1 | FileCheck %s --check-prefix=BEFORE
 // A barrier between the accesses makes the race go away.
 // RUN: pgpu run --interpret --entry no_race %s | FileCheck %s --check-prefix=NORACE
 
@@ -27,7 +28,7 @@ func.func @oob() {
   %v = arith.constant 1 : i32
   %a = memref.alloc() : memref<4xi32>
   pgpu.printf "printed before\n"
-  // OOB-NEXT: {{.*}}errors.mlir:[[@LINE+1]]:3: error: out-of-bounds access: element 4 of an allocation of 4 elements
+  // OOB-NEXT: {{.*}}errors.mlir:[[@LINE+1]]:3: error: out-of-bounds access: index 4 of dimension 0 is outside the view's size 4
   memref.store %v, %a[%c4] : memref<4xi32>
   return
 }
@@ -282,5 +283,24 @@ func.func @different_barriers() {
       func.call @then_sync() : () -> ()
     }
   }
+  return
+}
+
+// A C pointer may index before its start, but not before its allocation.
+func.func @before_start() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m1 = arith.constant -1 : index
+  %a = memref.alloc() : memref<4xi32>
+  %p = memref.cast %a : memref<4xi32> to memref<?xi32, strided<[1], offset: ?>>
+  %base, %off, %size, %stride = memref.extract_strided_metadata %p : memref<?xi32, strided<[1], offset: ?>> -> memref<i32>, index, index, index
+  %off1 = arith.addi %off, %c1 : index
+  %size1 = arith.subi %size, %c1 : index
+  %q = memref.reinterpret_cast %base to offset: [%off1], sizes: [%size1], strides: [1] : memref<i32> to memref<?xi32, strided<[1], offset: ?>>
+  %seven = arith.constant 7 : i32
+  memref.store %seven, %q[%m1] : memref<?xi32, strided<[1], offset: ?>>
+  %x = memref.load %a[%c0] : memref<4xi32>
+  // BEFORE: errors.mlir:[[@LINE+1]]:3: error: out-of-bounds access: element -1 of an allocation of 4 elements
+  memref.store %x, %p[%m1] : memref<?xi32, strided<[1], offset: ?>>
   return
 }

@@ -6,9 +6,9 @@
 //! without an initializer), so reading one before it was written is an
 //! error. An access computes the linear element index from the view
 //! (`offset + sum(index_i * stride_i)`) and checks it against the view's
-//! sizes (rank >= 2; rank-1 views are C pointers, which may index before
-//! their start, so only the allocation bounds them) and against the
-//! allocation, which must still be live.
+//! sizes (for rank-1 views, C pointers that may index before their start,
+//! only the upper bound) and against the allocation, which must still be
+//! live.
 //!
 //! Race detection: while SPMD threads run, each accessed element records
 //! its writer (thread and op location) and up to two distinct readers. A
@@ -135,7 +135,9 @@ impl Memory {
             .zip(desc.sizes.iter().zip(&desc.strides))
             .enumerate()
         {
-            if desc.sizes.len() > 1 && (index < 0 || index >= size) {
+            // Rank-1 views are C pointers: `p[-1]` is valid C, so only
+            // their end bounds them (beyond the allocation's bounds).
+            if index >= size || (desc.sizes.len() > 1 && index < 0) {
                 return Err(format!(
                     "out-of-bounds access: index {index} of dimension {dim} is outside the view's size {size}"
                 ));
