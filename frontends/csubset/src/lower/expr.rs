@@ -721,9 +721,11 @@ impl<'c> LowerCx<'c, '_> {
         op_ty: &Type,
         span: Span,
     ) -> LowerResult<Rv<'c>> {
+        // The operand first, then the target's current value, as GCC and
+        // Clang do: `x += ++x` reads the incremented `x`.
         let place = self.lower_place(target)?;
-        let old = self.read_place(&place, span)?;
         let v = self.lower_scalar(value)?;
+        let old = self.read_place(&place, span)?;
         let new = if let Type::Ptr(_) = target.ty {
             let location = self.loc(span);
             let delta = if op == BinaryOp::Sub {
