@@ -100,10 +100,34 @@ static LogicalResult verifyPerThread(Operation *op,
   return success();
 }
 
+/// Whether `op` is a collective or a thread primitive: after superstep
+/// formation these end the superstep they stand in.
+static bool isSuperstepBoundary(Operation *op) {
+  return isa<ReduceOp, ScanOp, CompactOp, SplitOp, SortIdxOp, ThreadForkOp,
+             ThreadKillOp, ThreadSortByOp, ThreadSplitOp>(op);
+}
+
+/// Checks that collective `op` is at the end of its `pgpu.superstep`: only
+/// other collectives and thread primitives follow it.
+static LogicalResult verifyEndsSuperstep(Operation *op) {
+  for (Operation *next = op->getNextNode(); next && !next->hasTrait<OpTrait::IsTerminator>();
+       next = next->getNextNode())
+    if (!isSuperstepBoundary(next))
+      return op->emitOpError(
+                 "ends its superstep: only collectives and thread primitives "
+                 "may follow it in a 'pgpu.superstep'")
+                 .attachNote(next->getLoc())
+             << "this op follows it";
+  return success();
+}
+
 /// Checks that `op` stands where a barrier may (barriers and collectives).
+/// Collectives and thread primitives may also end a superstep.
 static LogicalResult verifyBarrierPosition(Operation *op) {
   if (isBarrierPosition(op->getParentOp()))
     return success();
+  if (isSuperstepBoundary(op) && isa<SuperstepOp>(op->getParentOp()))
+    return verifyEndsSuperstep(op);
   return op->emitOpError(
       "must appear directly in a 'pgpu.spawn' body, a 'pgpu.par' branch, a "
       "group region ('pgpu.group.split', 'pgpu.group.fork', 'pgpu.farm') or "

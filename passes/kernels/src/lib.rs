@@ -1,12 +1,21 @@
-//! Kernel formation: passes that turn pgpu SPMD regions into kernels.
+//! Kernel formation: the passes every frontend shares to turn pgpu SPMD
+//! regions into kernels (seeds/bsgp.txt, Sections 4.1 to 4.3).
 //!
-//! Today this holds the lowering of single-superstep `pgpu.spawn` regions
-//! to `scf.parallel`, from where upstream passes map them to GPU launches
-//! (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
-//! threads (`convert-scf-to-openmp`).
+//! * `pgpu-inline-spmd` inlines functions with barriers and collectives;
+//! * `pgpu-form-supersteps` splits spawn bodies into supersteps, aligning
+//!   `par` branches;
+//! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
+//!   `scf.parallel`, from where upstream passes map them to GPU launches
+//!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
+//!   threads (`convert-scf-to-openmp`).
 
+mod form_supersteps;
+mod inline_spmd;
+mod ir;
 mod spawn_to_parallel;
 
+pub use form_supersteps::FormSupersteps;
+pub use inline_spmd::InlineSpmd;
 pub use spawn_to_parallel::SpawnToParallel;
 
-pgpu_pass_infra::declare_passes![SpawnToParallel];
+pgpu_pass_infra::declare_passes![InlineSpmd, FormSupersteps, SpawnToParallel];

@@ -53,8 +53,9 @@ impl Pass for SpawnToParallel {
             let spawn = unsafe { OperationRef::from_raw(spawn) };
             check_single_superstep(spawn)?;
         }
-        // SAFETY: the context outlives the pass run.
-        let context = unsafe { operation.context().to_ref() };
+        let context_ref = operation.context();
+        // SAFETY: `context_ref` lives until the end of the run.
+        let context = unsafe { context_ref.to_ref() };
         for spawn in spawns {
             // SAFETY: each spawn is still in the IR: only its own body moves.
             lower_spawn(context, unsafe { OperationRef::from_raw(spawn) });

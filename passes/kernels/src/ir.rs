@@ -1,0 +1,344 @@
+//! Handles for in-place IR surgery inside one pass run.
+//!
+//! The kernel-formation passes move operations between blocks, rewire uses
+//! across whole SPMD bodies and build regions around existing code. melior's
+//! borrow-checked references fit building new IR, not that, so these passes
+//! work with [`Op`], [`Blk`] and [`Val`]: `Copy` wrappers of the C API's
+//! handles. A handle is valid while the entity it names is in the IR; a pass
+//! never keeps one across the erasure of its entity, and never beyond its
+//! own run.
+
+use melior::ir::{Location, Operation, Type, operation::OperationLike};
+use mlir_sys::{
+    MlirBlock, MlirLocation, MlirOperation, MlirRegion, MlirStringRef, MlirType, MlirValue,
+    mlirBlockGetArgument, mlirBlockGetFirstOperation, mlirBlockGetNumArguments,
+    mlirBlockGetTerminator, mlirBlockInsertOwnedOperationBefore, mlirIdentifierStr,
+    mlirOpOperandGetNextUse, mlirOpOperandGetOperandNumber, mlirOpOperandGetOwner,
+    mlirOpOperandIsNull, mlirOpResultGetOwner, mlirOperationClone, mlirOperationDestroy,
+    mlirOperationGetAttributeByName, mlirOperationGetLocation, mlirOperationGetName,
+    mlirOperationGetNextInBlock, mlirOperationGetNumOperands, mlirOperationGetNumRegions,
+    mlirOperationGetNumResults, mlirOperationGetOperand, mlirOperationGetParentOperation,
+    mlirOperationGetRegion, mlirOperationGetResult, mlirOperationMoveBefore,
+    mlirOperationRemoveFromParent, mlirOperationSetLocation, mlirOperationSetOperand,
+    mlirRegionGetFirstBlock, mlirValueGetFirstUse, mlirValueGetType, mlirValueIsAOpResult,
+};
+use pgpu_pass_infra::string_ref_to_string;
+
+/// `text` as the C API's string view (borrowed for the call only).
+pub(crate) fn string_ref(text: &str) -> MlirStringRef {
+    MlirStringRef {
+        data: text.as_ptr().cast(),
+        length: text.len(),
+    }
+}
+
+/// An operation in the IR.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Op(pub MlirOperation);
+
+/// A block in the IR.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blk(pub MlirBlock);
+
+/// An SSA value in the IR.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Val(pub MlirValue);
+
+/// Handles are equal when they name the same entity.
+macro_rules! identity {
+    ($($handle:ident),*) => {$(
+        impl PartialEq for $handle {
+            fn eq(&self, other: &Self) -> bool {
+                self.0.ptr == other.0.ptr
+            }
+        }
+        impl Eq for $handle {}
+        impl std::hash::Hash for $handle {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.0.ptr.hash(state);
+            }
+        }
+    )*};
+}
+identity!(Op, Blk, Val);
+
+/// One use of a value: the operand `index` of `owner`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Use {
+    pub owner: Op,
+    pub index: usize,
+}
+
+fn nonnull_op(raw: MlirOperation) -> Option<Op> {
+    (!raw.ptr.is_null()).then_some(Op(raw))
+}
+
+impl Op {
+    /// Wraps a melior operation reference.
+    pub fn of<'c>(operation: impl OperationLike<'c, 'c>) -> Self {
+        Op(operation.to_raw())
+    }
+
+    pub fn name(self) -> String {
+        // SAFETY: live operation (module invariant).
+        unsafe { string_ref_to_string(mlirIdentifierStr(mlirOperationGetName(self.0))) }
+    }
+
+    pub fn is(self, name: &str) -> bool {
+        self.name() == name
+    }
+
+    pub fn parent(self) -> Option<Op> {
+        // SAFETY: live operation.
+        nonnull_op(unsafe { mlirOperationGetParentOperation(self.0) })
+    }
+
+    pub fn next(self) -> Option<Op> {
+        // SAFETY: live operation.
+        nonnull_op(unsafe { mlirOperationGetNextInBlock(self.0) })
+    }
+
+    pub fn location(self) -> MlirLocation {
+        // SAFETY: live operation.
+        unsafe { mlirOperationGetLocation(self.0) }
+    }
+
+    pub fn melior_location<'c>(self) -> Location<'c> {
+        // SAFETY: locations are uniqued in the context, which outlives the pass.
+        unsafe { Location::from_raw(self.location()) }
+    }
+
+    pub fn set_location(self, location: MlirLocation) {
+        // SAFETY: live operation and location.
+        unsafe { mlirOperationSetLocation(self.0, location) }
+    }
+
+    pub fn num_operands(self) -> usize {
+        // SAFETY: live operation.
+        usize::try_from(unsafe { mlirOperationGetNumOperands(self.0) }).unwrap_or(0)
+    }
+
+    pub fn operand(self, index: usize) -> Val {
+        // SAFETY: callers pass index < num_operands.
+        Val(unsafe { mlirOperationGetOperand(self.0, index as isize) })
+    }
+
+    pub fn operands(self) -> Vec<Val> {
+        (0..self.num_operands()).map(|i| self.operand(i)).collect()
+    }
+
+    pub fn set_operand(self, index: usize, value: Val) {
+        // SAFETY: callers pass index < num_operands and a live value.
+        unsafe { mlirOperationSetOperand(self.0, index as isize, value.0) }
+    }
+
+    pub fn num_results(self) -> usize {
+        // SAFETY: live operation.
+        usize::try_from(unsafe { mlirOperationGetNumResults(self.0) }).unwrap_or(0)
+    }
+
+    pub fn result(self, index: usize) -> Val {
+        // SAFETY: callers pass index < num_results.
+        Val(unsafe { mlirOperationGetResult(self.0, index as isize) })
+    }
+
+    pub fn results(self) -> Vec<Val> {
+        (0..self.num_results()).map(|i| self.result(i)).collect()
+    }
+
+    pub fn num_regions(self) -> usize {
+        // SAFETY: live operation.
+        usize::try_from(unsafe { mlirOperationGetNumRegions(self.0) }).unwrap_or(0)
+    }
+
+    pub fn region(self, index: usize) -> MlirRegion {
+        // SAFETY: callers pass index < num_regions.
+        unsafe { mlirOperationGetRegion(self.0, index as isize) }
+    }
+
+    /// The entry block of region `index`, if the region has one.
+    pub fn entry_block(self, index: usize) -> Option<Blk> {
+        if index >= self.num_regions() {
+            return None;
+        }
+        // SAFETY: live region.
+        let block = unsafe { mlirRegionGetFirstBlock(self.region(index)) };
+        (!block.ptr.is_null()).then_some(Blk(block))
+    }
+
+    /// Whether the operation carries an attribute called `name`.
+    pub fn has_attribute(self, name: &str) -> bool {
+        // SAFETY: live operation; the name is only read during the call.
+        !unsafe { mlirOperationGetAttributeByName(self.0, string_ref(name)) }
+            .ptr
+            .is_null()
+    }
+
+    /// The operation as melior sees it, for reading attributes and printing.
+    pub fn melior<'c>(self) -> melior::ir::OperationRef<'c, 'c> {
+        // SAFETY: live operation.
+        unsafe { melior::ir::OperationRef::from_raw(self.0) }
+    }
+
+    /// Whether `self` is `ancestor` or nested in it.
+    pub fn is_within(self, ancestor: Op) -> bool {
+        let mut current = Some(self);
+        while let Some(op) = current {
+            if op == ancestor {
+                return true;
+            }
+            current = op.parent();
+        }
+        false
+    }
+
+    /// The ancestor of `self` (or `self`) whose parent is `scope`.
+    pub fn ancestor_under(self, scope: Op) -> Option<Op> {
+        let mut current = self;
+        loop {
+            let parent = current.parent()?;
+            if parent == scope {
+                return Some(current);
+            }
+            current = parent;
+        }
+    }
+
+    /// Every operation nested in `self` (not `self`), outer ones first.
+    pub fn nested(self) -> Vec<Op> {
+        let mut found = Vec::new();
+        for region in 0..self.num_regions() {
+            let Some(first) = self.entry_block(region) else {
+                continue;
+            };
+            let mut block = Some(first);
+            while let Some(current) = block {
+                for op in current.ops() {
+                    found.push(op);
+                    found.extend(op.nested());
+                }
+                block = current.next_in_region();
+            }
+        }
+        found
+    }
+
+    /// Moves `self` right before `other` (possibly into another block).
+    pub fn move_before(self, other: Op) {
+        // SAFETY: both live; the caller keeps dominance intact.
+        unsafe { mlirOperationMoveBefore(self.0, other.0) }
+    }
+
+    /// Unlinks and destroys the operation; it must have no remaining uses.
+    pub fn erase(self) {
+        // SAFETY: live operation, owned by its block until removed here.
+        unsafe {
+            mlirOperationRemoveFromParent(self.0);
+            mlirOperationDestroy(self.0);
+        }
+    }
+
+    /// A detached deep copy of the operation.
+    pub fn clone_detached(self) -> Op {
+        // SAFETY: live operation; the copy is owned by the caller.
+        Op(unsafe { mlirOperationClone(self.0) })
+    }
+}
+
+impl Blk {
+    pub fn first(self) -> Option<Op> {
+        // SAFETY: live block.
+        nonnull_op(unsafe { mlirBlockGetFirstOperation(self.0) })
+    }
+
+    pub fn ops(self) -> Vec<Op> {
+        let mut ops = Vec::new();
+        let mut current = self.first();
+        while let Some(op) = current {
+            ops.push(op);
+            current = op.next();
+        }
+        ops
+    }
+
+    pub fn terminator(self) -> Option<Op> {
+        // SAFETY: live block.
+        nonnull_op(unsafe { mlirBlockGetTerminator(self.0) })
+    }
+
+    pub fn next_in_region(self) -> Option<Blk> {
+        // SAFETY: live block.
+        let next = unsafe { mlir_sys::mlirBlockGetNextInRegion(self.0) };
+        (!next.ptr.is_null()).then_some(Blk(next))
+    }
+
+    pub fn arguments(self) -> Vec<Val> {
+        // SAFETY: live block; indices below the argument count.
+        let count = unsafe { mlirBlockGetNumArguments(self.0) };
+        (0..count)
+            .map(|i| Val(unsafe { mlirBlockGetArgument(self.0, i) }))
+            .collect()
+    }
+
+    /// Appends the owned, detached `operation` to the block.
+    pub fn append(self, operation: Operation<'_>) -> Op {
+        let raw = operation.into_raw();
+        // SAFETY: the block takes ownership of the detached operation.
+        unsafe { mlir_sys::mlirBlockAppendOwnedOperation(self.0, raw) };
+        Op(raw)
+    }
+
+    /// Inserts the owned, detached `operation` before `before` (in this block).
+    pub fn insert_before(self, before: Op, operation: Operation<'_>) -> Op {
+        let raw = operation.into_raw();
+        // SAFETY: the block takes ownership of the detached operation.
+        unsafe { mlirBlockInsertOwnedOperationBefore(self.0, before.0, raw) };
+        Op(raw)
+    }
+}
+
+impl Val {
+    pub fn melior<'c>(self) -> melior::ir::Value<'c, 'c> {
+        // SAFETY: live value.
+        unsafe { melior::ir::Value::from_raw(self.0) }
+    }
+
+    pub fn r#type(self) -> MlirType {
+        // SAFETY: live value.
+        unsafe { mlirValueGetType(self.0) }
+    }
+
+    pub fn melior_type<'c>(self) -> Type<'c> {
+        // SAFETY: types are uniqued in the context.
+        unsafe { Type::from_raw(self.r#type()) }
+    }
+
+    /// The operation defining the value, or `None` for a block argument.
+    pub fn defining_op(self) -> Option<Op> {
+        // SAFETY: live value.
+        unsafe { mlirValueIsAOpResult(self.0) }.then(|| Op(unsafe { mlirOpResultGetOwner(self.0) }))
+    }
+
+    pub fn uses(self) -> Vec<Use> {
+        let mut uses = Vec::new();
+        // SAFETY: live value; the use list is walked without changing it.
+        unsafe {
+            let mut operand = mlirValueGetFirstUse(self.0);
+            while !mlirOpOperandIsNull(operand) {
+                uses.push(Use {
+                    owner: Op(mlirOpOperandGetOwner(operand)),
+                    index: mlirOpOperandGetOperandNumber(operand) as usize,
+                });
+                operand = mlirOpOperandGetNextUse(operand);
+            }
+        }
+        uses
+    }
+
+    /// Replaces every use of `self` by `with`.
+    pub fn replace_all_uses(self, with: Val) {
+        for found in self.uses() {
+            found.owner.set_operand(found.index, with);
+        }
+    }
+}
