@@ -93,6 +93,11 @@ impl Op {
         nonnull_op(unsafe { mlirOperationGetParentOperation(self.0) })
     }
 
+    pub fn block_of(self) -> Blk {
+        // SAFETY: live operation.
+        Blk(unsafe { mlir_sys::mlirOperationGetBlock(self.0) })
+    }
+
     pub fn next(self) -> Option<Op> {
         // SAFETY: live operation.
         nonnull_op(unsafe { mlirOperationGetNextInBlock(self.0) })
@@ -266,6 +271,11 @@ impl Blk {
         nonnull_op(unsafe { mlirBlockGetTerminator(self.0) })
     }
 
+    pub fn parent_op(self) -> Option<Op> {
+        // SAFETY: live block.
+        nonnull_op(unsafe { mlir_sys::mlirBlockGetParentOperation(self.0) })
+    }
+
     pub fn next_in_region(self) -> Option<Blk> {
         // SAFETY: live block.
         let next = unsafe { mlir_sys::mlirBlockGetNextInRegion(self.0) };
@@ -286,6 +296,12 @@ impl Blk {
         // SAFETY: the block takes ownership of the detached operation.
         unsafe { mlir_sys::mlirBlockAppendOwnedOperation(self.0, raw) };
         Op(raw)
+    }
+
+    /// Inserts the detached `operation` (e.g. a clone) before `before`.
+    pub fn insert_raw_before(self, before: Op, operation: Op) {
+        // SAFETY: the block takes ownership of the detached operation.
+        unsafe { mlirBlockInsertOwnedOperationBefore(self.0, before.0, operation.0) };
     }
 
     /// Inserts the owned, detached `operation` before `before` (in this block).

@@ -4,6 +4,8 @@
 //! * `pgpu-inline-spmd` inlines functions with barriers and collectives;
 //! * `pgpu-form-supersteps` splits spawn bodies into supersteps, aligning
 //!   `par` branches;
+//! * `pgpu-save-values` keeps as superstep results exactly the values to
+//!   save (`pgpu-print-saved-values` prints the analysis);
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -13,9 +15,17 @@ mod form_supersteps;
 mod inline_spmd;
 mod ir;
 mod spawn_to_parallel;
+mod value_saving;
 
 pub use form_supersteps::FormSupersteps;
 pub use inline_spmd::InlineSpmd;
 pub use spawn_to_parallel::SpawnToParallel;
+pub use value_saving::{PrintSavedValues, SaveValues};
 
-pgpu_pass_infra::declare_passes![InlineSpmd, FormSupersteps, SpawnToParallel];
+pgpu_pass_infra::declare_passes![
+    InlineSpmd,
+    FormSupersteps,
+    SaveValues,
+    PrintSavedValues,
+    SpawnToParallel
+];
