@@ -99,6 +99,30 @@ func.func @main() -> i32 {
       pgpu.printf "par: rank %d sum %d excl %d\n"(%ri, %s#0, %s#1) : i32, i32, i32
     }
   }
+  // Both par branches call one inline function: its reduce is reached by
+  // two fibers of each thread, two instances resolved on their own.
+  // CHECK-NEXT: par call: rank 0 sum 28 doubled 56
+  // CHECK-NEXT: par call: rank 5 sum 28 doubled 56
+  pgpu.spawn %c6 {
+    %r = pgpu.rank : index
+    %x = memref.load %xs[%r] : memref<6xi32>
+    %x2 = arith.addi %x, %x : i32
+    %s:2 = pgpu.par -> (i32, i32) {
+      %a = func.call @sum_all(%x) : (i32) -> i32
+      pgpu.yield %a : i32
+    }, {
+      %b = func.call @sum_all(%x2) : (i32) -> i32
+      pgpu.yield %b : i32
+    }
+    %ri = arith.index_cast %r : index to i32
+    %c5 = arith.constant 5 : index
+    %first = arith.cmpi eq, %r, %c0 : index
+    %last = arith.cmpi eq, %r, %c5 : index
+    %edge = arith.ori %first, %last : i1
+    scf.if %edge {
+      pgpu.printf "par call: rank %d sum %d doubled %d\n"(%ri, %s#0, %s#1) : i32, i32, i32
+    }
+  }
   // pgpu.require runs once; its list is shared by all threads.
   // CHECK-NEXT: require: allocating 6
   // CHECK-NEXT: require: rank 0 reads 4
@@ -132,4 +156,15 @@ func.func @main() -> i32 {
   pgpu.dtempfree
   memref.dealloc %list : memref<?xi32>
   return %zero : i32
+}
+
+func.func @sum_all(%v: i32) -> i32 attributes {pgpu.spmd_inline} {
+  %n = pgpu.size : index
+  %l = pgpu.require -> (memref<?xi32>) {
+    %t = pgpu.dtempnew [%n] : memref<?xi32>
+    pgpu.yield %t : memref<?xi32>
+  }
+  %s = pgpu.reduce add %v : i32
+  pgpu.barrier
+  return %s : i32
 }

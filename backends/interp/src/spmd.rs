@@ -256,7 +256,7 @@ impl Interp<'_> {
                         ),
                     ));
                 }
-                let mut order: Vec<OpId> = points[0].iter().map(|(_, op)| *op).collect();
+                let order: Vec<OpId> = points[0].iter().map(|(_, op)| *op).collect();
                 let mut sorted_order = order.clone();
                 sorted_order.sort_unstable();
                 for (rank, list) in points.iter().enumerate() {
@@ -278,17 +278,21 @@ impl Interp<'_> {
                         return Err(error);
                     }
                 }
-                order.dedup();
                 // Collectives and barriers first; a thread primitive last.
+                // Par branches may wait at the same op (a function called
+                // in two branches): its k-th waiting fibers in all threads
+                // form the k-th instance, resolved on its own.
                 let mut primitive = None;
                 let mut rank_reassigned = false;
-                for &op_id in &order {
+                for (position, &op_id) in order.iter().enumerate() {
                     let op = &prog.ops[op_id as usize];
+                    let instance = order[..position].iter().filter(|&&o| o == op_id).count();
                     let paths: Vec<Vec<usize>> = points
                         .iter()
                         .map(|list| {
                             list.iter()
-                                .find(|(_, o)| *o == op_id)
+                                .filter(|(_, o)| *o == op_id)
+                                .nth(instance)
                                 .map(|(path, _)| path.clone())
                                 .unwrap_or_default()
                         })
