@@ -48,3 +48,25 @@ func.func @reverse_twice(%a: memref<?xi32>, %n: index, %m: index) {
   }
   return
 }
+
+// -----
+
+// A body of one superstep without results (what pgpu-form-supersteps makes
+// of a barrier-free body) lowers like the plain body.
+// CHECK-LABEL: func.func @one_superstep
+// CHECK-SAME: (%[[A:.*]]: memref<?xi32>, %[[N:.*]]: index)
+// CHECK: scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%[[N]])
+// CHECK-NEXT: %[[V:.*]] = arith.index_cast %[[R]] : index to i32
+// CHECK-NEXT: memref.store %[[V]], %[[A]][%[[R]]] : memref<?xi32>
+// CHECK-NEXT: scf.reduce
+// CHECK-NOT: pgpu.
+func.func @one_superstep(%a: memref<?xi32>, %n: index) {
+  pgpu.spawn %n {
+    pgpu.superstep {
+      %r = pgpu.rank : index
+      %v = arith.index_cast %r : index to i32
+      memref.store %v, %a[%r] : memref<?xi32>
+    }
+  }
+  return
+}

@@ -1282,17 +1282,19 @@ impl<'p> Interp<'p> {
                     })?;
                 act.slots[op.results[0] as usize] = value;
             }
-            K::ThreadPut => {
+            K::ThreadPut { forwards } => {
                 let rank = self.int_strict(op, act, 0)?;
                 let value = self.val(op, act, 2)?;
                 let size = self.thread(op)?.size;
                 if rank >= 0 && (rank as usize) < size {
-                    self.puts.push(Put {
-                        target: rank as usize,
-                        depth: depth - 1,
-                        slot: op.results[0],
-                        value,
-                    });
+                    for &slot in std::iter::once(&op.results[0]).chain(forwards.iter()) {
+                        self.puts.push(Put {
+                            target: rank as usize,
+                            depth: depth - 1,
+                            slot,
+                            value: value.clone(),
+                        });
+                    }
                 }
                 act.slots[op.results[0] as usize] = Val::Poison;
             }

@@ -268,7 +268,11 @@ pub enum K {
     ThreadSortBy,
     ThreadSplit,
     ThreadGet,
-    ThreadPut,
+    /// `forwards`: the superstep results that yield the put's result; the
+    /// delivery at the superstep's end updates them too.
+    ThreadPut {
+        forwards: Box<[Slot]>,
+    },
     PReduce(Comb),
     Scan {
         kind: Comb,
@@ -546,6 +550,28 @@ fn i32_array_attr(attribute: MlirAttribute) -> Option<Vec<i32>> {
             None
         }
     }
+}
+
+/// The results of `pgpu.superstep`s whose yield forwards `value`.
+fn superstep_results_yielding(value: MlirValue) -> Vec<MlirValue> {
+    let mut found = Vec::new();
+    // SAFETY: a live value; its use list is only read.
+    unsafe {
+        let mut operand = mlirValueGetFirstUse(value);
+        while !mlirOpOperandIsNull(operand) {
+            let owner = mlirOpOperandGetOwner(operand);
+            let parent = mlirOperationGetParentOperation(owner);
+            if op_name(owner) == "pgpu.yield"
+                && !parent.ptr.is_null()
+                && op_name(parent) == "pgpu.superstep"
+            {
+                let index = mlirOpOperandGetOperandNumber(operand) as isize;
+                found.push(mlirOperationGetResult(parent, index));
+            }
+            operand = mlirOpOperandGetNextUse(operand);
+        }
+    }
+    found
 }
 
 fn operands(op: MlirOperation) -> Vec<MlirValue> {
@@ -996,6 +1022,12 @@ impl Converter {
         if matches!(kind, K::ThreadGet) {
             self.prog.uses_thread_get = true;
         }
+        if let K::ThreadPut { forwards } = &mut kind {
+            *forwards = superstep_results_yielding(result_values[0])
+                .into_iter()
+                .map(|value| self.slot(value))
+                .collect();
+        }
         if let K::GpuLaunch { attributions, .. } = &mut kind
             && let Some(block) = regions(op)
                 .first()
@@ -1316,7 +1348,9 @@ impl Converter {
             "pgpu.thread.sortby" => ThreadSortBy,
             "pgpu.thread.split" => ThreadSplit,
             "pgpu.thread.get" => ThreadGet,
-            "pgpu.thread.put" => ThreadPut,
+            "pgpu.thread.put" => ThreadPut {
+                forwards: Box::default(),
+            },
             "pgpu.reduce" => PReduce(comb(name)?),
             "pgpu.scan" => Scan {
                 kind: comb(name)?,

@@ -246,7 +246,8 @@ fn align_barriers(par: Op, barriers: Vec<Op>, synchronized: bool) -> Result<(), 
 #[derive(Default)]
 struct Step {
     ops: Vec<Op>,
-    rank_reassigned: bool,
+    /// The `pgpu.barrier rank_reassigned` that starts it, if any.
+    reassigned_by: Option<Op>,
     /// The collectives and thread primitives that end it.
     trailing: Vec<Op>,
 }
@@ -282,7 +283,7 @@ fn plan(body: Blk) -> (Vec<Step>, Vec<Op>) {
         }
         if op.is("pgpu.barrier") {
             steps.push(std::mem::take(&mut current));
-            current.rank_reassigned = is_rank_reassigning_barrier(op);
+            current.reassigned_by = is_rank_reassigning_barrier(op).then_some(op);
             barriers.push(op);
         } else if is_boundary_op(op) {
             if current.must_separate(op) {
@@ -305,15 +306,9 @@ fn plan(body: Blk) -> (Vec<Step>, Vec<Op>) {
 /// Builds the supersteps of `spawn` (steps 2 and 3).
 fn split(spawn: Op, body: Blk) -> Result<(), PassFailure> {
     let (steps, barriers) = plan(body);
-    if let Some(first) = steps.first().filter(|step| step.rank_reassigned) {
-        let location = first
-            .ops
-            .first()
-            .copied()
-            .unwrap_or(spawn)
-            .melior_location();
+    if let Some(barrier) = steps.first().and_then(|step| step.reassigned_by) {
         return Err(emit_error(
-            location,
+            barrier.melior_location(),
             "ranks are reassigned before any code of the spawn ran: remove the leading barrier",
         ));
     }
@@ -379,7 +374,7 @@ fn build_superstep(
     let mut builder = OperationBuilder::new("pgpu.superstep", location)
         .add_results(&types)
         .add_regions([region]);
-    if step.rank_reassigned {
+    if step.reassigned_by.is_some() {
         builder = builder.add_attributes(&[(
             Identifier::new(context, "rank_reassigned"),
             Attribute::unit(context),

@@ -49,6 +49,7 @@ impl Pass for InlineSpmd {
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);
         let functions = spmd_functions(module);
+        check_not_recursive(&functions)?;
         for depth in 0.. {
             let calls = spmd_calls(module, &functions);
             let Some(&(first, _)) = calls.first() else {
@@ -113,6 +114,42 @@ fn spmd_functions(module: Op) -> HashMap<String, Op> {
         .filter(|op| op.is("func.func") && op.has_attribute(SPMD_INLINE))
         .filter_map(|op| Some((symbol_attribute(op, "sym_name")?, op)))
         .collect()
+}
+
+/// The inline functions `function` calls directly.
+fn callees(function: Op, functions: &HashMap<String, Op>) -> Vec<String> {
+    function
+        .nested()
+        .into_iter()
+        .filter(|op| op.is("func.call"))
+        .filter_map(|call| symbol_attribute(call, "callee"))
+        .filter(|callee| functions.contains_key(callee))
+        .collect()
+}
+
+/// Fails on an inline function that can reach itself through calls.
+fn check_not_recursive(functions: &HashMap<String, Op>) -> Result<(), PassFailure> {
+    let mut names: Vec<&String> = functions.keys().collect();
+    names.sort();
+    for name in names {
+        let mut seen = vec![];
+        let mut pending = callees(functions[name], functions);
+        while let Some(callee) = pending.pop() {
+            if &callee == name {
+                return Err(emit_error(
+                    functions[name].melior_location(),
+                    &format!(
+                        "inline SPMD function '{name}' calls itself: recursion cannot be inlined into SPMD code"
+                    ),
+                ));
+            }
+            if !seen.contains(&callee) {
+                pending.extend(callees(functions[&callee], functions));
+                seen.push(callee);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Calls of `functions` inside `pgpu.spawn` regions, with their callees.

@@ -3,7 +3,9 @@
 //!
 //! A barrier-free SPMD region has no ordering between its threads, which is
 //! exactly the meaning of an `scf.parallel` loop over the ranks. The body is
-//! moved into the loop unchanged; `pgpu.rank` becomes the induction variable
+//! moved into the loop unchanged (a body that is one superstep without
+//! results, as superstep formation leaves a barrier-free body, is unwrapped
+//! first); `pgpu.rank` becomes the induction variable
 //! and `pgpu.size` the thread count. Bodies that still contain barriers,
 //! thread fork/kill, rank reassignment, collectives or group operations need
 //! superstep formation and kernel splitting first: the pass reports the
@@ -12,6 +14,7 @@
 //! We write this pass rather than reuse one because upstream MLIR has no
 //! SPMD-region construct; everything after `scf.parallel` is upstream.
 
+use crate::ir::{Blk, Op};
 use melior::{
     Context, IrRewriter,
     dialect::{DialectHandle, arith},
@@ -47,6 +50,9 @@ impl Pass for SpawnToParallel {
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
         let spawns = collect(operation, |name| name == "pgpu.spawn");
+        for &spawn in &spawns {
+            unwrap_single_superstep(Op(spawn));
+        }
         // Check every region first, so that a failure leaves the IR untouched.
         for &spawn in &spawns {
             // SAFETY: collected from the live IR just above.
@@ -75,6 +81,30 @@ fn collect(root: OperationRef, select: impl Fn(&str) -> bool) -> Vec<MlirOperati
         WalkResult::Advance
     });
     found
+}
+
+/// Replaces a body made of one plain superstep (as `pgpu-form-supersteps`
+/// leaves a barrier-free body) by that superstep's code.
+fn unwrap_single_superstep(spawn: Op) {
+    let Some(body) = spawn.entry_block(0) else {
+        return;
+    };
+    let ops = body.ops();
+    let [superstep, _yield] = ops.as_slice() else {
+        return;
+    };
+    if !superstep.is("pgpu.superstep")
+        || superstep.num_results() != 0
+        || superstep.has_attribute("rank_reassigned")
+    {
+        return;
+    }
+    for op in superstep.entry_block(0).map(Blk::ops).unwrap_or_default() {
+        if !op.is("pgpu.yield") {
+            op.move_before(*superstep);
+        }
+    }
+    superstep.erase();
 }
 
 fn check_single_superstep(spawn: OperationRef) -> Result<(), PassFailure> {

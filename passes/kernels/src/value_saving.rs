@@ -146,10 +146,16 @@ impl Supersteps {
                 uses.sort_unstable();
                 uses.dedup();
                 let decision = self.decide(superstep.result(result), value, step, &uses);
+                // A thread primitive's own result (fork's child index) is
+                // produced for the new ranks already.
+                let produced_for_new_ranks = value
+                    .defining_op()
+                    .is_some_and(|op| THREAD_PRIMITIVES.contains(&op.name().as_str()));
                 let reloaded_by_old_rank = match decision {
                     Decision::Saved { uniform: false } => (step + 1
                         ..=uses.last().copied().unwrap_or(step))
                         .filter(|index| self.ranks_change[*index])
+                        .filter(|index| !(produced_for_new_ranks && *index == step + 1))
                         .collect(),
                     _ => vec![],
                 };
