@@ -1,15 +1,18 @@
 # pgpu: the two commands.
-#   make run   - set up, build, and compile the example program to PTX for sm_90
+#   make run   - set up, build, and run a BSGP example program (the paper's
+#                Listing 1) on the CPU under the reference interpreter
 #   make test  - set up, build, and run every test (Rust unit tests + lit suite)
 
 CARGO ?= cargo
 PROFILE_DIR := target/debug
 LIT ?= lit
 LIT_FLAGS ?= -sv
-EXAMPLE ?= examples/ir/vector_add.mlir
+EXAMPLE ?= examples/bsgp/listing1_find_faces.bsgp
+ARGS ?=
+PTX_EXAMPLE ?= examples/ir/vector_add.mlir
 CHIP ?= sm_90
 
-.PHONY: all setup build run test unit lit lint clippy fmt clean
+.PHONY: all setup build run ptx test unit lit lint clippy fmt clean
 
 all: build
 
@@ -20,7 +23,10 @@ build: setup
 	$(CARGO) build --workspace --bins --lib
 
 run: build
-	$(PROFILE_DIR)/pgpu-translate --pgpu-to-ptx --chip=$(CHIP) $(EXAMPLE)
+	$(PROFILE_DIR)/pgpu run --interpret $(EXAMPLE) -- $(ARGS)
+
+ptx: build
+	$(PROFILE_DIR)/pgpu-translate --pgpu-to-ptx --chip=$(CHIP) $(PTX_EXAMPLE)
 
 unit: setup
 	$(CARGO) test --workspace
