@@ -11,6 +11,7 @@
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
 //!   threads (`convert-scf-to-openmp`).
 
+pub mod buffer_flow;
 mod form_supersteps;
 mod inline_spmd;
 mod ir;
