@@ -224,6 +224,11 @@ unsafe extern "C" fn run_pass<P: Pass>(
 /// Registers pass `P` in MLIR's global registry. Call once per process (the
 /// `register_passes` function [`declare_passes!`] generates guards this).
 pub fn register<P: Pass>() {
+    if let [option] = P::OPTIONS
+        && let Ok(mut sole) = SOLE_OPTIONS.lock()
+    {
+        sole.push((P::ARGUMENT, option.name));
+    }
     let dialects: Vec<MlirDialectHandle> = P::dependent_dialects()
         .into_iter()
         .map(DialectHandle::to_raw)
@@ -242,6 +247,20 @@ pub fn register<P: Pass>() {
     }));
     // SAFETY: the definition is leaked, so it outlives the registry.
     unsafe { pgpuRegisterPass(definition) }
+}
+
+/// Registered Rust passes with exactly one option, and that option's name.
+static SOLE_OPTIONS: std::sync::Mutex<Vec<(&str, &str)>> = std::sync::Mutex::new(Vec::new());
+
+/// The only option of the registered Rust pass `argument`, if it has exactly
+/// one: tools accept `--pass=value` for `--pass="option=value"`.
+pub fn sole_option(argument: &str) -> Option<&'static str> {
+    SOLE_OPTIONS
+        .lock()
+        .ok()?
+        .iter()
+        .find(|(pass, _)| *pass == argument)
+        .map(|(_, option)| *option)
 }
 
 /// Declares a crate's passes in one place and generates its

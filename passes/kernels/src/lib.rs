@@ -6,18 +6,24 @@
 //!   `par` branches;
 //! * `pgpu-save-values` keeps as superstep results exactly the values to
 //!   save (`pgpu-print-saved-values` prints the analysis);
+//! * `pgpu-print-buffer-allocation` and `pgpu-dump-buffer-graph` show the
+//!   temporary buffers the minimum-flow allocation (`buffer_flow`) gives
+//!   the saved values;
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
 //!   threads (`convert-scf-to-openmp`).
 
 pub mod buffer_flow;
+mod buffer_plan;
+mod build;
 mod form_supersteps;
 mod inline_spmd;
 mod ir;
 mod spawn_to_parallel;
 mod value_saving;
 
+pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use form_supersteps::FormSupersteps;
 pub use inline_spmd::InlineSpmd;
 pub use spawn_to_parallel::SpawnToParallel;
@@ -28,5 +34,7 @@ pgpu_pass_infra::declare_passes![
     FormSupersteps,
     SaveValues,
     PrintSavedValues,
+    PrintBufferAllocation,
+    DumpBufferGraph,
     SpawnToParallel
 ];

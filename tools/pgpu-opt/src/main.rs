@@ -159,7 +159,14 @@ fn split_arguments(arguments: Vec<String>) -> (Vec<String>, Vec<PassFlag>) {
         let body = argument.trim_start_matches('-');
         let (name, options) = body.split_once('=').unwrap_or((body, ""));
         if tool::is_registered_pass(name) {
-            let options = options.trim_matches(|c| c == '"' || c == '\'').to_string();
+            let mut options = options.trim_matches(|c| c == '"' || c == '\'').to_string();
+            // `--pass=value` for a pass with a single option.
+            if !options.is_empty()
+                && !options.contains('=')
+                && let Some(option) = pgpu_pass_infra::sole_option(name)
+            {
+                options = format!("{option}={options}");
+            }
             pass_flags.push(PassFlag {
                 name: name.to_string(),
                 options,

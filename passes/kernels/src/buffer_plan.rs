@@ -1,0 +1,508 @@
+//! Temporary buffers of a spawn (seeds/bsgp.txt, Sections 4.2 step 7 and
+//! 4.3): where each saved value lives between its supersteps.
+//!
+//! Every per-thread saved value (see [`crate::value_saving`]) is cut into
+//! *segments* at the supersteps that load it with the old rank (Listing 4:
+//! `v` is loaded from `t1[oldrank]` and moved to `t2` under the new rank).
+//! A segment is written once, at the end of its first superstep, and read
+//! up to its last superstep. The first segment of a value defined by a
+//! collective (`scan`'s prefix, `sort_idx`, `thread.fork`'s child index) is
+//! the collective's own output list; every other segment gets a temporary
+//! buffer from the minimum-flow allocation ([`crate::buffer_flow`]), per
+//! size class: the element type and the thread count it is indexed by
+//! (which changes at `thread.fork`/`thread.kill`).
+//!
+//! Uniform saved values need no buffer: the host knows them (`pgpu.require`
+//! results, collective totals, sizes, and pure computations of those).
+//!
+//! `pgpu-print-buffer-allocation` prints the plan of every spawn: buffers,
+//! their values, and peak bytes per thread against the naive one buffer
+//! per saved value; `pgpu-dump-buffer-graph{file=...}` writes the flow
+//! graphs as Graphviz dot.
+
+use crate::{
+    buffer_flow::{self, Allocation, SavedValue, SuperstepGraph},
+    ir::{Blk, Op, Val},
+    value_saving::{CrossingValue, Decision, Supersteps, superstep_spawns},
+};
+use melior::ir::OperationRef;
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions, diagnostics::file_position, emit_error};
+use std::fmt::Write;
+
+/// Buffers are shared within a class: element type and thread-count epoch.
+pub(crate) type Class = (String, usize);
+
+/// Where a crossing value is available to later supersteps.
+#[derive(Debug, Clone)]
+pub(crate) enum Placement {
+    /// Known to the host: passed to kernels as is.
+    Host,
+    /// Per thread, in these segments (indices into [`Plan::segments`]).
+    PerThread(Vec<usize>),
+}
+
+/// One stretch of a per-thread value's life in one buffer.
+#[derive(Debug, Clone)]
+pub(crate) struct Segment {
+    /// Index into [`Plan::crossing`].
+    pub value: usize,
+    /// Written at the end of this superstep (0-based).
+    pub start: usize,
+    /// Last superstep that reads it.
+    pub end: usize,
+    /// Read with the old rank in `end` (ranks change at its start).
+    pub by_old_rank_at_end: bool,
+    /// Its flow-allocated buffer, or `None` for a collective's output list.
+    pub buffer: Option<usize>,
+    /// Its value id in the flow allocation.
+    flow_id: Option<usize>,
+}
+
+/// The buffer plan of one spawn.
+pub(crate) struct Plan {
+    pub crossing: Vec<CrossingValue>,
+    pub placement: Vec<Placement>,
+    pub segments: Vec<Segment>,
+    pub allocation: Allocation<Class>,
+    /// Per flow buffer: first superstep writing it, last superstep reading.
+    pub buffer_lives: Vec<(usize, usize)>,
+    /// The flow graph of each class, for printing.
+    pub graphs: Vec<(Class, SuperstepGraph, Vec<String>)>,
+}
+
+/// Ops whose results every thread shares and the host computes.
+fn host_defined(op: Op, value: Val) -> bool {
+    match op.name().as_str() {
+        "pgpu.require" | "pgpu.size" | "pgpu.reduce" | "pgpu.compact" | "pgpu.split" => true,
+        "pgpu.scan" => value == op.result(1),
+        _ => false,
+    }
+}
+
+/// Whether the first segment of `value` is a collective's output list.
+pub(crate) fn collective_output(value: Val) -> bool {
+    value
+        .defining_op()
+        .is_some_and(|op| match op.name().as_str() {
+            "pgpu.scan" => value == op.result(0),
+            "pgpu.sort_idx" | "pgpu.thread.fork" => true,
+            _ => false,
+        })
+}
+
+/// Whether the host can compute `value` of superstep `step` before that
+/// superstep's kernel: it is host-defined, or pure arithmetic on host values.
+pub(crate) fn host_computable(
+    supersteps: &Supersteps,
+    placement: &[Placement],
+    crossing: &[CrossingValue],
+    value: Val,
+) -> bool {
+    let Some(op) = value.defining_op() else {
+        return !value_in(value, supersteps.spawn);
+    };
+    if !op.is_within(supersteps.spawn) {
+        return true;
+    }
+    if op.is("pgpu.superstep") {
+        let step = supersteps.steps.iter().position(|step| *step == op);
+        let result = op.results().iter().position(|result| *result == value);
+        return crossing.iter().zip(placement).any(|(crossing, placement)| {
+            Some(crossing.step) == step
+                && Some(crossing.result) == result
+                && matches!(placement, Placement::Host)
+        });
+    }
+    if host_defined(op, value) {
+        return true;
+    }
+    let name = op.name();
+    op.num_regions() == 0
+        && matches!(name.split('.').next(), Some("arith" | "math" | "index"))
+        && op
+            .operands()
+            .into_iter()
+            .all(|operand| host_computable(supersteps, placement, crossing, operand))
+}
+
+fn value_in(value: Val, scope: Op) -> bool {
+    // SAFETY: a live block argument; only its owner is read.
+    let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
+    Blk(block)
+        .parent_op()
+        .is_some_and(|parent| parent.is_within(scope))
+}
+
+/// `thread.size` epochs: `epoch[s]` counts the size changes up to `s`.
+fn epochs(supersteps: &Supersteps) -> Vec<usize> {
+    let mut epoch = 0;
+    supersteps
+        .size_changes
+        .iter()
+        .map(|changed| {
+            epoch += usize::from(*changed);
+            epoch
+        })
+        .collect()
+}
+
+impl Plan {
+    /// Plans the buffers of `supersteps`, whose values must all be saved
+    /// (run `pgpu-save-values` first).
+    pub fn of(supersteps: &Supersteps) -> Result<Self, PassFailure> {
+        let crossing = supersteps.crossing_values();
+        if let Some(value) = crossing
+            .iter()
+            .find(|value| !matches!(value.decision, Decision::Saved { .. }))
+        {
+            let location = value
+                .value
+                .defining_op()
+                .unwrap_or(supersteps.spawn)
+                .melior_location();
+            return Err(emit_error(
+                location,
+                "this value crosses supersteps but need not be saved: run pgpu-save-values first",
+            ));
+        }
+        // Host placement first (it feeds itself: a value computed from
+        // earlier host values is a host value).
+        let mut placement = vec![Placement::PerThread(vec![]); crossing.len()];
+        for index in 0..crossing.len() {
+            if matches!(crossing[index].decision, Decision::Saved { uniform: true })
+                && host_computable(supersteps, &placement, &crossing, crossing[index].value)
+            {
+                placement[index] = Placement::Host;
+            }
+        }
+        let epoch = epochs(supersteps);
+        let mut segments = vec![];
+        let mut flow_values = vec![];
+        for (index, value) in crossing.iter().enumerate() {
+            if matches!(placement[index], Placement::Host) {
+                continue;
+            }
+            let last = value.uses.last().copied().unwrap_or(value.step);
+            let collective = collective_output(value.value);
+            let mut ids = vec![];
+            let mut start = value.step;
+            let mut ends: Vec<(usize, bool)> = value
+                .reloaded_by_old_rank
+                .iter()
+                .map(|step| (*step, true))
+                .collect();
+            if ends.last().is_none_or(|(step, _)| *step < last) {
+                ends.push((last, false));
+            }
+            for (end, by_old_rank) in ends {
+                let buffer = if collective && start == value.step {
+                    None
+                } else {
+                    flow_values.push(SavedValue {
+                        def_superstep: start,
+                        last_use_superstep: end,
+                        class: (value.value.melior_type().to_string(), epoch[start]),
+                    });
+                    Some(flow_values.len() - 1)
+                };
+                ids.push(segments.len());
+                segments.push(Segment {
+                    value: index,
+                    start,
+                    end,
+                    by_old_rank_at_end: by_old_rank,
+                    buffer: None,
+                    flow_id: buffer,
+                });
+                start = end;
+            }
+            placement[index] = Placement::PerThread(ids);
+        }
+        let location = supersteps.spawn.melior_location();
+        let allocation = buffer_flow::allocate(
+            supersteps.steps.len(),
+            &supersteps.ranks_change,
+            &flow_values,
+        )
+        .map_err(|error| {
+            emit_error(
+                location,
+                &format!("temporary buffer allocation failed: {error}"),
+            )
+        })?;
+        for segment in &mut segments {
+            segment.buffer = segment.flow_id.map(|id| allocation.buffer_of_value[id]);
+        }
+        let buffer_lives = allocation
+            .buffers
+            .iter()
+            .map(|buffer| {
+                let first = buffer
+                    .values
+                    .iter()
+                    .map(|id| flow_values[*id].def_superstep)
+                    .min()
+                    .unwrap_or(0);
+                let last = buffer
+                    .values
+                    .iter()
+                    .map(|id| flow_values[*id].last_use_superstep)
+                    .max()
+                    .unwrap_or(0);
+                (first, last)
+            })
+            .collect();
+        let segment_of_flow: Vec<usize> = (0..flow_values.len())
+            .map(|id| {
+                segments
+                    .iter()
+                    .position(|segment| segment.flow_id == Some(id))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut graphs = vec![];
+        let mut classes: Vec<&Class> = flow_values.iter().map(|value| &value.class).collect();
+        classes.sort();
+        classes.dedup();
+        for class in classes {
+            let mut graph =
+                SuperstepGraph::new(supersteps.steps.len(), &supersteps.ranks_change)
+                    .map_err(|error| emit_error(location, &format!("buffer graph: {error}")))?;
+            let mut names = vec![];
+            for (id, value) in flow_values
+                .iter()
+                .enumerate()
+                .filter(|(_, value)| &value.class == class)
+            {
+                graph
+                    .add_value(names.len(), value)
+                    .map_err(|error| emit_error(location, &format!("buffer graph: {error}")))?;
+                let segment = &segments[segment_of_flow[id]];
+                names.push(format!(
+                    "{} [{}->{}]",
+                    value_name(&crossing[segment.value]),
+                    segment.start + 1,
+                    segment.end + 1
+                ));
+            }
+            graphs.push((class.clone(), graph, names));
+        }
+        Ok(Self {
+            crossing,
+            placement,
+            segments,
+            allocation,
+            buffer_lives,
+            graphs,
+        })
+    }
+
+    /// Bytes per thread of the element types, by buffer.
+    fn buffer_bytes(&self, buffer: usize) -> usize {
+        self.allocation
+            .buffers
+            .get(buffer)
+            .map(|info| element_bytes(&info.class.0))
+            .unwrap_or(0)
+    }
+
+    /// The most bytes per thread live at once (at a superstep boundary),
+    /// with every buffer live from its first write to its last read.
+    pub fn peak_bytes(&self) -> usize {
+        let last = self
+            .buffer_lives
+            .iter()
+            .map(|(_, end)| *end)
+            .max()
+            .unwrap_or(0);
+        (0..=last)
+            .map(|boundary| {
+                self.buffer_lives
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (first, end))| *first <= boundary && boundary < *end)
+                    .map(|(buffer, _)| self.buffer_bytes(buffer))
+                    .sum()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The same with one buffer per saved segment, live for the whole spawn.
+    pub fn naive_bytes(&self) -> usize {
+        self.segments
+            .iter()
+            .filter(|segment| segment.buffer.is_some())
+            .map(|segment| {
+                element_bytes(&self.crossing[segment.value].value.melior_type().to_string())
+            })
+            .sum()
+    }
+}
+
+/// Bytes of one element of the MLIR scalar type `ty`.
+fn element_bytes(ty: &str) -> usize {
+    match ty {
+        "index" | "i64" | "f64" => 8,
+        "i1" | "i8" => 1,
+        "i16" | "f16" | "bf16" => 2,
+        "i32" | "f32" => 4,
+        other if other.starts_with("memref") => 8,
+        _ => 8,
+    }
+}
+
+/// `op line:col` of the value's definition.
+pub(crate) fn value_name(value: &CrossingValue) -> String {
+    let op = value.value.defining_op();
+    let name = op.map(Op::name).unwrap_or_else(|| "argument".to_string());
+    let position = op
+        .and_then(|op| file_position(op.melior_location()))
+        .map(|position| format!("{}:{}", position.line, position.column))
+        .unwrap_or_else(|| "?".to_string());
+    format!("{name} {position}")
+}
+
+/// `pgpu-print-buffer-allocation`: prints every spawn's buffer plan.
+#[derive(Debug, Default)]
+pub struct PrintBufferAllocation;
+
+impl Pass for PrintBufferAllocation {
+    const ARGUMENT: &'static str = "pgpu-print-buffer-allocation";
+    const SUMMARY: &'static str = "Print the temporary buffers of each spawn (min-flow allocation), their values and peak bytes";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+
+    fn from_options(_: &PassOptions) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let mut text = String::new();
+        for supersteps in superstep_spawns(Op::of(module)) {
+            let plan = Plan::of(&supersteps)?;
+            let position = file_position(supersteps.spawn.melior_location())
+                .map(|position| format!("{}:{}", position.line, position.column))
+                .unwrap_or_else(|| "?".to_string());
+            let saved = plan
+                .segments
+                .iter()
+                .filter(|segment| segment.buffer.is_some())
+                .count();
+            let _ = writeln!(
+                text,
+                "spawn at {position}: {} supersteps, {} buffers for {saved} saved segments",
+                supersteps.steps.len(),
+                plan.allocation.buffers.len(),
+            );
+            for (index, buffer) in plan.allocation.buffers.iter().enumerate() {
+                let members: Vec<String> = plan
+                    .segments
+                    .iter()
+                    .filter(|segment| segment.buffer == Some(index))
+                    .map(|segment| {
+                        format!(
+                            "{} [{}->{}]",
+                            value_name(&plan.crossing[segment.value]),
+                            segment.start + 1,
+                            segment.end + 1
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(
+                    text,
+                    "  buffer {index} ({} x threads of epoch {}): {}",
+                    buffer.class.0,
+                    buffer.class.1,
+                    members.join(", ")
+                );
+            }
+            for (index, value) in plan.crossing.iter().enumerate() {
+                match &plan.placement[index] {
+                    Placement::Host => {
+                        let _ = writeln!(text, "  host: {}", value_name(value));
+                    }
+                    Placement::PerThread(segments) => {
+                        for segment in segments.iter().filter_map(|id| plan.segments.get(*id)) {
+                            if segment.buffer.is_none() {
+                                let _ = writeln!(
+                                    text,
+                                    "  collective output: {} [{}->{}]",
+                                    value_name(value),
+                                    segment.start + 1,
+                                    segment.end + 1
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(
+                text,
+                "  peak bytes per thread: {} (one buffer per value: {})",
+                plan.peak_bytes(),
+                plan.naive_bytes()
+            );
+        }
+        eprint!("{text}");
+        Ok(())
+    }
+}
+
+/// `pgpu-dump-buffer-graph`: writes the flow graphs as Graphviz dot.
+#[derive(Debug, Default)]
+pub struct DumpBufferGraph {
+    file: String,
+}
+
+impl Pass for DumpBufferGraph {
+    const ARGUMENT: &'static str = "pgpu-dump-buffer-graph";
+    const SUMMARY: &'static str = "Write each spawn's buffer-allocation flow graph (BSGP Fig. 4) with its minimum flow as Graphviz dot";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+    const OPTIONS: &'static [pgpu_pass_infra::PassOption] = &[pgpu_pass_infra::PassOption {
+        name: "file",
+        description: "the dot file to write ('-' for standard error)",
+        default: "-",
+    }];
+
+    fn from_options(options: &PassOptions) -> Result<Self, String> {
+        Ok(Self {
+            file: options.string("file")?.to_string(),
+        })
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let module = Op::of(module);
+        let mut text = String::new();
+        for supersteps in superstep_spawns(module) {
+            let plan = Plan::of(&supersteps)?;
+            for (class, graph, names) in &plan.graphs {
+                let flow = graph.min_flow().ok();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let _ = writeln!(
+                    text,
+                    "// spawn at {}, class {} epoch {}",
+                    value_position(supersteps.spawn),
+                    class.0,
+                    class.1
+                );
+                text.push_str(&graph.to_dot(flow.as_ref(), &names));
+            }
+        }
+        if self.file == "-" {
+            eprint!("{text}");
+            return Ok(());
+        }
+        pgpu_pass_infra::tool::write_output(&self.file, &text).map_err(|error| {
+            emit_error(
+                module.melior_location(),
+                &format!("cannot write {}: {error}", self.file),
+            )
+        })
+    }
+}
+
+fn value_position(op: Op) -> String {
+    file_position(op.melior_location())
+        .map(|position| format!("{}:{}", position.line, position.column))
+        .unwrap_or_else(|| "?".to_string())
+}
