@@ -137,6 +137,13 @@ impl Op {
         unsafe { mlirOperationSetOperand(self.0, index as isize, value.0) }
     }
 
+    /// Replaces all operands.
+    pub fn set_operands(self, values: &[Val]) {
+        let raw: Vec<MlirValue> = values.iter().map(|value| value.0).collect();
+        // SAFETY: live operation; the values outlive the call.
+        unsafe { mlir_sys::mlirOperationSetOperands(self.0, raw.len() as isize, raw.as_ptr()) }
+    }
+
     pub fn num_results(self) -> usize {
         // SAFETY: live operation.
         usize::try_from(unsafe { mlirOperationGetNumResults(self.0) }).unwrap_or(0)

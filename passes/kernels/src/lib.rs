@@ -9,6 +9,9 @@
 //! * `pgpu-print-buffer-allocation` and `pgpu-dump-buffer-graph` show the
 //!   temporary buffers the minimum-flow allocation (`buffer_flow`) gives
 //!   the saved values;
+//! * `pgpu-split-kernels` turns each superstep into a kernel (`scf.parallel`)
+//!   and the spawn into host code: buffers, hoisted requires, `pgpu.list`
+//!   collectives;
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -21,12 +24,14 @@ mod form_supersteps;
 mod inline_spmd;
 mod ir;
 mod spawn_to_parallel;
+mod split_kernels;
 mod value_saving;
 
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use form_supersteps::FormSupersteps;
 pub use inline_spmd::InlineSpmd;
 pub use spawn_to_parallel::SpawnToParallel;
+pub use split_kernels::SplitKernels;
 pub use value_saving::{PrintSavedValues, SaveValues};
 
 pgpu_pass_infra::declare_passes![
@@ -36,5 +41,6 @@ pgpu_pass_infra::declare_passes![
     PrintSavedValues,
     PrintBufferAllocation,
     DumpBufferGraph,
+    SplitKernels,
     SpawnToParallel
 ];
