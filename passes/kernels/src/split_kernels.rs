@@ -445,7 +445,12 @@ impl<'a, 'c> Splitter<'a, 'c> {
         old: Option<Val>,
     ) -> Built<HashMap<usize, Val>> {
         let mut loaded = HashMap::new();
-        let mut needed: Vec<usize> = vec![];
+        // The superstep's yield may forward an earlier value: it reads the
+        // load too.
+        let terminator = self.supersteps.steps[step]
+            .entry_block(0)
+            .and_then(Blk::terminator);
+        let reads = |owner: Op| owner.is_within(kernel) || Some(owner) == terminator;
         for (index, value) in self.plan.crossing.iter().enumerate() {
             if value.step >= step {
                 continue;
@@ -454,7 +459,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
             let inside: Vec<_> = result
                 .uses()
                 .into_iter()
-                .filter(|found| found.owner.is_within(kernel))
+                .filter(|found| reads(found.owner))
                 .collect();
             let resaved = self.plan.segments.iter().any(|segment| {
                 segment.start == step && segment.value == index && segment.buffer.is_some()
@@ -496,7 +501,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
             let plain: Vec<_> = result
                 .uses()
                 .into_iter()
-                .filter(|found| found.owner.is_within(kernel))
+                .filter(|found| reads(found.owner))
                 .collect();
             if plain.is_empty() && !resaved {
                 continue;
@@ -520,7 +525,6 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 found.owner.set_operand(found.index, value);
             }
             loaded.insert(index, value);
-            needed.push(index);
         }
         Ok(loaded)
     }

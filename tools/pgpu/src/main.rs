@@ -6,7 +6,8 @@
 //!   result. A run-time error is printed as `file:line:col: error: ...` with
 //!   the source line, and the exit status is 1. Native compilation is not
 //!   available yet, so `run` always interprets.
-//! * `pgpu emit FILE --stage pgpu` prints the module at the `pgpu` stage
+//! * `pgpu emit FILE --stage pgpu|supersteps|kernels` prints the module at
+//!   that stage (the later ones run the pipelines of `pgpu-kernel-passes`)
 //!   (the frontend's output, docs/frontend-ir.md).
 //!
 //! Source languages are chosen by file extension in [`load_module`], the one
@@ -75,6 +76,21 @@ enum Command {
 enum Stage {
     /// The frontend's output: pgpu dialect plus upstream ops.
     Pgpu,
+    /// After inlining, superstep formation and value saving.
+    Supersteps,
+    /// Host code plus one kernel (`scf.parallel`) per superstep.
+    Kernels,
+}
+
+impl Stage {
+    /// The textual pipeline from the `pgpu` stage to this one.
+    fn pipeline(self) -> Option<&'static str> {
+        match self {
+            Stage::Pgpu => None,
+            Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE),
+            Stage::Kernels => Some(pgpu_kernel_passes::KERNEL_PIPELINE),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -113,9 +129,9 @@ fn main() -> ExitCode {
         }
         Command::Emit {
             file,
-            stage: Stage::Pgpu,
+            stage,
             debug_info,
-        } => match emit(&file, debug_info) {
+        } => match emit(&file, stage, debug_info) {
             Ok(()) => ExitCode::SUCCESS,
             Err(()) => ExitCode::FAILURE,
         },
@@ -191,10 +207,27 @@ fn run(
     }
 }
 
-fn emit(file: &str, debug_info: bool) -> Result<(), ()> {
+fn emit(file: &str, stage: Stage, debug_info: bool) -> Result<(), ()> {
     let (name, text) = read(file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
-    let module = load_module(&context, &name, &text)?;
+    let mut module = load_module(&context, &name, &text)?;
+    if let Some(pipeline) = stage.pipeline() {
+        let collector = Collector::attach(&context);
+        let pass_manager = melior::pass::PassManager::new(&context);
+        let outcome = melior::utility::parse_pass_pipeline(
+            pass_manager.as_operation_pass_manager(),
+            pipeline,
+        )
+        .and_then(|()| pass_manager.run(&mut module));
+        let source = SourceText {
+            name: &name,
+            text: &text,
+        };
+        for record in collector.take() {
+            eprint!("{}", record.render(&source));
+        }
+        outcome.map_err(|error| eprintln!("error: the {pipeline} pipeline failed: {error}"))?;
+    }
     let flags =
         melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, false);
     let printed = module
