@@ -186,7 +186,7 @@ impl<'p> Interp<'p> {
         InterpError::new(message.into(), self.prog.loc(op.loc))
     }
 
-    fn access_error(&self, op: &Op, error: AccessError) -> InterpError {
+    pub(crate) fn access_error(&self, op: &Op, error: AccessError) -> InterpError {
         match error {
             AccessError::Message(message) => self.fail(op, message),
             AccessError::Race {
@@ -312,12 +312,12 @@ impl<'p> Interp<'p> {
     }
 
     /// An integer operand that must not be poison.
-    fn int_strict(&self, op: &Op, act: &Activation, index: usize) -> R<i64> {
+    pub(crate) fn int_strict(&self, op: &Op, act: &Activation, index: usize) -> R<i64> {
         self.int(op, act, index)?
             .ok_or_else(|| self.fail(op, format!("'{}' uses a poison value", op.name)))
     }
 
-    fn mem_desc(&self, op: &Op, act: &Activation, index: usize) -> R<Rc<MemDesc>> {
+    pub(crate) fn mem_desc(&self, op: &Op, act: &Activation, index: usize) -> R<Rc<MemDesc>> {
         match self.val(op, act, index)? {
             Val::Mem(desc) => Ok(desc),
             Val::Poison => Err(self.fail(
@@ -1431,6 +1431,7 @@ impl<'p> Interp<'p> {
                 let host = act.clone();
                 self.run_gpu_launch_func(&host, op, *func, segments)?;
             }
+            K::List(list) => self.exec_list(op, *list, act)?,
             K::Unsupported(message) => return Err(self.fail(op, message.clone())),
         }
         Ok(None)

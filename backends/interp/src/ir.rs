@@ -148,6 +148,18 @@ impl Comb {
     }
 }
 
+/// The host-level list operations (`pgpu.list.*`), executed by module
+/// `list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOp {
+    Reduce(Comb),
+    Scan { kind: Comb, inclusive: bool },
+    SortIdx,
+    Compact,
+    Split,
+    Expand,
+}
+
 /// memref.atomic_rmw kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rmw {
@@ -282,6 +294,8 @@ pub enum K {
     SplitList,
     SortIdx,
     Multiprefix(Comb),
+    // pgpu host-level list operations
+    List(ListOp),
     // Fork groups
     GroupRank,
     GroupId,
@@ -1360,6 +1374,15 @@ impl Converter {
             "pgpu.split" => SplitList,
             "pgpu.sort_idx" => SortIdx,
             "pgpu.multiprefix" => Multiprefix(comb(name)?),
+            "pgpu.list.reduce" => List(ListOp::Reduce(comb(name)?)),
+            "pgpu.list.scan" => List(ListOp::Scan {
+                kind: comb(name)?,
+                inclusive: has_attr(op, "inclusive"),
+            }),
+            "pgpu.list.sort_idx" => List(ListOp::SortIdx),
+            "pgpu.list.compact" => List(ListOp::Compact),
+            "pgpu.list.split" => List(ListOp::Split),
+            "pgpu.list.expand" => List(ListOp::Expand),
             "pgpu.printf" => {
                 let format = attr(op, "format").and_then(str_attr).unwrap_or_default();
                 match crate::printf::parse_format(&format) {

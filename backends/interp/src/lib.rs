@@ -23,6 +23,7 @@
 mod exec;
 mod fork;
 mod ir;
+mod list;
 mod memory;
 mod printf;
 mod scalar;

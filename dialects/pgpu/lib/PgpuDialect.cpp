@@ -745,6 +745,78 @@ LogicalResult RandSeedOp::verify() { return verifyHostCode(*this); }
 LogicalResult RandU32Op::verify() { return verifyHostCode(*this); }
 
 //===----------------------------------------------------------------------===//
+// List operations (host level)
+//===----------------------------------------------------------------------===//
+
+/// The element type of a rank-1 list.
+static Type getListElementType(Value list) {
+  return cast<MemRefType>(list.getType()).getElementType();
+}
+
+/// Checks that the lists `first` and `second` (named for the message) have
+/// the same element type.
+static LogicalResult verifySameElementType(Operation *op, Value first,
+                                           StringRef firstName, Value second,
+                                           StringRef secondName) {
+  Type a = getListElementType(first), b = getListElementType(second);
+  if (a == b)
+    return success();
+  return op->emitOpError() << "element type of " << secondName << " (" << b
+                           << ") must be the element type of " << firstName
+                           << " (" << a << ")";
+}
+
+/// Checks a list reduction or scan: host code, its result of the element
+/// type of `values`, and a combining kind that applies to it.
+static LogicalResult verifyListCombine(Operation *op, CombiningKind kind,
+                                       Value values, Type result) {
+  if (failed(verifyHostCode(op)))
+    return failure();
+  Type element = getListElementType(values);
+  if (result != element)
+    return op->emitOpError() << "result type " << result
+                             << " must be the element type of the values ("
+                             << element << ")";
+  return verifyCombiningKind(op, kind, element);
+}
+
+LogicalResult ListReduceOp::verify() {
+  return verifyListCombine(*this, getKind(), getValues(),
+                           getResult().getType());
+}
+
+LogicalResult ListScanOp::verify() {
+  if (failed(verifySameElementType(*this, getValues(), "the values",
+                                   getScanned(), "the scanned list")))
+    return failure();
+  return verifyListCombine(*this, getKind(), getValues(),
+                           getTotal().getType());
+}
+
+LogicalResult ListSortIdxOp::verify() { return verifyHostCode(*this); }
+
+LogicalResult ListCompactOp::verify() {
+  if (failed(verifyHostCode(*this)))
+    return failure();
+  return verifySameElementType(*this, getValues(), "the values", getList(),
+                               "the list");
+}
+
+LogicalResult ListSplitOp::verify() {
+  if (failed(verifyHostCode(*this)))
+    return failure();
+  return verifySameElementType(*this, getValues(), "the values", getList(),
+                               "the list");
+}
+
+LogicalResult ListExpandOp::verify() {
+  if (failed(verifyHostCode(*this)))
+    return failure();
+  return verifySameElementType(*this, getCounts(), "the counts",
+                               getChildren(), "the children");
+}
+
+//===----------------------------------------------------------------------===//
 // C API
 //===----------------------------------------------------------------------===//
 

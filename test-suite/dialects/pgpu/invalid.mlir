@@ -660,8 +660,10 @@ func.func @thread_sortby_bad_key(%n: index, %m: memref<?xi32>) {
 func.func @thread_split_in_superstep(%n: index, %c: i1) {
   pgpu.spawn %n {
     pgpu.superstep {
-      // expected-error @+1 {{'pgpu.thread.split' op must appear directly in a 'pgpu.spawn' body}}
+      // expected-error @+1 {{'pgpu.thread.split' op ends its superstep: only collectives and thread primitives may follow it in a 'pgpu.superstep'}}
       pgpu.thread.split %c
+      // expected-note @+1 {{this op follows it}}
+      %r = pgpu.rank : index
     }
   }
   return
@@ -905,6 +907,154 @@ func.func @multiprefix_in_host_code(%n: index, %v: i32, %m: memref<i32>) {
       %old = pgpu.multiprefix add %v to %m[] : memref<i32>
     }
   }
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// List operations (host level)
+//===----------------------------------------------------------------------===//
+
+func.func @list_reduce_in_spawn(%n: index, %v: memref<?xi32>) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.list.reduce' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
+    %t = pgpu.list.reduce add %v[%n] : memref<?xi32> -> i32
+  }
+  return
+}
+
+// -----
+
+func.func @list_scan_in_spmd_function(%n: index, %v: memref<?xi32>) attributes {pgpu.spmd_inline} {
+  // expected-error @+1 {{'pgpu.list.scan' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
+  %t = pgpu.list.scan add %v, %v[%n] : memref<?xi32>, memref<?xi32> -> i32
+  return
+}
+
+// -----
+
+func.func @list_split_in_group(%p: index, %v: memref<?xi32>, %f: memref<?xi1>) {
+  pgpu.spawn synchronous %p {
+    pgpu.seq {
+      // expected-error @+1 {{'pgpu.list.split' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
+      %l = pgpu.list.split %v, %f, %v[%p] base %p : memref<?xi32>, memref<?xi1>, memref<?xi32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @list_reduce_kind(%n: index, %v: memref<?xf32>) {
+  // expected-error @+1 {{'pgpu.list.reduce' op 'xor' needs an integer or index operand, but got 'f32'}}
+  %t = pgpu.list.reduce xor %v[%n] : memref<?xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @list_scan_kind(%n: index, %v: memref<?xf64>) {
+  // expected-error @+1 {{'pgpu.list.scan' op 'umax' needs an integer or index operand, but got 'f64'}}
+  %t = pgpu.list.scan umax %v, %v[%n] inclusive : memref<?xf64>, memref<?xf64> -> f64
+  return
+}
+
+// -----
+
+func.func @list_reduce_result_type(%n: index, %v: memref<?xi32>) {
+  // expected-error @+1 {{'pgpu.list.reduce' op result type 'i64' must be the element type of the values ('i32')}}
+  %t = pgpu.list.reduce add %v[%n] : memref<?xi32> -> i64
+  return
+}
+
+// -----
+
+func.func @list_reduce_not_scalar(%n: index, %v: memref<?xvector<4xf32>>) {
+  // expected-error @+1 {{'pgpu.list.reduce' op operand #0 must be 1D memref of signless integer or index or floating-point values, but got 'memref<?xvector<4xf32>>'}}
+  %t = "pgpu.list.reduce"(%v, %n) <{kind = 0 : i32}> : (memref<?xvector<4xf32>>, index) -> vector<4xf32>
+  return
+}
+
+// -----
+
+func.func @list_reduce_rank(%n: index, %v: memref<4x?xi32>) {
+  // expected-error @+1 {{'pgpu.list.reduce' op operand #0 must be 1D memref of signless integer or index or floating-point values, but got 'memref<4x?xi32>'}}
+  %t = pgpu.list.reduce add %v[%n] : memref<4x?xi32> -> i32
+  return
+}
+
+// -----
+
+func.func @list_scan_element_types(%n: index, %v: memref<?xi32>, %s: memref<?xi64>) {
+  // expected-error @+1 {{'pgpu.list.scan' op element type of the scanned list ('i64') must be the element type of the values ('i32')}}
+  %t = pgpu.list.scan add %v, %s[%n] : memref<?xi32>, memref<?xi64> -> i32
+  return
+}
+
+// -----
+
+func.func @list_sort_idx_indices(%n: index, %k: memref<?xf32>, %i: memref<?xi32>) {
+  // expected-error @+1 {{'pgpu.list.sort_idx' op operand #1 must be 1D memref of index values, but got 'memref<?xi32>'}}
+  pgpu.list.sort_idx %k, %i[%n] : memref<?xf32>, memref<?xi32>
+  return
+}
+
+// -----
+
+func.func @list_sort_idx_in_spawn(%n: index, %k: memref<?xf32>, %i: memref<?xindex>) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.list.sort_idx' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
+    pgpu.list.sort_idx %k, %i[%n] : memref<?xf32>, memref<?xindex>
+  }
+  return
+}
+
+// -----
+
+func.func @list_compact_flags(%n: index, %v: memref<?xi32>, %f: memref<?xi32>) {
+  // expected-error @+1 {{'pgpu.list.compact' op operand #1 must be 1D memref of 1-bit signless integer values, but got 'memref<?xi32>'}}
+  %l = pgpu.list.compact %v, %f, %v[%n] base %n : memref<?xi32>, memref<?xi32>, memref<?xi32>
+  return
+}
+
+// -----
+
+func.func @list_compact_list_type(%n: index, %v: memref<?xi32>, %f: memref<?xi1>, %l: memref<?xf32>) {
+  // expected-error @+1 {{'pgpu.list.compact' op element type of the list ('f32') must be the element type of the values ('i32')}}
+  %len = pgpu.list.compact %v, %f, %l[%n] base %n : memref<?xi32>, memref<?xi1>, memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @list_split_list_type(%n: index, %v: memref<?xi32>, %f: memref<?xi1>, %l: memref<?xi64>) {
+  // expected-error @+1 {{'pgpu.list.split' op element type of the list ('i64') must be the element type of the values ('i32')}}
+  %len = pgpu.list.split %v, %f, %l[%n] base %n : memref<?xi32>, memref<?xi1>, memref<?xi64>
+  return
+}
+
+// -----
+
+func.func @list_expand_parents(%n: index, %c: memref<?xi32>, %p: memref<?xi32>) {
+  // expected-error @+1 {{'pgpu.list.expand' op operand #1 must be 1D memref of index values, but got 'memref<?xi32>'}}
+  %m = pgpu.list.expand %c, %p, %c[%n] : memref<?xi32>, memref<?xi32>, memref<?xi32> -> index
+  return
+}
+
+// -----
+
+func.func @list_expand_float_counts(%n: index, %c: memref<?xf32>, %p: memref<?xindex>) {
+  // expected-error @+1 {{'pgpu.list.expand' op operand #0 must be 1D memref of signless integer or index values, but got 'memref<?xf32>'}}
+  %m = pgpu.list.expand %c, %p, %c[%n] : memref<?xf32>, memref<?xindex>, memref<?xf32> -> index
+  return
+}
+
+// -----
+
+func.func @list_expand_children_type(%n: index, %c: memref<?xi32>, %p: memref<?xindex>) {
+  // expected-error @+1 {{'pgpu.list.expand' op element type of the children ('index') must be the element type of the counts ('i32')}}
+  %m = pgpu.list.expand %c, %p, %p[%n] : memref<?xi32>, memref<?xindex>, memref<?xindex> -> index
   return
 }
 

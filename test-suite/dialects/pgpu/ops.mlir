@@ -467,6 +467,62 @@ func.func @multiprefix_in_group(%ctr: memref<i32>, %p: index) {
 }
 
 //===----------------------------------------------------------------------===//
+// List operations (host level)
+//===----------------------------------------------------------------------===//
+
+// The global phases of the collectives and of thread.fork on the plain
+// lists of kernel splitting.
+// CHECK-LABEL: func.func @list_ops
+// CHECK-SAME: (%[[V:.*]]: memref<?xi32>, %[[F:.*]]: memref<?xf32>, %[[FLAGS:.*]]: memref<?xi1>, %[[IDX:.*]]: memref<?xindex>, %[[OUT:.*]]: memref<?xi32>, %[[N:.*]]: index, %[[B:.*]]: index)
+// CHECK-NEXT: %{{.*}} = pgpu.list.reduce add %[[V]][%[[N]]] : memref<?xi32> -> i32
+// CHECK-NEXT: %{{.*}} = pgpu.list.reduce umin %[[V]][%[[N]]] : memref<?xi32> -> i32
+// CHECK-NEXT: %{{.*}} = pgpu.list.reduce max %[[F]][%[[N]]] : memref<?xf32> -> f32
+// CHECK-NEXT: %{{.*}} = pgpu.list.scan add %[[V]], %[[OUT]][%[[N]]] : memref<?xi32>, memref<?xi32> -> i32
+// CHECK-NEXT: %{{.*}} = pgpu.list.scan mul %[[F]], %[[F]][%[[N]]] inclusive : memref<?xf32>, memref<?xf32> -> f32
+// CHECK-NEXT: pgpu.list.sort_idx %[[F]], %[[IDX]][%[[N]]] : memref<?xf32>, memref<?xindex>
+// CHECK-NEXT: %[[LEN:.*]] = pgpu.list.compact %[[V]], %[[FLAGS]], %[[OUT]][%[[N]]] base %[[B]] : memref<?xi32>, memref<?xi1>, memref<?xi32>
+// CHECK-NEXT: %{{.*}} = pgpu.list.split %[[V]], %[[FLAGS]], %[[OUT]][%[[N]]] base %[[LEN]] : memref<?xi32>, memref<?xi1>, memref<?xi32>
+// CHECK-NEXT: %{{.*}} = pgpu.list.expand %[[V]], %[[IDX]], %[[OUT]][%[[N]]] : memref<?xi32>, memref<?xindex>, memref<?xi32> -> index
+// CHECK-NEXT: return
+func.func @list_ops(%v: memref<?xi32>, %f: memref<?xf32>, %flags: memref<?xi1>, %idx: memref<?xindex>, %out: memref<?xi32>, %n: index, %b: index) {
+  %sum = pgpu.list.reduce add %v[%n] : memref<?xi32> -> i32
+  %umin = pgpu.list.reduce umin %v[%n] : memref<?xi32> -> i32
+  %max = pgpu.list.reduce max %f[%n] : memref<?xf32> -> f32
+  %total = pgpu.list.scan add %v, %out[%n] : memref<?xi32>, memref<?xi32> -> i32
+  %prod = pgpu.list.scan mul %f, %f[%n] inclusive : memref<?xf32>, memref<?xf32> -> f32
+  pgpu.list.sort_idx %f, %idx[%n] : memref<?xf32>, memref<?xindex>
+  %len = pgpu.list.compact %v, %flags, %out[%n] base %b : memref<?xi32>, memref<?xi1>, memref<?xi32>
+  %len2 = pgpu.list.split %v, %flags, %out[%n] base %len : memref<?xi32>, memref<?xi1>, memref<?xi32>
+  %m = pgpu.list.expand %v, %idx, %out[%n] : memref<?xi32>, memref<?xindex>, memref<?xi32> -> index
+  return
+}
+
+// In pgpu.require, on the frontend's strided views and static shapes.
+// CHECK-LABEL: func.func @list_ops_in_require
+// CHECK-SAME: (%[[K:.*]]: memref<?xi64, strided<[1], offset: ?>>, %[[I:.*]]: memref<?xindex, strided<[1], offset: ?>>, %[[S:.*]]: memref<8xf64>, %[[N:.*]]: index)
+// CHECK: pgpu.spawn %[[N]] {
+// CHECK-NEXT: pgpu.require {
+// CHECK-NEXT: %[[SZ:.*]] = pgpu.size : index
+// CHECK-NEXT: pgpu.list.sort_idx %[[K]], %[[I]][%[[SZ]]] : memref<?xi64, strided<[1], offset: ?>>, memref<?xindex, strided<[1], offset: ?>>
+// CHECK-NEXT: %{{.*}} = pgpu.list.reduce xor %[[K]][%[[SZ]]] : memref<?xi64, strided<[1], offset: ?>> -> i64
+// CHECK-NEXT: %{{.*}} = pgpu.list.scan min %[[S]], %[[S]][%[[SZ]]] : memref<8xf64>, memref<8xf64> -> f64
+// CHECK-NEXT: %{{.*}} = pgpu.list.expand %[[K]], %[[I]], %[[K]][%[[SZ]]] : memref<?xi64, strided<[1], offset: ?>>, memref<?xindex, strided<[1], offset: ?>>, memref<?xi64, strided<[1], offset: ?>> -> index
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+func.func @list_ops_in_require(%k: memref<?xi64, strided<[1], offset: ?>>, %i: memref<?xindex, strided<[1], offset: ?>>, %s: memref<8xf64>, %n: index) {
+  pgpu.spawn %n {
+    pgpu.require {
+      %size = pgpu.size : index
+      pgpu.list.sort_idx %k, %i[%size] : memref<?xi64, strided<[1], offset: ?>>, memref<?xindex, strided<[1], offset: ?>>
+      %x = pgpu.list.reduce xor %k[%size] : memref<?xi64, strided<[1], offset: ?>> -> i64
+      %y = pgpu.list.scan min %s, %s[%size] : memref<8xf64>, memref<8xf64> -> f64
+      %m = pgpu.list.expand %k, %i, %k[%size] : memref<?xi64, strided<[1], offset: ?>>, memref<?xindex, strided<[1], offset: ?>>, memref<?xi64, strided<[1], offset: ?>> -> index
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // Host interaction
 //===----------------------------------------------------------------------===//
 
