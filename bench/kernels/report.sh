@@ -3,7 +3,8 @@
 # supersteps, kernels, saved values, temporary buffers and peak temporary
 # bytes per thread, ours (minimum-flow allocation, buffers freed after their
 # last reader) against the naive allocation (one buffer per saved value,
-# live for the whole spawn). Prints a Markdown table.
+# live for the whole spawn). The last column runs the default pipeline,
+# with pgpu-eliminate-barriers. Prints a Markdown table.
 # Usage: bench/kernels/report.sh [pgpu binary directory, default target/debug]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,8 +12,8 @@ bin="${1:-target/debug}"
 [ -x "$bin/pgpu" ] && [ -x "$bin/pgpu-opt" ] || cargo build -q -p pgpu -p pgpu-opt
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-echo "| example | spawns | supersteps | kernels | saved values (segments) | buffers (naive) | buffers (ours) | peak bytes/thread (naive) | peak bytes/thread (ours) |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| example | spawns | supersteps | kernels | saved values (segments) | buffers (naive) | buffers (ours) | peak bytes/thread (naive) | peak bytes/thread (ours) | kernels with barrier elimination |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for file in examples/bsgp/*.bsgp; do
   name="$(basename "$file" .bsgp)"
   "$bin/pgpu" emit "$file" --debug-info > "$work/pgpu.mlir"
@@ -29,5 +30,7 @@ for file in examples/bsgp/*.bsgp; do
   buffers=$(sed -n 's/.*: [0-9]* supersteps, \([0-9]*\) buffers.*/\1/p' "$work/plan.txt" | paste -sd+ | bc)
   ours=$(sed -n 's/.*peak bytes per thread: \([0-9]*\) .*/\1/p' "$work/plan.txt" | paste -sd+ | bc)
   naive=$(sed -n 's/.*(one buffer per value: \([0-9]*\)).*/\1/p' "$work/plan.txt" | paste -sd+ | bc)
-  echo "| $name | $spawns | $supersteps | $kernels | $saved | $saved | $buffers | $naive | $ours |"
+  "$bin/pgpu" emit "$file" --stage kernels > "$work/optimized.mlir"
+  optimized=$(( $(grep -c 'scf.parallel' "$work/optimized.mlir" || true) - before ))
+  echo "| $name | $spawns | $supersteps | $kernels | $saved | $saved | $buffers | $naive | $ours | $optimized |"
 done

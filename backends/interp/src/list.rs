@@ -41,11 +41,11 @@ impl Accesses {
     }
 }
 
-/// The key order of `pgpu.list.sort_idx`, that of `pgpu.sort_idx` (module
-/// `spmd`) made total: integers compare as signed (canonical values are
+/// The key order of `pgpu.list.sort_idx`, `pgpu.sort_idx` and
+/// `pgpu.thread.sortby` (a total order, so sorting never misbehaves): integers compare as signed (canonical values are
 /// sign-extended), floats numerically with -0.0 equal to +0.0, and NaNs
 /// with a clear sign bit after every number, with a set one before.
-fn compare_keys(a: &Val, b: &Val) -> Ordering {
+pub(crate) fn compare_keys(a: &Val, b: &Val) -> Ordering {
     /// -1 for a negative NaN, 1 for a positive one, 0 for a number.
     fn nan_class(nan: bool, negative: bool) -> i8 {
         match (nan, negative) {

@@ -22,9 +22,9 @@
 use crate::InterpError;
 use crate::exec::*;
 use crate::ir::*;
+use crate::list::compare_keys;
 use crate::scalar::{combine, identity};
 use crate::value::*;
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 /// One logical thread.
@@ -73,15 +73,6 @@ fn fiber_at<'f>(fiber: &'f mut Fiber, path: &[usize]) -> Option<&'f mut Fiber> {
     {
         Some(CtlKind::Par(state)) => fiber_at(state.branches.get_mut(first)?, rest),
         _ => None,
-    }
-}
-
-fn compare_keys(a: &Val, b: &Val) -> Ordering {
-    match (a, b) {
-        (Val::Int(a), Val::Int(b)) => a.cmp(b),
-        (Val::F32(a), Val::F32(b)) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
-        (Val::F64(a), Val::F64(b)) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
-        _ => Ordering::Equal,
     }
 }
 

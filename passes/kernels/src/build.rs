@@ -60,10 +60,6 @@ impl<'c> Builder<'c> {
         self.block.insert_raw_before(self.before, op);
     }
 
-    pub fn location(&self) -> Location<'c> {
-        self.location
-    }
-
     fn context(&self) -> &'c melior::Context {
         // SAFETY: the context outlives the pass; `self.context` outlives the
         // returned reference's uses within one call.

@@ -2,6 +2,7 @@
 //! regions into kernels (seeds/bsgp.txt, Sections 4.1 to 4.3).
 //!
 //! * `pgpu-inline-spmd` inlines functions with barriers and collectives;
+//! * `pgpu-eliminate-barriers` removes barriers no thread depends on;
 //! * `pgpu-form-supersteps` splits spawn bodies into supersteps, aligning
 //!   `par` branches;
 //! * `pgpu-save-values` keeps as superstep results exactly the values to
@@ -20,6 +21,7 @@
 pub mod buffer_flow;
 mod buffer_plan;
 mod build;
+mod eliminate_barriers;
 mod form_supersteps;
 mod inline_spmd;
 mod ir;
@@ -28,6 +30,7 @@ mod split_kernels;
 mod value_saving;
 
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
+pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
 pub use inline_spmd::InlineSpmd;
 pub use spawn_to_parallel::SpawnToParallel;
@@ -36,17 +39,16 @@ pub use value_saving::{PrintSavedValues, SaveValues};
 
 /// From the frontends' `pgpu` IR to supersteps whose results are exactly
 /// the saved values (`pgpu emit --stage supersteps`).
-pub const SUPERSTEP_PIPELINE: &str =
-    "builtin.module(pgpu-inline-spmd,pgpu-form-supersteps,pgpu-save-values)";
+pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
 
 /// From the frontends' `pgpu` IR to host code plus one kernel per
 /// superstep (`pgpu emit --stage kernels`); `pgpu-opt --pass-pipeline=`
 /// replays it.
-pub const KERNEL_PIPELINE: &str =
-    "builtin.module(pgpu-inline-spmd,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
+pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
 
 pgpu_pass_infra::declare_passes![
     InlineSpmd,
+    EliminateBarriers,
     FormSupersteps,
     SaveValues,
     PrintSavedValues,
