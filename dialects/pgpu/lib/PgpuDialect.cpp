@@ -333,9 +333,37 @@ LogicalResult YieldOp::verify() {
   return verifyYieldedTypes(*this, getOperandTypes(), parent);
 }
 
+/// Checks the body of a `grid` spawn: one kernel with grid-wide barriers.
+static LogicalResult verifyGridSpawn(SpawnOp spawn) {
+  if (spawn.getSynchronous())
+    return spawn.emitOpError("cannot be both 'synchronous' and 'grid'");
+  bool afterBarrier = false;
+  for (Operation &op : spawn.getBody().front()) {
+    if (isa<BarrierOp>(op))
+      afterBarrier = true;
+    if (isa<RequireOp>(op) && afterBarrier)
+      return op.emitOpError(
+          "cannot follow a barrier in a 'grid' spawn: host code runs before "
+          "its one launch");
+  }
+  WalkResult result = spawn.getBody().walk([&](Operation *op) {
+    auto barrier = dyn_cast<BarrierOp>(op);
+    if (isa<SuperstepOp, ParOp, ThreadGetOp, ThreadPutOp, SetOldRankOp>(op) ||
+        isSuperstepBoundary(op) || (barrier && barrier.getRankReassigned())) {
+      op->emitOpError("cannot be in a 'grid' spawn (one kernel with "
+                      "grid-wide barriers)");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult SpawnOp::verify() {
   if (getSpmdScope(*this))
     return emitOpError("cannot be nested in another SPMD region");
+  if (getGrid() && failed(verifyGridSpawn(*this)))
+    return failure();
   Operation *superstep = nullptr, *other = nullptr;
   for (Operation &op : getBody().front().without_terminator()) {
     Operation *&slot = isa<SuperstepOp>(op) ? superstep : other;

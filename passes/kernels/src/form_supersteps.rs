@@ -26,7 +26,8 @@
 //!    recomputed or dead is `pgpu-save-values`' job.
 //!
 //! Fork's synchronous spawns are left alone (they are split by the group
-//! lowering), and so are bodies already made of supersteps. A body that
+//! lowering), and so are `grid` spawns (one kernel with grid barriers) and
+//! bodies already made of supersteps. A body that
 //! still calls an inline function is an error: inline first.
 
 use crate::{
@@ -91,7 +92,9 @@ impl Pass for FormSupersteps {
         let spawns: Vec<Op> = module
             .nested()
             .into_iter()
-            .filter(|op| op.is("pgpu.spawn") && !op.has_attribute("synchronous"))
+            .filter(|op| {
+                op.is("pgpu.spawn") && !op.has_attribute("synchronous") && !op.has_attribute("grid")
+            })
             .collect();
         for spawn in spawns {
             let Some(body) = spawn.entry_block(0) else {

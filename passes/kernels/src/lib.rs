@@ -3,6 +3,8 @@
 //!
 //! * `pgpu-inline-spmd` inlines functions with barriers and collectives;
 //! * `pgpu-eliminate-barriers` removes barriers no thread depends on;
+//! * `pgpu-grid-fuse{max-threads=N}` runs barrier-only spawns that fit the
+//!   device as one kernel with grid-wide barriers;
 //! * `pgpu-form-supersteps` splits spawn bodies into supersteps, aligning
 //!   `par` branches;
 //! * `pgpu-save-values` keeps as superstep results exactly the values to
@@ -23,6 +25,7 @@ mod buffer_plan;
 mod build;
 mod eliminate_barriers;
 mod form_supersteps;
+mod grid_fuse;
 mod inline_spmd;
 mod ir;
 mod spawn_to_parallel;
@@ -32,6 +35,7 @@ mod value_saving;
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
+pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use spawn_to_parallel::SpawnToParallel;
 pub use split_kernels::SplitKernels;
@@ -49,6 +53,7 @@ pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-eliminat
 pgpu_pass_infra::declare_passes![
     InlineSpmd,
     EliminateBarriers,
+    GridFuse,
     FormSupersteps,
     SaveValues,
     PrintSavedValues,

@@ -1407,3 +1407,36 @@ func.func @rand_u32_type() {
   %r = "pgpu.rand_u32"() : () -> i64
   return
 }
+
+// -----
+
+func.func @grid_with_collective(%n: index, %x: i32) {
+  pgpu.spawn grid %n {
+    pgpu.barrier
+    // expected-error @+1 {{'pgpu.reduce' op cannot be in a 'grid' spawn (one kernel with grid-wide barriers)}}
+    %s = pgpu.reduce add %x : i32
+  }
+  return
+}
+
+// -----
+
+func.func @grid_require_after_barrier(%n: index) {
+  pgpu.spawn grid %n {
+    pgpu.barrier
+    // expected-error @+1 {{'pgpu.require' op cannot follow a barrier in a 'grid' spawn: host code runs before its one launch}}
+    pgpu.require {
+      pgpu.yield
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @grid_synchronous(%n: index) {
+  // expected-error @+1 {{'pgpu.spawn' op cannot be both 'synchronous' and 'grid'}}
+  pgpu.spawn synchronous grid %n {
+  }
+  return
+}

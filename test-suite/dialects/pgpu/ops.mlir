@@ -659,3 +659,18 @@ func.func @host_io(%k: i32, %d: i64) {
   }
   return
 }
+
+// -----
+
+// A grid spawn: one kernel whose barriers are grid-wide.
+// CHECK-LABEL: func.func @grid_spawn
+// CHECK: pgpu.spawn grid %{{.*}} {
+// CHECK-NEXT: pgpu.rank
+// CHECK-NEXT: pgpu.barrier
+func.func @grid_spawn(%n: index) {
+  pgpu.spawn grid %n {
+    %r = pgpu.rank : index
+    pgpu.barrier
+  }
+  return
+}

@@ -64,6 +64,15 @@ def Pgpu_SpawnOp : Pgpu_Op<"spawn", [RecursiveMemoryEffects,
     Priority CRCW, lowest rank wins). Only a synchronous spawn (or a function
     marked `pgpu.synchronous`) may query and split groups.
 
+    With `grid` the spawn runs as one kernel whose barriers are grid-wide
+    barriers (a cooperative launch: all threads are co-resident on the
+    device, so private values stay in registers across barriers and no
+    superstep is split off). `pgpu-grid-fuse` makes such spawns where the
+    thread count fits the device; the body then has no supersteps, no
+    rank reassignment, collectives, thread primitives or `thread.get`/
+    `thread.put`, and `pgpu.require` only before the first barrier (host
+    code runs before the launch).
+
     A spawn is host-level code: it cannot be nested in another SPMD region.
 
     ```mlir
@@ -74,11 +83,15 @@ def Pgpu_SpawnOp : Pgpu_Op<"spawn", [RecursiveMemoryEffects,
     pgpu.spawn synchronous %p {
       %g = pgpu.group.rank : index
     }
+    pgpu.spawn grid %n {
+      pgpu.barrier
+    }
     ```
   }];
-  let arguments = (ins Index:$count, UnitAttr:$synchronous);
+  let arguments = (ins Index:$count, UnitAttr:$synchronous, UnitAttr:$grid);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "(`synchronous` $synchronous^)? $count $body attr-dict";
+  let assemblyFormat =
+      "(`synchronous` $synchronous^)? (`grid` $grid^)? $count $body attr-dict";
   let hasVerifier = 1;
 }
 
