@@ -97,19 +97,18 @@ fn fusable(spawn: Op) -> bool {
         }
     }
     barriers > 0
-        && spawn.nested().into_iter().all(|op| {
-            let name = op.name();
-            !is_boundary_op(op)
-                && !(op.is("pgpu.barrier") && op.has_attribute("rank_reassigned"))
-                && !matches!(
-                    name.as_str(),
-                    "pgpu.superstep"
-                        | "pgpu.par"
-                        | "pgpu.thread.get"
-                        | "pgpu.thread.put"
-                        | "pgpu.set_oldrank"
-                        | "func.call"
-                )
+        && !spawn.nested().into_iter().any(|op| {
+            let reassigns = op.is("pgpu.barrier") && op.has_attribute("rank_reassigned");
+            let unsupported = matches!(
+                op.name().as_str(),
+                "pgpu.superstep"
+                    | "pgpu.par"
+                    | "pgpu.thread.get"
+                    | "pgpu.thread.put"
+                    | "pgpu.set_oldrank"
+                    | "func.call"
+            );
+            is_boundary_op(op) || reassigns || unsupported
         })
 }
 
