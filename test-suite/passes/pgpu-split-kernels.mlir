@@ -5,7 +5,8 @@
 // A rank-reassigning barrier (Listing 3/4): saved values are loaded with the
 // old rank right after it is set, and a value used later still is moved to
 // a new buffer under the new rank. Requires run on the host before their
-// kernel; their results are host values.
+// kernel; their results are host values. The require's dtempnew list, used
+// by this spawn alone, is freed after its last kernel.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[A:.*]] = memref.alloc
 // CHECK: scf.for
@@ -14,7 +15,7 @@
 // CHECK: %[[X:.*]] = memref.load %[[A]][%[[R]]]
 // CHECK: memref.store %[[X]], %[[T0]][%[[R]]]
 // CHECK: scf.reduce
-// CHECK: %[[LIST:.*]] = pgpu.dtempnew [%[[N]]] : memref<?xi32>
+// CHECK: %[[LIST:.*]] = memref.alloc(%[[N]]) : memref<?xi32>
 // CHECK: %[[T1:.*]] = memref.alloc(%[[N]]) : memref<?xi32>
 // CHECK: scf.parallel (%[[R2:.*]]) = (%{{.*}}) to (%[[N]])
 // CHECK-NEXT: arith.subi
@@ -25,6 +26,10 @@
 // CHECK: memref.dealloc %[[T0]]
 // CHECK: scf.parallel (%[[R3:.*]]) = (%{{.*}}) to (%[[N]])
 // CHECK-NEXT: %[[X3:.*]] = memref.load %[[T1]][%[[R3]]]
+// CHECK: memref.load %[[LIST]]
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[LIST]]
 // CHECK: memref.dealloc %[[T1]]
 // CHECK-NOT: pgpu.spawn
 func.func @main() -> i32 {

@@ -28,6 +28,10 @@
 //!    expansion, with the new thread count);
 //! 5. the deallocation of every buffer after its last reading kernel.
 //!
+//! A `dtempnew` list a require allocates that nothing after the spawn uses
+//! becomes a plain buffer, freed after its last use rather than at the
+//! function's `dtempfree`.
+//!
 //! Uniform values (require results, collective totals and arithmetic on
 //! them) are host values passed to the kernels as they are. The host/kernel
 //! split is the same for every frontend: the kernels are plain
@@ -108,6 +112,8 @@ struct Splitter<'a, 'c> {
     put_segments: Vec<usize>,
     /// The kernel being built: its code counts as the spawn's.
     kernel: Option<Op>,
+    /// `dtempnew` lists the spawn's requires allocate.
+    temporary_lists: Vec<Op>,
 }
 
 impl<'a, 'c> Splitter<'a, 'c> {
@@ -129,6 +135,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
             hoisted: HashMap::new(),
             put_segments: vec![],
             kernel: None,
+            temporary_lists: vec![],
         })
     }
 
@@ -140,7 +147,61 @@ impl<'a, 'c> Splitter<'a, 'c> {
         for superstep in self.supersteps.steps.iter().rev() {
             superstep.erase();
         }
+        for list in std::mem::take(&mut self.temporary_lists) {
+            self.free_at_last_use(list)?;
+        }
         self.supersteps.spawn.erase();
+        Ok(())
+    }
+
+    /// A `dtempnew` list of a require that only this spawn's code reads and
+    /// writes (no use after it, no escape through a store or a call) is the
+    /// compiler's to manage: it becomes a buffer freed after its last use
+    /// instead of at `dtempfree`.
+    fn free_at_last_use(&self, list: Op) -> Built<()> {
+        let spawn = self.supersteps.spawn;
+        let host_block = spawn.block_of();
+        let mut values = vec![list.result(0)];
+        let mut last: Option<Op> = None;
+        while let Some(value) = values.pop() {
+            for found in value.uses() {
+                let mut user = found.owner;
+                while user.block_of() != host_block {
+                    match user.parent() {
+                        Some(parent) => user = parent,
+                        None => return Ok(()),
+                    }
+                }
+                // SAFETY: both ops are live and in the host block.
+                if user == spawn || unsafe { mlirOperationIsBeforeInBlock(spawn.0, user.0) } {
+                    return Ok(());
+                }
+                match found.owner.name().as_str() {
+                    // Views of the list: follow them.
+                    "memref.cast"
+                    | "memref.reinterpret_cast"
+                    | "memref.subview"
+                    | "memref.extract_strided_metadata" => values.push(found.owner.result(0)),
+                    "memref.load" | "memref.dim" => {}
+                    "memref.store" if found.index == 1 => {}
+                    name if name.starts_with("pgpu.list.") => {}
+                    // Stored, passed or returned: it escapes.
+                    _ => return Ok(()),
+                }
+                // SAFETY: as above.
+                if last.is_none_or(|last| unsafe { mlirOperationIsBeforeInBlock(last.0, user.0) }) {
+                    last = Some(user);
+                }
+            }
+        }
+        let builder = Builder::before(list);
+        let element = crate::build::memref_element_type(list.result(0))?;
+        let buffer = builder.alloc(element, list.operand(0))?;
+        list.result(0).replace_all_uses(buffer);
+        list.erase();
+        if let Some(after) = last.and_then(Op::next) {
+            Builder::before(after).dealloc(buffer)?;
+        }
         Ok(())
     }
 
@@ -293,6 +354,9 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 continue;
             }
             op.move_before(spawn);
+            if op.is("pgpu.dtempnew") {
+                self.temporary_lists.push(op);
+            }
             for nested in std::iter::once(op).chain(op.nested()) {
                 if nested.is("pgpu.size") {
                     nested.result(0).replace_all_uses(self.size);
