@@ -23,10 +23,10 @@
 use crate::{
     buffer_flow::{self, Allocation, SavedValue, SuperstepGraph},
     ir::{Blk, Op, Val},
-    value_saving::{CrossingValue, Decision, Supersteps, superstep_spawns},
+    value_saving::{CrossingValue, Decision, Supersteps, superstep_spawns, value_name},
 };
 use melior::ir::OperationRef;
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, diagnostics::file_position, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
 use std::fmt::Write;
 
 /// Buffers are shared within a class: element type and thread-count epoch.
@@ -352,17 +352,6 @@ fn element_bytes(ty: &str) -> usize {
     }
 }
 
-/// `op line:col` of the value's definition.
-pub(crate) fn value_name(value: &CrossingValue) -> String {
-    let op = value.value.defining_op();
-    let name = op.map(Op::name).unwrap_or_else(|| "argument".to_string());
-    let position = op
-        .and_then(|op| file_position(op.melior_location()))
-        .map(|position| format!("{}:{}", position.line, position.column))
-        .unwrap_or_else(|| "?".to_string());
-    format!("{name} {position}")
-}
-
 /// `pgpu-print-buffer-allocation`: prints every spawn's buffer plan.
 #[derive(Debug, Default)]
 pub struct PrintBufferAllocation;
@@ -380,9 +369,7 @@ impl Pass for PrintBufferAllocation {
         let mut text = String::new();
         for supersteps in superstep_spawns(Op::of(module)) {
             let plan = Plan::of(&supersteps)?;
-            let position = file_position(supersteps.spawn.melior_location())
-                .map(|position| format!("{}:{}", position.line, position.column))
-                .unwrap_or_else(|| "?".to_string());
+            let position = supersteps.spawn.source_position();
             let saved = plan
                 .segments
                 .iter()
@@ -481,7 +468,7 @@ impl Pass for DumpBufferGraph {
                 let _ = writeln!(
                     text,
                     "// spawn at {}, class {} epoch {}",
-                    value_position(supersteps.spawn),
+                    supersteps.spawn.source_position(),
                     class.0,
                     class.1
                 );
@@ -499,10 +486,4 @@ impl Pass for DumpBufferGraph {
             )
         })
     }
-}
-
-fn value_position(op: Op) -> String {
-    file_position(op.melior_location())
-        .map(|position| format!("{}:{}", position.line, position.column))
-        .unwrap_or_else(|| "?".to_string())
 }

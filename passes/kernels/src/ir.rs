@@ -113,6 +113,14 @@ impl Op {
         unsafe { Location::from_raw(self.location()) }
     }
 
+    /// `line:col` of the op's source location (the file left out, so that
+    /// printed analyses read the same wherever tests run), or `?`.
+    pub fn source_position(self) -> String {
+        pgpu_pass_infra::diagnostics::file_position(self.melior_location())
+            .map(|position| format!("{}:{}", position.line, position.column))
+            .unwrap_or_else(|| "?".to_string())
+    }
+
     pub fn set_location(self, location: MlirLocation) {
         // SAFETY: live operation and location.
         unsafe { mlirOperationSetLocation(self.0, location) }

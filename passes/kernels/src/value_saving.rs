@@ -35,7 +35,7 @@ use melior::ir::{
     operation::{OperationBuilder, OperationLike},
 };
 use mlir_sys::{mlirOperationSetOperands, mlirRegionTakeBody};
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, diagnostics::file_position, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
 use std::{collections::HashMap, fmt::Write};
 
 /// Longest chain of ops recomputed instead of saving one value.
@@ -421,11 +421,10 @@ impl Pass for PrintSavedValues {
             let _ = writeln!(
                 text,
                 "spawn at {}: {} supersteps",
-                position(supersteps.spawn),
+                supersteps.spawn.source_position(),
                 supersteps.steps.len()
             );
             for value in supersteps.crossing_values() {
-                let defined_by = value.value.defining_op().map(Op::name).unwrap_or_default();
                 let uses: Vec<String> = value
                     .uses
                     .iter()
@@ -449,13 +448,8 @@ impl Pass for PrintSavedValues {
                 };
                 let _ = writeln!(
                     text,
-                    "  {} {}: defined {} used {}: {}",
-                    defined_by,
-                    value
-                        .value
-                        .defining_op()
-                        .map(position)
-                        .unwrap_or_else(|| "?".to_string()),
+                    "  {}: defined {} used {}: {}",
+                    value_name(&value),
                     value.step + 1,
                     uses.join(","),
                     decision
@@ -467,9 +461,10 @@ impl Pass for PrintSavedValues {
     }
 }
 
-/// `line:col` of an op (the file name left out: tests run from anywhere).
-fn position(op: Op) -> String {
-    file_position(op.melior_location())
-        .map(|position| format!("{}:{}", position.line, position.column))
-        .unwrap_or_else(|| "?".to_string())
+/// `op line:col` of the value's definition.
+pub(crate) fn value_name(value: &CrossingValue) -> String {
+    match value.value.defining_op() {
+        Some(op) => format!("{} {}", op.name(), op.source_position()),
+        None => "argument ?".to_string(),
+    }
 }
