@@ -28,7 +28,7 @@ run: build
 ptx: build
 	$(PROFILE_DIR)/pgpu-translate --pgpu-to-ptx --chip=$(CHIP) $(PTX_EXAMPLE)
 
-unit: setup
+unit: build
 	$(CARGO) test --workspace
 
 lit: build

@@ -67,23 +67,29 @@ impl Pass for EliminateBarriers {
             let Some(body) = spawn.entry_block(0) else {
                 continue;
             };
-            let ops = body.ops();
-            for (position, op) in ops.iter().enumerate() {
+            let mut ops = body.ops();
+            let mut position = 0;
+            while let Some(&op) = ops.get(position) {
                 if !op.is("pgpu.barrier") || op.has_attribute("rank_reassigned") {
+                    position += 1;
                     continue;
                 }
                 let before = segment(ops[..position].iter().rev().copied());
                 let after = segment(ops[position + 1..].iter().copied());
-                if redundant(&before, &after) {
-                    if self.remarks {
-                        emit_diagnostic(
-                            op.melior_location(),
-                            Severity::Remark,
-                            "barrier removed: no thread observes across it what another thread did",
-                        );
-                    }
-                    op.erase();
+                if !redundant(&before, &after) {
+                    position += 1;
+                    continue;
                 }
+                if self.remarks {
+                    emit_diagnostic(
+                        op.melior_location(),
+                        Severity::Remark,
+                        "barrier removed: no thread observes across it what another thread did",
+                    );
+                }
+                // The next barrier's segments must not see the erased one.
+                ops.remove(position);
+                op.erase();
             }
         }
         Ok(())

@@ -301,29 +301,52 @@ impl Pass for SaveValues {
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
-        for supersteps in superstep_spawns(Op::of(module)) {
-            let crossing = supersteps.crossing_values();
-            for value in crossing
-                .iter()
-                .filter(|value| value.decision == Decision::Recomputed)
-            {
-                recompute(&supersteps, value);
-            }
-            let mut kept: HashMap<usize, Vec<usize>> = HashMap::new();
-            for value in &crossing {
-                if matches!(value.decision, Decision::Saved { .. }) {
-                    kept.entry(value.step).or_default().push(value.result);
-                }
-            }
-            for (index, superstep) in supersteps.steps.iter().enumerate() {
-                let keep = kept.remove(&index).unwrap_or_default();
-                if keep.len() != superstep.num_results() {
-                    shrink(*superstep, &keep)?;
+        let spawns: Vec<Op> = superstep_spawns(Op::of(module))
+            .into_iter()
+            .map(|supersteps| supersteps.spawn)
+            .collect();
+        for spawn in spawns {
+            // A value computed from a recomputed one may become recomputable
+            // itself: repeat until every result is saved. Each round drops
+            // at least one result, so this ends.
+            while let Some(supersteps) = Supersteps::of(spawn) {
+                if !save_values_once(&supersteps)? {
+                    break;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// One round of recomputing and dropping; whether anything changed.
+fn save_values_once(supersteps: &Supersteps) -> Result<bool, PassFailure> {
+    let crossing = supersteps.crossing_values();
+    if crossing
+        .iter()
+        .all(|value| matches!(value.decision, Decision::Saved { .. }))
+    {
+        return Ok(false);
+    }
+    for value in crossing
+        .iter()
+        .filter(|value| value.decision == Decision::Recomputed)
+    {
+        recompute(supersteps, value);
+    }
+    let mut kept: HashMap<usize, Vec<usize>> = HashMap::new();
+    for value in &crossing {
+        if matches!(value.decision, Decision::Saved { .. }) {
+            kept.entry(value.step).or_default().push(value.result);
+        }
+    }
+    for (index, superstep) in supersteps.steps.iter().enumerate() {
+        let keep = kept.remove(&index).unwrap_or_default();
+        if keep.len() != superstep.num_results() {
+            shrink(*superstep, &keep)?;
+        }
+    }
+    Ok(true)
 }
 
 /// Clones the chain computing `value` into each superstep that uses it.
