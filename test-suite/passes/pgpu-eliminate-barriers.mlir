@@ -105,3 +105,33 @@ func.func @main() -> i32 {
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// Different constant elements of one memref do not meet; the same one does.
+// CHECK-LABEL: func.func @main
+// CHECK: pgpu.spawn
+// CHECK-NEXT: memref.store %{{.*}}, %[[A:.*]][%[[C0:.*]]]
+// CHECK-NEXT: memref.load %[[A]][%[[C1:.*]]]
+// CHECK-NEXT: pgpu.barrier
+// CHECK-NEXT: memref.load %[[A]][%[[C0]]]
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %v = arith.constant 7 : i32
+  %a = memref.alloc(%c2) : memref<?xi32>
+  memref.store %v, %a[%c1] : memref<?xi32>
+  pgpu.spawn %c1 {
+    memref.store %v, %a[%c0] : memref<?xi32>
+    // expected-remark @+1 {{barrier removed}}
+    pgpu.barrier
+    %x = memref.load %a[%c1] : memref<?xi32>
+    pgpu.barrier
+    %y = memref.load %a[%c0] : memref<?xi32>
+    pgpu.printf "%d %d\n"(%x, %y) : i32, i32
+  }
+  memref.dealloc %a : memref<?xi32>
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}

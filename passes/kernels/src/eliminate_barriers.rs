@@ -13,7 +13,8 @@
 //!   unreassigned `pgpu.rank` itself (ranks do not change at a plain
 //!   barrier), so `a` and `b` touch the same element only in one thread;
 //! * to distinct allocations (two different `memref.alloc`,
-//!   `memref.alloca`, `pgpu.dnew` or `pgpu.dtempnew` results).
+//!   `memref.alloca`, `pgpu.dnew` or `pgpu.dtempnew` results, or globals);
+//! * to different constant elements of one memref value.
 //!
 //! Anything it cannot see through keeps the barrier: calls, ops with
 //! regions that are not `scf` control flow, memory ops other than
@@ -31,7 +32,7 @@ use crate::{
     form_supersteps::is_boundary_op,
     ir::{Op, Val},
 };
-use melior::ir::OperationRef;
+use melior::ir::{OperationRef, attribute::IntegerAttribute, operation::OperationLike};
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions, Severity, emit_diagnostic};
 
 /// The pass; `remarks` reports each removed barrier.
@@ -109,6 +110,8 @@ struct Access {
     write: bool,
     /// Indexed by the unreassigned rank alone.
     own_slot: bool,
+    /// Its indices, when all are constants.
+    constant: Option<Vec<i64>>,
 }
 
 /// The accesses of `ops` (nested ones too); `None` if some op is opaque.
@@ -142,7 +145,17 @@ fn access(_op: Op, memref: Val, write: bool, indices: &[Val]) -> Access {
         memref,
         write,
         own_slot,
+        constant: indices.iter().map(|index| constant_index(*index)).collect(),
     }
+}
+
+/// The value of an `arith.constant` index.
+fn constant_index(value: Val) -> Option<i64> {
+    let op = value.defining_op().filter(|op| op.is("arith.constant"))?;
+    let attribute = op.melior().attribute("value").ok()?;
+    IntegerAttribute::try_from(attribute)
+        .ok()
+        .map(|integer| integer.value())
 }
 
 /// The memory a memref certainly points into, when the analysis knows it.
@@ -195,9 +208,13 @@ fn redundant(before: &[Op], after: &[Op]) -> bool {
     }
     first.iter().all(|a| {
         second.iter().all(|b| {
+            let same_memref = a.memref == b.memref;
+            let disjoint_constants =
+                same_memref && matches!((&a.constant, &b.constant), (Some(x), Some(y)) if x != y);
             !(a.write || b.write)
                 || !may_alias(a.memref, b.memref)
-                || (a.own_slot && b.own_slot && a.memref == b.memref)
+                || (a.own_slot && b.own_slot && same_memref)
+                || disjoint_constants
         })
     })
 }
