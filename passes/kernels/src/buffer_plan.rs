@@ -178,6 +178,8 @@ impl Plan {
         let epoch = epochs(supersteps);
         let mut segments = vec![];
         let mut flow_values = vec![];
+        // The segment each flow value stands for.
+        let mut segment_of_flow = vec![];
         for (index, value) in crossing.iter().enumerate() {
             if matches!(placement[index], Placement::Host) {
                 continue;
@@ -203,6 +205,7 @@ impl Plan {
                         last_use_superstep: end,
                         class: (value.value.melior_type().to_string(), epoch[start]),
                     });
+                    segment_of_flow.push(segments.len());
                     Some(flow_values.len() - 1)
                 };
                 ids.push(segments.len());
@@ -250,14 +253,6 @@ impl Plan {
                     .max()
                     .unwrap_or(0);
                 (first, last)
-            })
-            .collect();
-        let segment_of_flow: Vec<usize> = (0..flow_values.len())
-            .map(|id| {
-                segments
-                    .iter()
-                    .position(|segment| segment.flow_id == Some(id))
-                    .unwrap_or(0)
             })
             .collect();
         let mut graphs = vec![];

@@ -745,7 +745,6 @@ impl<'a, 'c> Splitter<'a, 'c> {
     ) -> Built<Vec<Val>> {
         let step = self.sizes.len() - 1;
         let kernel = Builder::before(end).at_location_of(op);
-        let index = kernel.index_type();
         let mut lists = vec![];
         let mut write = |splitter: &mut Self, value: Val| -> Built<()> {
             let list = splitter.list(kernel_op, value.melior_type(), step)?;
@@ -780,7 +779,6 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 ));
             }
         }
-        let _ = index;
         Ok(lists)
     }
 
