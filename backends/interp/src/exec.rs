@@ -22,10 +22,10 @@
 
 use crate::ir::*;
 use crate::memory::{AccessError, AllocKind, Memory};
-use crate::printf;
 use crate::scalar::*;
 use crate::value::*;
 use crate::{InterpError, Note, Options};
+use pgpu_runtime::printf;
 use std::rc::Rc;
 use std::time::Instant;
 

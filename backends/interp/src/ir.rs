@@ -191,12 +191,8 @@ pub struct ViewInfo {
     pub kept: Vec<bool>,
 }
 
-/// A piece of a printf format.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FmtPiece {
-    Text(Vec<u8>),
-    Conv(crate::printf::Spec),
-}
+/// A piece of a printf format (shared with compiled programs' runtime).
+pub use pgpu_runtime::printf::Piece as FmtPiece;
 
 /// A decoded operation.
 #[derive(Debug, Clone)]
@@ -1385,7 +1381,7 @@ impl Converter {
             "pgpu.list.expand" => List(ListOp::Expand),
             "pgpu.printf" => {
                 let format = attr(op, "format").and_then(str_attr).unwrap_or_default();
-                match crate::printf::parse_format(&format) {
+                match pgpu_runtime::printf::parse_format(&format) {
                     Ok(pieces) => Printf(pieces, Vec::new()),
                     Err(message) => Unsupported(format!("bad printf format: {message}")),
                 }

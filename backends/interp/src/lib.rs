@@ -25,7 +25,6 @@ mod fork;
 mod ir;
 mod list;
 mod memory;
-mod printf;
 mod scalar;
 mod spmd;
 mod value;

@@ -1,4 +1,7 @@
-//! C `printf` formatting for `pgpu.printf`.
+//! C `printf` formatting for `pgpu.printf` and the SplitMix64 generator of
+//! `pgpu.rand_u32`, shared by the reference interpreter and compiled
+//! programs (through [`crate::io`]) so that both print byte-identical
+//! output.
 //!
 //! A format is parsed once into text pieces and conversion specifications
 //! (`%[flags][width][.precision][length]conv`, length modifiers accepted and
@@ -33,10 +36,25 @@ impl Spec {
     }
 }
 
-use crate::ir::FmtPiece;
+/// A piece of a parsed printf format: literal text (`%%` already turned
+/// into `%`) or one conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    Text(Vec<u8>),
+    Conv(Spec),
+}
+
+/// A format that `printf` cannot print.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("unsupported conversion '%{0}'")]
+    Unsupported(char),
+    #[error("incomplete conversion at the end of the format")]
+    Incomplete,
+}
 
 /// Parses a printf format into pieces.
-pub fn parse_format(format: &[u8]) -> Result<Vec<FmtPiece>, String> {
+pub fn parse_format(format: &[u8]) -> Result<Vec<Piece>, FormatError> {
     let mut pieces = Vec::new();
     let mut text = Vec::new();
     let mut index = 0;
@@ -89,16 +107,16 @@ pub fn parse_format(format: &[u8]) -> Result<Vec<FmtPiece>, String> {
                 spec.conv = conv;
                 index += 1;
             }
-            Some(&conv) => return Err(format!("unsupported conversion '%{}'", conv as char)),
-            None => return Err("incomplete conversion at the end of the format".into()),
+            Some(&conv) => return Err(FormatError::Unsupported(conv as char)),
+            None => return Err(FormatError::Incomplete),
         }
         if !text.is_empty() {
-            pieces.push(FmtPiece::Text(std::mem::take(&mut text)));
+            pieces.push(Piece::Text(std::mem::take(&mut text)));
         }
-        pieces.push(FmtPiece::Conv(spec));
+        pieces.push(Piece::Conv(spec));
     }
     if !text.is_empty() {
-        pieces.push(FmtPiece::Text(text));
+        pieces.push(Piece::Text(text));
     }
     Ok(pieces)
 }
@@ -260,8 +278,17 @@ pub fn format_float(out: &mut Vec<u8>, spec: &Spec, value: f64) {
 /// The SplitMix64 step of `pgpu.rand_u32`: advances `state`, returns the
 /// high 32 bits of the mixed value.
 pub fn splitmix64_next(state: &mut u64) -> u32 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
+    *state = state.wrapping_add(SPLITMIX64_GAMMA);
+    splitmix64_mix(*state)
+}
+
+/// The SplitMix64 increment added to the state before each number.
+pub const SPLITMIX64_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The output function of SplitMix64: the high 32 bits of the mixed
+/// `state` (the state after its increment).
+pub fn splitmix64_mix(state: u64) -> u32 {
+    let mut z = state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
@@ -278,9 +305,9 @@ mod tests {
         let mut out = Vec::new();
         for piece in parse_format(format.as_bytes()).unwrap() {
             match (piece, value) {
-                (FmtPiece::Text(text), _) => out.extend_from_slice(&text),
-                (FmtPiece::Conv(spec), Ok(v)) => format_int(&mut out, &spec, v, v as u32 as u64),
-                (FmtPiece::Conv(spec), Err(v)) => format_float(&mut out, &spec, v),
+                (Piece::Text(text), _) => out.extend_from_slice(&text),
+                (Piece::Conv(spec), Ok(v)) => format_int(&mut out, &spec, v, v as u32 as u64),
+                (Piece::Conv(spec), Err(v)) => format_float(&mut out, &spec, v),
             }
         }
         String::from_utf8(out).unwrap()
@@ -363,7 +390,7 @@ mod tests {
     fn format_pieces() {
         let pieces = parse_format(b"a%%b %5.2lf\n").unwrap();
         assert_eq!(pieces.len(), 3);
-        assert_eq!(pieces[0], FmtPiece::Text(b"a%b ".to_vec()));
+        assert_eq!(pieces[0], Piece::Text(b"a%b ".to_vec()));
         assert!(parse_format(b"%s").is_err());
     }
 

@@ -1,0 +1,180 @@
+//! Device memory of the CPU device and BSGP's temporary lists.
+//!
+//! `pgpu_rt_alloc(bytes)` returns a block of `bytes` zeroed bytes aligned to
+//! [`ALIGN`] (64) bytes; zero bytes give a unique non-null pointer. A
+//! header of [`ALIGN`] bytes in front of the block keeps its size, so
+//! `pgpu_rt_free(ptr)` needs only the pointer (null is ignored).
+//!
+//! `dtempnew` lists (seeds/bsgp.txt: temporary lists that a `dtempfree`
+//! releases together) are recorded on one process-wide stack:
+//! `pgpu_rt_dtemp_mark()` returns its height, `pgpu_rt_dtempnew(bytes)`
+//! allocates as `pgpu_rt_alloc` and pushes the block, and
+//! `pgpu_rt_dtempfree(mark)` frees, newest first, every block pushed since
+//! the height was `mark`. Marks nest: an inner mark is at least the outer
+//! one, and freeing to the outer mark also frees the inner blocks. A mark
+//! above the current height (already freed by an outer `dtempfree`) frees
+//! nothing; a negative mark is an error. A dtemp block must not be passed
+//! to `pgpu_rt_free`.
+//!
+//! Out of memory (or a negative or too large size) is reported as
+//! `pgpu runtime: error: out of memory allocating N bytes` and exits with
+//! status 1.
+
+use crate::error::{RtError, guard};
+use std::alloc::Layout;
+use std::sync::Mutex;
+
+/// Alignment of every block, and the size of its header.
+pub const ALIGN: usize = 64;
+
+fn layout(bytes: usize) -> Option<Layout> {
+    Layout::from_size_align(bytes.checked_add(ALIGN)?, ALIGN).ok()
+}
+
+/// Allocates `bytes` zeroed bytes aligned to [`ALIGN`].
+pub fn alloc(bytes: i64) -> Result<*mut u8, RtError> {
+    let size = usize::try_from(bytes).map_err(|_| RtError::BadSize { bytes })?;
+    let layout = layout(size).ok_or(RtError::OutOfMemory { bytes })?;
+    // SAFETY: the layout's size is at least ALIGN, never zero.
+    let base = unsafe { std::alloc::alloc_zeroed(layout) };
+    if base.is_null() {
+        return Err(RtError::OutOfMemory { bytes });
+    }
+    // SAFETY: the block starts with ALIGN >= size_of::<usize>() header
+    // bytes, aligned for a usize.
+    unsafe {
+        base.cast::<usize>().write(size);
+        Ok(base.add(ALIGN))
+    }
+}
+
+/// Frees a block of [`alloc`]; null is ignored.
+///
+/// # Safety
+/// `ptr` is null or a live block returned by [`alloc`].
+pub unsafe fn free(ptr: *mut u8) {
+    if ptr.is_null() {
+        return;
+    }
+    // SAFETY: the caller passes a block of `alloc`, whose header is ALIGN
+    // bytes before it.
+    unsafe {
+        let base = ptr.sub(ALIGN);
+        let size = base.cast::<usize>().read();
+        if let Some(layout) = layout(size) {
+            std::alloc::dealloc(base, layout);
+        }
+    }
+}
+
+/// The dtemp blocks, oldest first (addresses).
+static DTEMP: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+fn dtemp() -> std::sync::MutexGuard<'static, Vec<usize>> {
+    DTEMP.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// The height of the dtemp stack.
+pub fn dtemp_mark() -> i64 {
+    dtemp().len() as i64
+}
+
+/// Allocates a dtemp block and records it.
+pub fn dtempnew(bytes: i64) -> Result<*mut u8, RtError> {
+    let ptr = alloc(bytes)?;
+    dtemp().push(ptr as usize);
+    Ok(ptr)
+}
+
+/// Frees the dtemp blocks recorded since the height was `mark`.
+pub fn dtempfree(mark: i64) -> Result<(), RtError> {
+    let mark = usize::try_from(mark).map_err(|_| RtError::BadMark { mark })?;
+    let blocks: Vec<usize> = {
+        let mut stack = dtemp();
+        if mark >= stack.len() {
+            return Ok(());
+        }
+        stack.split_off(mark)
+    };
+    for &block in blocks.iter().rev() {
+        // SAFETY: recorded by `dtempnew`, freed once (removed from the
+        // stack above).
+        unsafe { free(block as *mut u8) };
+    }
+    Ok(())
+}
+
+/// `bytes` zeroed bytes aligned to 64; exits on failure.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_alloc(bytes: i64) -> *mut u8 {
+    guard(|| alloc(bytes))
+}
+
+/// Frees a block of `pgpu_rt_alloc` (null is ignored).
+///
+/// # Safety
+/// `ptr` is null or a live block of `pgpu_rt_alloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pgpu_rt_free(ptr: *mut u8) {
+    // SAFETY: the caller's contract.
+    guard(|| {
+        unsafe { free(ptr) };
+        Ok(())
+    })
+}
+
+/// The current height of the dtemp stack.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_dtemp_mark() -> i64 {
+    guard(|| Ok(dtemp_mark()))
+}
+
+/// A recorded temporary list of `bytes` zeroed bytes; exits on failure.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_dtempnew(bytes: i64) -> *mut u8 {
+    guard(|| dtempnew(bytes))
+}
+
+/// Frees the temporary lists recorded since `mark`.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_dtempfree(mark: i64) {
+    guard(|| dtempfree(mark))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_zeroed_and_distinct() {
+        let a = alloc(0).unwrap();
+        let b = alloc(0).unwrap();
+        let c = alloc(1000).unwrap();
+        assert!(!a.is_null() && a != b);
+        for p in [a, b, c] {
+            assert_eq!(p as usize % ALIGN, 0);
+        }
+        // SAFETY: 1000 bytes were allocated.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(c, 1000) };
+        assert!(bytes.iter().all(|&x| x == 0));
+        bytes.fill(7);
+        // SAFETY: blocks of `alloc`.
+        unsafe {
+            free(a);
+            free(b);
+            free(c);
+            free(std::ptr::null_mut());
+        }
+    }
+
+    #[test]
+    fn bad_sizes_are_errors() {
+        assert_eq!(alloc(-1), Err(RtError::BadSize { bytes: -1 }));
+        assert_eq!(
+            alloc(i64::MAX),
+            Err(RtError::OutOfMemory { bytes: i64::MAX })
+        );
+        assert!(dtempfree(-1).is_err());
+    }
+}
