@@ -27,6 +27,8 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope --allow-unused-prefix
 
 config.substitutions.append(("%pgpu_dialect_plugin", os.path.join(build_dir, "libPgpuDialectPlugin.so")))
 config.substitutions.append(("%repo_root", repo_root))
+config.substitutions.append(("%pgpu_runtime_lib", os.path.join(build_dir, "libpgpu_runtime.a")))
+config.substitutions.append(("%clang", os.path.join(llvm_bin, "clang")))
 python = shutil.which("python3") or "python3"
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%expect-exit", f"{python} {os.path.join(config.test_source_root, 'utils', 'expect-exit.py')}"))

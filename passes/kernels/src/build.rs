@@ -75,6 +75,11 @@ impl<'c> Builder<'c> {
             .ok_or_else(|| self.fail(&format!("cannot parse type {text}")))
     }
 
+    pub fn parse_attribute(&self, text: &str) -> Built<Attribute<'c>> {
+        Attribute::parse(self.context(), text)
+            .ok_or_else(|| self.fail(&format!("cannot parse attribute {text}")))
+    }
+
     pub fn index_type(&self) -> Type<'c> {
         Type::index(self.context())
     }

@@ -15,6 +15,8 @@
 //! * `pgpu-split-kernels` turns each superstep into a kernel (`scf.parallel`)
 //!   and the spawn into host code: buffers, hoisted requires, `pgpu.list`
 //!   collectives;
+//! * `pgpu-lower-to-runtime` lowers host I/O and `pgpu.list` collectives
+//!   to calls of the `pgpu-runtime` C ABI (the backends' first step);
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -28,6 +30,7 @@ mod form_supersteps;
 mod grid_fuse;
 mod inline_spmd;
 mod ir;
+mod lower_to_runtime;
 mod spawn_to_parallel;
 mod split_kernels;
 mod value_saving;
@@ -37,6 +40,7 @@ pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
 pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
+pub use lower_to_runtime::LowerToRuntime;
 pub use spawn_to_parallel::SpawnToParallel;
 pub use split_kernels::SplitKernels;
 pub use value_saving::{PrintSavedValues, SaveValues};
@@ -60,5 +64,6 @@ pgpu_pass_infra::declare_passes![
     PrintBufferAllocation,
     DumpBufferGraph,
     SplitKernels,
+    LowerToRuntime,
     SpawnToParallel
 ];

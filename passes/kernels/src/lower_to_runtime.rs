@@ -1,0 +1,499 @@
+//! `pgpu-lower-to-runtime`: lowers the host ops of the kernel stage that
+//! have no upstream lowering to calls of the `pgpu-runtime` C ABI
+//! (`backends/runtime`, see its crate docs).
+//!
+//! * `pgpu.argi`, `pgpu.wtime`, `pgpu.rand_seed`, `pgpu.rand_u32` become
+//!   calls of `pgpu_rt_argi`/`pgpu_rt_argi_width`, `pgpu_rt_wtime`,
+//!   `pgpu_rt_rand_seed`, `pgpu_rt_rand_u32`;
+//! * `pgpu.printf` becomes `pgpu_rt_printf_begin(format, length)`, one
+//!   `pgpu_rt_printf_i64(value, bits)` (integers sign-extended, `bits` the
+//!   operand's width) or `pgpu_rt_printf_f64(value)` per operand, and
+//!   `pgpu_rt_printf_end()`; the format is an `llvm.mlir.global` constant;
+//! * the `pgpu.list.*` collectives become `pgpu_rt_list_*` calls on the
+//!   lists' element addresses (`memref.extract_aligned_pointer_as_index`
+//!   plus the view's offset, as `!llvm.ptr`), with the runtime's element and
+//!   kind codes; results come back as 64 bits and are narrowed or bitcast.
+//!
+//! Memory (`pgpu.dnew`, `dtempnew`, `dtempfree`) and kernels
+//! (`scf.parallel`) are the CPU and CUDA backends' business and stay. We
+//! write this pass because the ops are ours: upstream has nothing to lower
+//! them to; the pipeline after it is upstream's.
+
+use crate::{
+    build::{Builder, Built, memref_element_type},
+    ir::{Op, Val, string_ref},
+};
+use melior::ir::{OperationRef, Type, TypeLike, operation::OperationLike};
+use mlir_sys::{mlirOperationCreateParse, mlirOperationGetContext};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
+
+/// The pass; it has no options.
+#[derive(Debug, Default)]
+pub struct LowerToRuntime;
+
+impl Pass for LowerToRuntime {
+    const ARGUMENT: &'static str = "pgpu-lower-to-runtime";
+    const SUMMARY: &'static str = "Lower host I/O (argi, wtime, rand, printf) and pgpu.list collectives to pgpu-runtime calls";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+
+    fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
+        use melior::dialect::DialectHandle;
+        vec![
+            DialectHandle::func(),
+            DialectHandle::llvm(),
+            DialectHandle::memref(),
+            DialectHandle::arith(),
+        ]
+    }
+
+    fn from_options(_: &PassOptions) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let module = Op::of(module);
+        let mut lowering = Lowering {
+            module,
+            declared: vec![],
+            formats: 0,
+        };
+        for op in module.nested() {
+            let name = op.name();
+            if op.is_within_spmd() {
+                continue;
+            }
+            match name.as_str() {
+                "pgpu.argi" => lowering.argi(op)?,
+                "pgpu.wtime" => lowering.replace_call(op, "pgpu_rt_wtime", &[], "() -> f64")?,
+                "pgpu.rand_u32" => {
+                    lowering.replace_call(op, "pgpu_rt_rand_u32", &[], "() -> i32")?
+                }
+                "pgpu.rand_seed" => lowering.rand_seed(op)?,
+                "pgpu.printf" => lowering.printf(op)?,
+                name if name.starts_with("pgpu.list.") => lowering.list(op)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Op {
+    /// Whether the op is per-thread code of an SPMD region.
+    fn is_within_spmd(self) -> bool {
+        let mut current = self.parent();
+        while let Some(op) = current {
+            if op.is("pgpu.require") {
+                return false;
+            }
+            if op.is("pgpu.spawn") {
+                return true;
+            }
+            current = op.parent();
+        }
+        false
+    }
+}
+
+struct Lowering {
+    module: Op,
+    declared: Vec<String>,
+    formats: usize,
+}
+
+/// The runtime's element code of a scalar type (`elem.rs`).
+fn element_code(ty: &str) -> Option<i64> {
+    Some(match ty {
+        "i1" => 0,
+        "i8" => 1,
+        "i16" => 2,
+        "i32" => 3,
+        "i64" | "index" => 4,
+        "f32" => 5,
+        "f64" => 6,
+        _ => return None,
+    })
+}
+
+fn element_bytes(ty: &str) -> Option<i64> {
+    Some(match ty {
+        "i1" | "i8" => 1,
+        "i16" => 2,
+        "i32" | "f32" => 4,
+        "i64" | "index" | "f64" => 8,
+        _ => return None,
+    })
+}
+
+impl Lowering {
+    /// Parses `text` as one op and inserts it at the start of the module.
+    fn parse_into_module(&self, text: &str) -> Built<()> {
+        let Some(body) = self.module.entry_block(0) else {
+            return Err(emit_error(
+                self.module.melior_location(),
+                "module without a body",
+            ));
+        };
+        // SAFETY: live module; the text is read during the call only.
+        let raw = unsafe {
+            mlirOperationCreateParse(
+                mlirOperationGetContext(self.module.0),
+                string_ref(text),
+                string_ref("pgpu-lower-to-runtime"),
+            )
+        };
+        if raw.ptr.is_null() {
+            return Err(emit_error(
+                self.module.melior_location(),
+                &format!("internal error: cannot build `{text}`"),
+            ));
+        }
+        let op = Op(raw);
+        match body.first() {
+            Some(first) => body.insert_raw_before(first, op),
+            None => {
+                // SAFETY: the block takes the detached op.
+                unsafe { mlir_sys::mlirBlockAppendOwnedOperation(body.0, raw) }
+            }
+        }
+        Ok(())
+    }
+
+    /// Declares runtime function `name` with `signature` once.
+    fn declare(&mut self, name: &str, signature: &str) -> Built<()> {
+        if self.declared.iter().any(|declared| declared == name) {
+            return Ok(());
+        }
+        let (inputs, output) = signature.split_once(" -> ").unwrap_or((signature, "()"));
+        let result = if output == "()" {
+            String::new()
+        } else {
+            format!(" -> {output}")
+        };
+        self.parse_into_module(&format!("func.func private @{name}{inputs}{result}"))?;
+        self.declared.push(name.to_string());
+        Ok(())
+    }
+
+    /// Calls `name` before `at`; returns its results.
+    fn call(
+        &mut self,
+        at: &Builder,
+        name: &str,
+        arguments: &[Val],
+        signature: &str,
+    ) -> Built<Vec<Val>> {
+        self.declare(name, signature)?;
+        let output = signature
+            .split_once(" -> ")
+            .map(|(_, output)| output)
+            .unwrap_or("()");
+        let types: Vec<Type> = match output {
+            "()" => vec![],
+            ty => vec![at.parse_type(ty)?],
+        };
+        let callee = at.parse_attribute(&format!("@{name}"))?;
+        let call = at.op("func.call", arguments, &types, &[("callee", callee)])?;
+        Ok(call.results())
+    }
+
+    fn replace_call(
+        &mut self,
+        op: Op,
+        name: &str,
+        arguments: &[Val],
+        signature: &str,
+    ) -> Built<()> {
+        let at = Builder::before(op);
+        let results = self.call(&at, name, arguments, signature)?;
+        for (old, new) in op.results().into_iter().zip(results) {
+            old.replace_all_uses(new);
+        }
+        op.erase();
+        Ok(())
+    }
+
+    fn argi(&mut self, op: Op) -> Built<()> {
+        let at = Builder::before(op);
+        let ty = op.result(0).melior_type().to_string();
+        if ty == "i32" && op.operand(0).melior_type().to_string() == "i32" {
+            let arguments = [op.operand(0), op.operand(1)];
+            return self.replace_call(op, "pgpu_rt_argi", &arguments, "(i32, i32) -> i32");
+        }
+        let i64_type = at.parse_type("i64")?;
+        let widen = |value: Val| -> Built<Val> {
+            if value.melior_type().to_string() == "i64" {
+                Ok(value)
+            } else {
+                at.value("arith.extsi", &[value], i64_type, &[])
+            }
+        };
+        let position = widen(op.operand(0))?;
+        let default = widen(op.operand(1))?;
+        let width = element_bytes(&ty)
+            .map(|_| ())
+            .and(ty.trim_start_matches('i').parse::<i64>().ok());
+        let width =
+            width.ok_or_else(|| emit_error(op.melior_location(), "argi of an unsupported type"))?;
+        let i32_type = at.parse_type("i32")?;
+        let bits = at.constant(i32_type, width)?;
+        let value = self.call(
+            &at,
+            "pgpu_rt_argi_width",
+            &[position, default, bits],
+            "(i64, i64, i32) -> i64",
+        )?;
+        let narrowed = if ty == "i64" {
+            value[0]
+        } else {
+            at.value("arith.trunci", &[value[0]], op.result(0).melior_type(), &[])?
+        };
+        op.result(0).replace_all_uses(narrowed);
+        op.erase();
+        Ok(())
+    }
+
+    fn rand_seed(&mut self, op: Op) -> Built<()> {
+        let at = Builder::before(op);
+        let seed = op.operand(0);
+        let seed = if seed.melior_type().to_string() == "i64" {
+            seed
+        } else {
+            at.value("arith.extsi", &[seed], at.parse_type("i64")?, &[])?
+        };
+        self.replace_call(op, "pgpu_rt_rand_seed", &[seed], "(i64)")
+    }
+
+    fn printf(&mut self, op: Op) -> Built<()> {
+        let at = Builder::before(op);
+        let format = op
+            .melior()
+            .attribute("format")
+            .ok()
+            .and_then(|attribute| melior::ir::attribute::StringAttribute::try_from(attribute).ok())
+            .map(|format| format.value().as_bytes().to_vec())
+            .ok_or_else(|| emit_error(op.melior_location(), "pgpu.printf without a format"))?;
+        let name = format!("pgpu_format_{}", self.formats);
+        self.formats += 1;
+        let mut escaped = String::new();
+        for byte in format.iter().chain(std::iter::once(&0u8)) {
+            if byte.is_ascii_graphic() && *byte != b'"' && *byte != b'\\' || *byte == b' ' {
+                escaped.push(*byte as char);
+            } else {
+                escaped.push_str(&format!("\\{byte:02X}"));
+            }
+        }
+        self.parse_into_module(&format!(
+            "llvm.mlir.global internal constant @{name}(\"{escaped}\") {{addr_space = 0 : i32}}"
+        ))?;
+        let pointer_type = at.parse_type("!llvm.ptr")?;
+        let address = at.value(
+            "llvm.mlir.addressof",
+            &[],
+            pointer_type,
+            &[("global_name", at.parse_attribute(&format!("@{name}"))?)],
+        )?;
+        let i64_type = at.parse_type("i64")?;
+        let i32_type = at.parse_type("i32")?;
+        let length = at.constant(i64_type, format.len() as i64)?;
+        self.call(
+            &at,
+            "pgpu_rt_printf_begin",
+            &[address, length],
+            "(!llvm.ptr, i64)",
+        )?;
+        for operand in op.operands() {
+            let ty = operand.melior_type();
+            let text = ty.to_string();
+            if ty.is_float() {
+                let value = if text == "f64" {
+                    operand
+                } else {
+                    at.value("arith.extf", &[operand], at.parse_type("f64")?, &[])?
+                };
+                self.call(&at, "pgpu_rt_printf_f64", &[value], "(f64)")?;
+                continue;
+            }
+            let (value, width) = match text.as_str() {
+                "index" => (at.value("arith.index_cast", &[operand], i64_type, &[])?, 64),
+                "i64" => (operand, 64),
+                other => {
+                    let width = other.trim_start_matches('i').parse::<i64>().map_err(|_| {
+                        emit_error(
+                            op.melior_location(),
+                            &format!("printf of an unsupported type {other}"),
+                        )
+                    })?;
+                    (at.value("arith.extsi", &[operand], i64_type, &[])?, width)
+                }
+            };
+            let bits = at.constant(i32_type, width)?;
+            self.call(&at, "pgpu_rt_printf_i64", &[value, bits], "(i64, i32)")?;
+        }
+        self.call(&at, "pgpu_rt_printf_end", &[], "()")?;
+        op.erase();
+        Ok(())
+    }
+
+    /// The address of element 0 of a rank-1 memref view, as `!llvm.ptr`.
+    fn address(&self, at: &Builder, memref: Val) -> Built<Val> {
+        let element = memref_element_type(memref)?.to_string();
+        let bytes = element_bytes(&element)
+            .ok_or_else(|| at.fail(&format!("a list of {element} elements is not supported")))?;
+        let index = at.index_type();
+        let aligned = at.value(
+            "memref.extract_aligned_pointer_as_index",
+            &[memref],
+            index,
+            &[],
+        )?;
+        let base_type = at.parse_type(&format!("memref<{element}>"))?;
+        let metadata = at.op(
+            "memref.extract_strided_metadata",
+            &[memref],
+            &[base_type, index, index, index],
+            &[],
+        )?;
+        let size = at.index(bytes)?;
+        let offset = at.value("arith.muli", &[metadata.result(1), size], index, &[])?;
+        let address = at.value("arith.addi", &[aligned, offset], index, &[])?;
+        let i64_type = at.parse_type("i64")?;
+        let address = at.value("arith.index_cast", &[address], i64_type, &[])?;
+        at.value(
+            "llvm.inttoptr",
+            &[address],
+            at.parse_type("!llvm.ptr")?,
+            &[],
+        )
+    }
+
+    /// The runtime's 64-bit result as the op's result type.
+    fn narrow(&self, at: &Builder, bits: Val, ty: Type) -> Built<Val> {
+        Ok(match ty.to_string().as_str() {
+            "i64" => bits,
+            "index" => at.value("arith.index_cast", &[bits], ty, &[])?,
+            "f64" => at.value("arith.bitcast", &[bits], ty, &[])?,
+            "f32" => {
+                let low = at.value("arith.trunci", &[bits], at.parse_type("i32")?, &[])?;
+                at.value("arith.bitcast", &[low], ty, &[])?
+            }
+            _ => at.value("arith.trunci", &[bits], ty, &[])?,
+        })
+    }
+
+    fn list(&mut self, op: Op) -> Built<()> {
+        let at = Builder::before(op);
+        let i32_type = at.parse_type("i32")?;
+        let i64_type = at.parse_type("i64")?;
+        let code = |value: Val| -> Built<i64> {
+            let element = memref_element_type(value)?.to_string();
+            element_code(&element)
+                .ok_or_else(|| at.fail(&format!("a list of {element} elements is not supported")))
+        };
+        let kind = || -> Built<Val> {
+            let attribute = op
+                .melior()
+                .attribute("kind")
+                .map_err(|_| at.fail("list collective without a kind"))?;
+            let value = melior::ir::attribute::IntegerAttribute::try_from(attribute)
+                .map_err(|_| at.fail("list collective kind is not an integer"))?
+                .value();
+            at.constant(i32_type, value)
+        };
+        let count = |value: Val| at.value("arith.index_cast", &[value], i64_type, &[]);
+        let ptr = "!llvm.ptr";
+        match op.name().as_str() {
+            "pgpu.list.reduce" => {
+                let arguments = [
+                    kind()?,
+                    at.constant(i32_type, code(op.operand(0))?)?,
+                    self.address(&at, op.operand(0))?,
+                    count(op.operand(1))?,
+                ];
+                let bits = self.call(
+                    &at,
+                    "pgpu_rt_list_reduce",
+                    &arguments,
+                    &format!("(i32, i32, {ptr}, i64) -> i64"),
+                )?;
+                let result = self.narrow(&at, bits[0], op.result(0).melior_type())?;
+                op.result(0).replace_all_uses(result);
+            }
+            "pgpu.list.scan" => {
+                let inclusive = at.constant(i32_type, i64::from(op.has_attribute("inclusive")))?;
+                let arguments = [
+                    kind()?,
+                    at.constant(i32_type, code(op.operand(0))?)?,
+                    inclusive,
+                    self.address(&at, op.operand(0))?,
+                    self.address(&at, op.operand(1))?,
+                    count(op.operand(2))?,
+                ];
+                let bits = self.call(
+                    &at,
+                    "pgpu_rt_list_scan",
+                    &arguments,
+                    &format!("(i32, i32, i32, {ptr}, {ptr}, i64) -> i64"),
+                )?;
+                let result = self.narrow(&at, bits[0], op.result(0).melior_type())?;
+                op.result(0).replace_all_uses(result);
+            }
+            "pgpu.list.sort_idx" => {
+                let arguments = [
+                    at.constant(i32_type, code(op.operand(0))?)?,
+                    self.address(&at, op.operand(0))?,
+                    self.address(&at, op.operand(1))?,
+                    count(op.operand(2))?,
+                ];
+                self.call(
+                    &at,
+                    "pgpu_rt_list_sort_idx",
+                    &arguments,
+                    &format!("(i32, {ptr}, {ptr}, i64)"),
+                )?;
+            }
+            name @ ("pgpu.list.compact" | "pgpu.list.split") => {
+                let element = memref_element_type(op.operand(0))?.to_string();
+                let bytes =
+                    element_bytes(&element).ok_or_else(|| at.fail("unsupported list element"))?;
+                let arguments = [
+                    at.constant(i64_type, bytes)?,
+                    self.address(&at, op.operand(0))?,
+                    self.address(&at, op.operand(1))?,
+                    self.address(&at, op.operand(2))?,
+                    count(op.operand(3))?,
+                    count(op.operand(4))?,
+                ];
+                let function = format!("pgpu_rt_list_{}", &name["pgpu.list.".len()..]);
+                let length = self.call(
+                    &at,
+                    &function,
+                    &arguments,
+                    &format!("(i64, {ptr}, {ptr}, {ptr}, i64, i64) -> i64"),
+                )?;
+                let result = at.value("arith.index_cast", &[length[0]], at.index_type(), &[])?;
+                op.result(0).replace_all_uses(result);
+            }
+            "pgpu.list.expand" => {
+                let arguments = [
+                    at.constant(i32_type, code(op.operand(0))?)?,
+                    self.address(&at, op.operand(0))?,
+                    self.address(&at, op.operand(1))?,
+                    self.address(&at, op.operand(2))?,
+                    count(op.operand(3))?,
+                ];
+                let total = self.call(
+                    &at,
+                    "pgpu_rt_list_expand",
+                    &arguments,
+                    &format!("(i32, {ptr}, {ptr}, {ptr}, i64) -> i64"),
+                )?;
+                let result = at.value("arith.index_cast", &[total[0]], at.index_type(), &[])?;
+                op.result(0).replace_all_uses(result);
+            }
+            other => return Err(at.fail(&format!("pgpu-lower-to-runtime cannot lower '{other}'"))),
+        }
+        op.erase();
+        Ok(())
+    }
+}

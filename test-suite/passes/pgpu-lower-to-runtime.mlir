@@ -1,0 +1,104 @@
+// RUN: pgpu-opt %s --pgpu-lower-to-runtime | FileCheck %s
+// Compiled through upstream's LLVM lowering and linked with the runtime
+// library, the program prints what the interpreter prints.
+// RUN: pgpu run --interpret --entry pgpu_main %s -- 7 > %t.expected
+// RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-to-runtime,convert-scf-to-cf,expand-strided-metadata,finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)' -o %t.llvm.mlir
+// RUN: mlir-translate --mlir-to-llvmir %t.llvm.mlir -o %t.ll
+// RUN: %clang -Wno-override-module -O1 %t.ll %S/Inputs/runtime-main.c %pgpu_runtime_lib -lpthread -ldl -lm -o %t.exe
+// RUN: %t.exe 7 > %t.actual
+// RUN: diff %t.expected %t.actual
+// RUN: FileCheck %s --check-prefix=OUT < %t.actual
+
+// CHECK-DAG: func.func private @pgpu_rt_argi(i32, i32) -> i32
+// CHECK-DAG: func.func private @pgpu_rt_printf_begin(!llvm.ptr, i64)
+// CHECK-DAG: func.func private @pgpu_rt_list_reduce(i32, i32, !llvm.ptr, i64) -> i64
+// CHECK-DAG: llvm.mlir.global internal constant @pgpu_format_{{[0-9]+}}("n %d sum %d max %f first %ld wtime-ok %d\0A\00")
+// CHECK-LABEL: func.func @pgpu_main
+// CHECK: %[[N:.*]] = call @pgpu_rt_argi(%{{.*}}, %{{.*}}) : (i32, i32) -> i32
+// CHECK: call @pgpu_rt_rand_seed(%{{.*}}) : (i64) -> ()
+// CHECK: call @pgpu_rt_rand_u32() : () -> i32
+// The list's element 0: aligned pointer plus the view's offset.
+// CHECK: %[[ALIGNED:.*]] = memref.extract_aligned_pointer_as_index %[[LIST:.*]] :
+// CHECK: %{{.*}}, %[[OFFSET:.*]], %{{.*}}, %{{.*}} = memref.extract_strided_metadata %[[LIST]]
+// CHECK: %[[BITS:.*]] = call @pgpu_rt_list_reduce(%{{.*}}) : (i32, i32, !llvm.ptr, i64) -> i64
+// CHECK-NEXT: %[[SUM:.*]] = arith.trunci %[[BITS]] : i64 to i32
+// CHECK: call @pgpu_rt_list_scan
+// CHECK: call @pgpu_rt_list_sort_idx
+// CHECK: call @pgpu_rt_list_compact
+// CHECK: call @pgpu_rt_list_split
+// CHECK: call @pgpu_rt_list_expand
+// CHECK: call @pgpu_rt_printf_begin
+// CHECK: call @pgpu_rt_printf_i64
+// CHECK: call @pgpu_rt_printf_f64
+// CHECK: call @pgpu_rt_printf_end() : () -> ()
+// CHECK-NOT: pgpu.
+// OUT: n 7 sum {{[0-9-]+}} max {{.*}} first {{[0-9]+}} wtime-ok 1
+// OUT-NEXT: scan total 21 prefix 15 sorted first {{[0-6]}} compacted 3 split 7 expanded 21
+
+func.func @pgpu_main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i32
+  %four = arith.constant 4 : i32
+  %n32 = pgpu.argi %zero default %four : i32, i32
+  %n = arith.index_cast %n32 : i32 to index
+  %seed = arith.constant 3 : i64
+  pgpu.rand_seed %seed : i64
+  %values = memref.alloc(%n) : memref<?xi32>
+  %floats = memref.alloc(%n) : memref<?xf32>
+  %flags = memref.alloc(%n) : memref<?xi1>
+  scf.for %i = %c0 to %n step %c1 {
+    %r = pgpu.rand_u32 : i32
+    memref.store %r, %values[%i] : memref<?xi32>
+    %f = arith.uitofp %r : i32 to f32
+    memref.store %f, %floats[%i] : memref<?xf32>
+    %i32 = arith.index_cast %i : index to i32
+    %two = arith.constant 2 : i32
+    %rem = arith.remsi %i32, %two : i32
+    %odd = arith.cmpi ne, %rem, %zero : i32
+    memref.store %odd, %flags[%i] : memref<?xi1>
+  }
+  %sum = pgpu.list.reduce add %values[%n] : memref<?xi32> -> i32
+  %max = pgpu.list.reduce max %floats[%n] : memref<?xf32> -> f32
+  %max64 = arith.extf %max : f32 to f64
+  %start = pgpu.wtime : f64
+  %later = pgpu.wtime : f64
+  %ok = arith.cmpf oge, %later, %start : f64
+  %ok32 = arith.extui %ok : i1 to i32
+  // Counts 0 .. n-1: scan, sort, compact, split, expand.
+  %counts = memref.alloc(%n) : memref<?xi32>
+  scf.for %i = %c0 to %n step %c1 {
+    %i32 = arith.index_cast %i : index to i32
+    memref.store %i32, %counts[%i] : memref<?xi32>
+  }
+  %scanned = memref.alloc(%n) : memref<?xi32>
+  %total = pgpu.list.scan add %counts, %scanned[%n] : memref<?xi32>, memref<?xi32> -> i32
+  %c6 = arith.constant 6 : index
+  %prefix = memref.load %scanned[%c6] : memref<?xi32>
+  %order = memref.alloc(%n) : memref<?xindex>
+  pgpu.list.sort_idx %values, %order[%n] : memref<?xi32>, memref<?xindex>
+  %first = memref.load %order[%c0] : memref<?xindex>
+  %kept = memref.alloc(%n) : memref<?xi32>
+  %compacted = pgpu.list.compact %counts, %flags, %kept[%n] base %c0 : memref<?xi32>, memref<?xi1>, memref<?xi32>
+  %halves = memref.alloc(%n) : memref<?xi32>
+  %splitted = pgpu.list.split %counts, %flags, %halves[%n] base %c0 : memref<?xi32>, memref<?xi1>, memref<?xi32>
+  %c64 = arith.constant 64 : index
+  %parents = memref.alloc(%c64) : memref<?xindex>
+  %children = memref.alloc(%c64) : memref<?xi32>
+  %expanded = pgpu.list.expand %counts, %parents, %children[%n] : memref<?xi32>, memref<?xindex>, memref<?xi32> -> index
+  %first64 = arith.index_cast %first : index to i64
+  pgpu.printf "n %d sum %d max %f first %ld wtime-ok %d\n"(%n32, %sum, %max64, %first64, %ok32) : i32, i32, f64, i64, i32
+  pgpu.printf "scan total %d prefix %d sorted first %d compacted %d split %d expanded %d\n"(%total, %prefix, %first, %compacted, %splitted, %expanded) : i32, i32, index, index, index, index
+  memref.dealloc %values : memref<?xi32>
+  memref.dealloc %floats : memref<?xf32>
+  memref.dealloc %flags : memref<?xi1>
+  memref.dealloc %counts : memref<?xi32>
+  memref.dealloc %scanned : memref<?xi32>
+  memref.dealloc %order : memref<?xindex>
+  memref.dealloc %kept : memref<?xi32>
+  memref.dealloc %halves : memref<?xi32>
+  memref.dealloc %parents : memref<?xindex>
+  memref.dealloc %children : memref<?xi32>
+  %exit = arith.constant 0 : i32
+  return %exit : i32
+}
