@@ -16,6 +16,13 @@
 //! nothing; a negative mark is an error. A dtemp block must not be passed
 //! to `pgpu_rt_free`.
 //!
+//! Compiled code allocates through the same allocator: upstream's
+//! `finalize-memref-to-llvm{use-generic-functions=true}` lowers
+//! `memref.alloc`/`memref.dealloc` to `_mlir_memref_to_llvm_alloc(bytes)`
+//! and `_mlir_memref_to_llvm_free(ptr)`, which this module defines, and
+//! a `dtempnew` list allocated that way is recorded with
+//! `pgpu_rt_dtemp_register(ptr)` so that `pgpu_rt_dtempfree` frees it.
+//!
 //! Out of memory (or a negative or too large size) is reported as
 //! `pgpu runtime: error: out of memory allocating N bytes` and exits with
 //! status 1.
@@ -141,6 +148,36 @@ pub extern "C" fn pgpu_rt_dtempfree(mark: i64) {
     guard(|| dtempfree(mark))
 }
 
+/// Records a block of `pgpu_rt_alloc` (or `_mlir_memref_to_llvm_alloc`)
+/// as a temporary list, freed by the next `pgpu_rt_dtempfree` to a mark at
+/// or below the current height.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_dtemp_register(ptr: *mut u8) {
+    guard(|| {
+        if !ptr.is_null() {
+            dtemp().push(ptr as usize);
+        }
+        Ok(())
+    })
+}
+
+/// `memref.alloc` of compiled code (upstream's generic allocation
+/// function): a block of this allocator.
+#[unsafe(no_mangle)]
+pub extern "C" fn _mlir_memref_to_llvm_alloc(bytes: u64) -> *mut u8 {
+    guard(|| alloc(i64::try_from(bytes).unwrap_or(i64::MAX)))
+}
+
+/// `memref.dealloc` of compiled code.
+///
+/// # Safety
+/// `ptr` is null or a live block of this allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn _mlir_memref_to_llvm_free(ptr: *mut u8) {
+    // SAFETY: the caller's contract.
+    unsafe { pgpu_rt_free(ptr) }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -176,5 +213,15 @@ mod tests {
             Err(RtError::OutOfMemory { bytes: i64::MAX })
         );
         assert!(dtempfree(-1).is_err());
+    }
+
+    #[test]
+    fn registered_blocks_are_freed_with_their_mark() {
+        let mark = pgpu_rt_dtemp_mark();
+        let block = _mlir_memref_to_llvm_alloc(24);
+        pgpu_rt_dtemp_register(block);
+        assert_eq!(pgpu_rt_dtemp_mark(), mark + 1);
+        pgpu_rt_dtempfree(mark);
+        assert_eq!(pgpu_rt_dtemp_mark(), mark);
     }
 }

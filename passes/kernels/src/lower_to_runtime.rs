@@ -14,10 +14,18 @@
 //!   plus the view's offset, as `!llvm.ptr`), with the runtime's element and
 //!   kind codes; results come back as 64 bits and are narrowed or bitcast.
 //!
-//! Memory (`pgpu.dnew`, `dtempnew`, `dtempfree`) and kernels
-//! (`scf.parallel`) are the CPU and CUDA backends' business and stay. We
-//! write this pass because the ops are ours: upstream has nothing to lower
-//! them to; the pipeline after it is upstream's.
+//! * `pgpu.dnew` becomes `memref.alloc` (lists live as long as the
+//!   program); `pgpu.dtempnew` becomes `memref.alloc` recorded with
+//!   `pgpu_rt_dtemp_register`, and `pgpu.dtempfree` frees what the
+//!   function recorded since its entry (`pgpu_rt_dtemp_mark` there). Run
+//!   `finalize-memref-to-llvm{use-generic-functions=true}` afterwards, so
+//!   that `memref.alloc` uses the runtime's allocator too;
+//! * the program's `@main() -> i32` is renamed `@pgpu_main`, and a C entry
+//!   `@main(argc, argv)` calls `pgpu_rt_init` and then it.
+//!
+//! Kernels (`scf.parallel`) are the CPU and CUDA backends' business and
+//! stay. We write this pass because the ops are ours: upstream has nothing
+//! to lower them to; the pipeline after it is upstream's.
 
 use crate::{
     build::{Builder, Built, memref_element_type},
@@ -56,6 +64,7 @@ impl Pass for LowerToRuntime {
             module,
             declared: vec![],
             formats: 0,
+            marks: vec![],
         };
         for op in module.nested() {
             let name = op.name();
@@ -71,10 +80,13 @@ impl Pass for LowerToRuntime {
                 "pgpu.rand_seed" => lowering.rand_seed(op)?,
                 "pgpu.printf" => lowering.printf(op)?,
                 name if name.starts_with("pgpu.list.") => lowering.list(op)?,
+                "pgpu.dnew" => lowering.allocate(op, false)?,
+                "pgpu.dtempnew" => lowering.allocate(op, true)?,
+                "pgpu.dtempfree" => lowering.dtempfree(op)?,
                 _ => {}
             }
         }
-        Ok(())
+        lowering.entry_point()
     }
 }
 
@@ -99,6 +111,8 @@ struct Lowering {
     module: Op,
     declared: Vec<String>,
     formats: usize,
+    /// The `pgpu_rt_dtemp_mark` result at the entry of each function.
+    marks: Vec<(Op, Val)>,
 }
 
 /// The runtime's element code of a scalar type (`elem.rs`).
@@ -134,11 +148,14 @@ impl Lowering {
                 "module without a body",
             ));
         };
-        // SAFETY: live module; the text is read during the call only.
+        // MLIR's lexer finds the end of its buffer at a NUL byte.
+        let terminated = format!("{text}\0");
+        // SAFETY: live module; the text is read during the call only, and
+        // the view (without the NUL) is followed by the NUL.
         let raw = unsafe {
             mlirOperationCreateParse(
                 mlirOperationGetContext(self.module.0),
-                string_ref(text),
+                string_ref(&terminated[..text.len()]),
                 string_ref("pgpu-lower-to-runtime"),
             )
         };
@@ -494,6 +511,131 @@ impl Lowering {
             other => return Err(at.fail(&format!("pgpu-lower-to-runtime cannot lower '{other}'"))),
         }
         op.erase();
+        Ok(())
+    }
+
+    /// `pgpu.dnew`/`pgpu.dtempnew` as `memref.alloc`; a temporary list is
+    /// recorded for the function's `pgpu.dtempfree`.
+    fn allocate(&mut self, op: Op, temporary: bool) -> Built<()> {
+        let at = Builder::before(op);
+        let ty = op.result(0).melior_type();
+        let segments = at.segment_sizes(&[i32::try_from(op.num_operands()).unwrap_or(0), 0])?;
+        let list = at.value(
+            "memref.alloc",
+            &op.operands(),
+            ty,
+            &[("operandSegmentSizes", segments)],
+        )?;
+        if temporary {
+            let address = self.address(&at, list)?;
+            self.call(&at, "pgpu_rt_dtemp_register", &[address], "(!llvm.ptr)")?;
+        }
+        op.result(0).replace_all_uses(list);
+        op.erase();
+        Ok(())
+    }
+
+    /// The dtemp mark taken at the entry of the function holding `op`.
+    fn mark(&mut self, op: Op) -> Built<Val> {
+        let mut function = op;
+        while !function.is("func.func") {
+            function = function.parent().ok_or_else(|| {
+                emit_error(op.melior_location(), "pgpu.dtempfree outside a function")
+            })?;
+        }
+        if let Some((_, mark)) = self.marks.iter().find(|(owner, _)| *owner == function) {
+            return Ok(*mark);
+        }
+        let first = function
+            .entry_block(0)
+            .and_then(|block| block.first())
+            .ok_or_else(|| emit_error(op.melior_location(), "function without a body"))?;
+        let at = Builder::before(first).at_location_of(function);
+        let mark = self.call(&at, "pgpu_rt_dtemp_mark", &[], "() -> i64")?[0];
+        self.marks.push((function, mark));
+        Ok(mark)
+    }
+
+    fn dtempfree(&mut self, op: Op) -> Built<()> {
+        let mark = self.mark(op)?;
+        let at = Builder::before(op);
+        self.call(&at, "pgpu_rt_dtempfree", &[mark], "(i64)")?;
+        op.erase();
+        Ok(())
+    }
+
+    /// Renames `@main() -> i32` to `@pgpu_main` and adds the C entry.
+    fn entry_point(&mut self) -> Built<()> {
+        let Some(body) = self.module.entry_block(0) else {
+            return Ok(());
+        };
+        let Some(main) = body.ops().into_iter().find(|op| {
+            op.is("func.func")
+                && crate::inline_spmd::symbol_attribute(*op, "sym_name").as_deref() == Some("main")
+        }) else {
+            return Ok(());
+        };
+        let signature = main
+            .melior()
+            .attribute("function_type")
+            .map(|attribute| attribute.to_string())
+            .unwrap_or_default();
+        if signature != "() -> i32" {
+            return Err(emit_error(
+                main.melior_location(),
+                &format!("the program's @main must be () -> i32 to get a C entry, not {signature}"),
+            ));
+        }
+        // SAFETY: live module and function; symbol names are read only.
+        unsafe {
+            let name = mlir_sys::mlirStringAttrGet(
+                mlirOperationGetContext(main.0),
+                string_ref("pgpu_main"),
+            );
+            let status = mlir_sys::mlirSymbolTableReplaceAllSymbolUses(
+                string_ref("main"),
+                string_ref("pgpu_main"),
+                self.module.0,
+            );
+            if status.value == 0 {
+                return Err(emit_error(main.melior_location(), "cannot rename @main"));
+            }
+            mlir_sys::mlirOperationSetAttributeByName(main.0, string_ref("sym_name"), name);
+        }
+        self.declare("pgpu_rt_init", "(i32, !llvm.ptr)")?;
+        // A body that verifies on its own, then the calls.
+        self.parse_into_module(
+            "func.func @main(%argc: i32, %argv: !llvm.ptr) -> i32 {\n\
+               %status = arith.constant 0 : i32\n\
+               func.return %status : i32\n\
+             }",
+        )?;
+        let entry = body
+            .first()
+            .ok_or_else(|| emit_error(main.melior_location(), "internal error: no C entry"))?;
+        let (Some(block), Some(placeholder)) = (
+            entry.entry_block(0),
+            entry.entry_block(0).and_then(|block| block.first()),
+        ) else {
+            return Err(emit_error(
+                main.melior_location(),
+                "internal error: C entry without a body",
+            ));
+        };
+        let Some(terminator) = block.terminator() else {
+            return Err(emit_error(
+                main.melior_location(),
+                "internal error: C entry without a return",
+            ));
+        };
+        let at = Builder::before(placeholder).at_location_of(main);
+        let arguments = block.arguments();
+        self.call(&at, "pgpu_rt_init", &arguments, "(i32, !llvm.ptr)")?;
+        // The renamed program entry exists: no declaration for it.
+        self.declared.push("pgpu_main".to_string());
+        let status = self.call(&at, "pgpu_main", &[], "() -> i32")?;
+        terminator.set_operands(&status);
+        placeholder.erase();
         Ok(())
     }
 }
