@@ -22,8 +22,11 @@
 
 use crate::{
     buffer_flow::{self, Allocation, SavedValue, SuperstepGraph},
-    ir::{Blk, Op, Val},
-    value_saving::{CrossingValue, Decision, Supersteps, superstep_spawns, value_name},
+    ir::{Op, Val, element_bytes},
+    value_saving::{
+        CrossingValue, Decision, Supersteps, host_defined, is_pure, superstep_spawns,
+        value_is_inside, value_name,
+    },
 };
 use melior::ir::OperationRef;
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
@@ -70,15 +73,6 @@ pub(crate) struct Plan {
     pub graphs: Vec<(Class, SuperstepGraph, Vec<String>)>,
 }
 
-/// Ops whose results every thread shares and the host computes.
-fn host_defined(op: Op, value: Val) -> bool {
-    match op.name().as_str() {
-        "pgpu.require" | "pgpu.size" | "pgpu.reduce" | "pgpu.compact" | "pgpu.split" => true,
-        "pgpu.scan" => value == op.result(1),
-        _ => false,
-    }
-}
-
 /// Whether the first segment of `value` is a collective's output list.
 pub(crate) fn collective_output(value: Val) -> bool {
     value
@@ -99,7 +93,7 @@ pub(crate) fn host_computable(
     value: Val,
 ) -> bool {
     let Some(op) = value.defining_op() else {
-        return !value_in(value, supersteps.spawn);
+        return !value_is_inside(value, supersteps.spawn);
     };
     if !op.is_within(supersteps.spawn) {
         return true;
@@ -116,21 +110,11 @@ pub(crate) fn host_computable(
     if host_defined(op, value) {
         return true;
     }
-    let name = op.name();
-    op.num_regions() == 0
-        && matches!(name.split('.').next(), Some("arith" | "math" | "index"))
+    is_pure(op)
         && op
             .operands()
             .into_iter()
             .all(|operand| host_computable(supersteps, placement, crossing, operand))
-}
-
-fn value_in(value: Val, scope: Op) -> bool {
-    // SAFETY: a live block argument; only its owner is read.
-    let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
-    Blk(block)
-        .parent_op()
-        .is_some_and(|parent| parent.is_within(scope))
 }
 
 /// `thread.size` epochs: `epoch[s]` counts the size changes up to `s`.
@@ -297,7 +281,7 @@ impl Plan {
         self.allocation
             .buffers
             .get(buffer)
-            .map(|info| element_bytes(&info.class.0))
+            .map(|info| element_bytes(&info.class.0).unwrap_or(8))
             .unwrap_or(0)
     }
 
@@ -330,20 +314,9 @@ impl Plan {
             .filter(|segment| segment.buffer.is_some())
             .map(|segment| {
                 element_bytes(&self.crossing[segment.value].value.melior_type().to_string())
+                    .unwrap_or(8)
             })
             .sum()
-    }
-}
-
-/// Bytes of one element of the MLIR scalar type `ty`.
-fn element_bytes(ty: &str) -> usize {
-    match ty {
-        "index" | "i64" | "f64" => 8,
-        "i1" | "i8" => 1,
-        "i16" | "f16" | "bf16" => 2,
-        "i32" | "f32" => 4,
-        other if other.starts_with("memref") => 8,
-        _ => 8,
     }
 }
 

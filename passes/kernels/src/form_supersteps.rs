@@ -30,10 +30,7 @@
 //! bodies already made of supersteps. A body that
 //! still calls an inline function is an error: inline first.
 
-use crate::{
-    inline_spmd::SPMD_INLINE,
-    ir::{Blk, Op, Val},
-};
+use crate::ir::{Blk, Op, Val};
 use melior::ir::{
     Block, Identifier, Location, OperationRef, Region, RegionLike, attribute::Attribute,
     operation::OperationBuilder, operation::OperationLike,
@@ -117,18 +114,10 @@ impl Pass for FormSupersteps {
 
 /// Fails on a call of an inline function left in `spawn`.
 fn check_inlined(module: Op, spawn: Op) -> Result<(), PassFailure> {
-    let Some(module_body) = module.entry_block(0) else {
-        return Ok(());
-    };
-    let inline_functions: Vec<String> = module_body
-        .ops()
-        .into_iter()
-        .filter(|op| op.is("func.func") && op.has_attribute(SPMD_INLINE))
-        .filter_map(|op| crate::inline_spmd::symbol_attribute(op, "sym_name"))
-        .collect();
+    let inline_functions = crate::inline_spmd::spmd_functions(module);
     for call in spawn.nested().into_iter().filter(|op| op.is("func.call")) {
         if crate::inline_spmd::symbol_attribute(call, "callee")
-            .is_some_and(|callee| inline_functions.contains(&callee))
+            .is_some_and(|callee| inline_functions.contains_key(&callee))
         {
             return Err(emit_error(
                 call.melior_location(),

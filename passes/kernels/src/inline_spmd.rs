@@ -105,7 +105,7 @@ pub(crate) fn symbol_attribute(op: Op, name: &str) -> Option<String> {
 }
 
 /// The module's functions marked [`SPMD_INLINE`], by name.
-fn spmd_functions(module: Op) -> HashMap<String, Op> {
+pub(crate) fn spmd_functions(module: Op) -> HashMap<String, Op> {
     let Some(body) = module.entry_block(0) else {
         return HashMap::new();
     };

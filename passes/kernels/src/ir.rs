@@ -32,6 +32,18 @@ pub(crate) fn string_ref(text: &str) -> MlirStringRef {
     }
 }
 
+/// Bytes of one element of the MLIR scalar type written `ty` (`index` as
+/// 64 bits); `None` for other types.
+pub(crate) fn element_bytes(ty: &str) -> Option<usize> {
+    Some(match ty {
+        "i1" | "i8" => 1,
+        "i16" | "f16" | "bf16" => 2,
+        "i32" | "f32" => 4,
+        "i64" | "index" | "f64" => 8,
+        _ => return None,
+    })
+}
+
 /// An operation in the IR.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Op(pub MlirOperation);

@@ -29,7 +29,7 @@
 
 use crate::{
     build::{Builder, Built, memref_element_type},
-    ir::{Op, Val, string_ref},
+    ir::{Op, Val, element_bytes, string_ref},
 };
 use melior::ir::{OperationRef, Type, TypeLike, operation::OperationLike};
 use mlir_sys::{mlirOperationCreateParse, mlirOperationGetContext};
@@ -125,16 +125,6 @@ fn element_code(ty: &str) -> Option<i64> {
         "i64" | "index" => 4,
         "f32" => 5,
         "f64" => 6,
-        _ => return None,
-    })
-}
-
-fn element_bytes(ty: &str) -> Option<i64> {
-    Some(match ty {
-        "i1" | "i8" => 1,
-        "i16" => 2,
-        "i32" | "f32" => 4,
-        "i64" | "index" | "f64" => 8,
         _ => return None,
     })
 }
@@ -247,9 +237,9 @@ impl Lowering {
         };
         let position = widen(op.operand(0))?;
         let default = widen(op.operand(1))?;
-        let width = element_bytes(&ty)
-            .map(|_| ())
-            .and(ty.trim_start_matches('i').parse::<i64>().ok());
+        let width = ty
+            .strip_prefix('i')
+            .and_then(|width| width.parse::<i64>().ok());
         let width =
             width.ok_or_else(|| emit_error(op.melior_location(), "argi of an unsupported type"))?;
         let i32_type = at.parse_type("i32")?;
@@ -356,7 +346,8 @@ impl Lowering {
     fn address(&self, at: &Builder, memref: Val) -> Built<Val> {
         let element = memref_element_type(memref)?.to_string();
         let bytes = element_bytes(&element)
-            .ok_or_else(|| at.fail(&format!("a list of {element} elements is not supported")))?;
+            .ok_or_else(|| at.fail(&format!("a list of {element} elements is not supported")))?
+            as i64;
         let index = at.index_type();
         let aligned = at.value(
             "memref.extract_aligned_pointer_as_index",
@@ -471,8 +462,9 @@ impl Lowering {
             }
             name @ ("pgpu.list.compact" | "pgpu.list.split") => {
                 let element = memref_element_type(op.operand(0))?.to_string();
-                let bytes =
-                    element_bytes(&element).ok_or_else(|| at.fail("unsupported list element"))?;
+                let bytes = element_bytes(&element)
+                    .ok_or_else(|| at.fail("unsupported list element"))?
+                    as i64;
                 let arguments = [
                     at.constant(i64_type, bytes)?,
                     self.address(&at, op.operand(0))?,

@@ -43,7 +43,7 @@ use crate::{
     build::{Builder, Built},
     form_supersteps::is_boundary_op,
     ir::{Blk, Op, Val},
-    value_saving::{Supersteps, superstep_spawns},
+    value_saving::{Supersteps, is_pure, superstep_spawns},
 };
 use melior::ir::{OperationRef, Type, operation::OperationLike};
 use mlir_sys::mlirOperationIsBeforeInBlock;
@@ -245,10 +245,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
         if op.is("pgpu.size") {
             return Ok(self.size);
         }
-        let name = op.name();
-        let pure = op.num_regions() == 0
-            && op.num_results() == 1
-            && matches!(name.split('.').next(), Some("arith" | "math" | "index"));
+        let pure = is_pure(op) && op.num_results() == 1;
         let top_level = op.parent() == Some(self.supersteps.steps[step])
             || self
                 .kernel

@@ -240,9 +240,10 @@ impl Supersteps {
         if !op.is_within(self.spawn) {
             return true;
         }
+        if host_defined(op, value) {
+            return true;
+        }
         match op.name().as_str() {
-            "pgpu.require" | "pgpu.size" | "pgpu.reduce" | "pgpu.compact" | "pgpu.split" => true,
-            "pgpu.scan" => value == op.result(1),
             "pgpu.superstep" => op
                 .entry_block(0)
                 .and_then(Blk::terminator)
@@ -262,8 +263,18 @@ impl Supersteps {
     }
 }
 
+/// Ops whose result `value` every thread shares and the host computes:
+/// require results, sizes, collective totals and list lengths.
+pub(crate) fn host_defined(op: Op, value: Val) -> bool {
+    match op.name().as_str() {
+        "pgpu.require" | "pgpu.size" | "pgpu.reduce" | "pgpu.compact" | "pgpu.split" => true,
+        "pgpu.scan" => value == op.result(1),
+        _ => false,
+    }
+}
+
 /// Whether `value` is a block argument of a block nested in `scope`.
-fn value_is_inside(value: Val, scope: Op) -> bool {
+pub(crate) fn value_is_inside(value: Val, scope: Op) -> bool {
     // SAFETY: live value; only its owner block is read.
     let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
     Blk(block)
@@ -272,7 +283,7 @@ fn value_is_inside(value: Val, scope: Op) -> bool {
 }
 
 /// Side-effect-free ops without regions that can be recomputed anywhere.
-fn is_pure(op: Op) -> bool {
+pub(crate) fn is_pure(op: Op) -> bool {
     let name = op.name();
     op.num_regions() == 0 && matches!(name.split('.').next(), Some("arith" | "math" | "index"))
 }
