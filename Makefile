@@ -1,6 +1,7 @@
 # pgpu: the two commands.
-#   make run   - set up, build, and run a BSGP example program (the paper's
-#                Listing 1) on the CPU under the reference interpreter
+#   make run   - set up, build, compile a BSGP example program (the paper's
+#                Listing 1) to a native executable and run it (on the GPU
+#                when a CUDA device is usable, else on the CPU)
 #   make test  - set up, build, and run every test (Rust unit tests + lit suite)
 
 CARGO ?= cargo
@@ -23,7 +24,8 @@ build: setup
 	$(CARGO) build --workspace --bins --lib
 
 run: build
-	$(PROFILE_DIR)/pgpu run --interpret $(EXAMPLE) -- $(ARGS)
+	$(PROFILE_DIR)/pgpu compile $(EXAMPLE) -o $(PROFILE_DIR)/example
+	$(PROFILE_DIR)/example $(ARGS)
 
 ptx: build
 	$(PROFILE_DIR)/pgpu-translate --pgpu-to-ptx --chip=$(CHIP) $(PTX_EXAMPLE)

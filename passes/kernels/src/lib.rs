@@ -17,6 +17,8 @@
 //!   collectives;
 //! * `pgpu-lower-to-runtime` lowers host I/O and `pgpu.list` collectives
 //!   to calls of the `pgpu-runtime` C ABI (the backends' first step);
+//! * `pgpu-outline-cpu-kernels` runs host kernels on the CPU runtime's
+//!   thread pool (`pgpu_rt_parallel_for`);
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -31,6 +33,8 @@ mod grid_fuse;
 mod inline_spmd;
 mod ir;
 mod lower_to_runtime;
+mod outline_cpu_kernels;
+mod runtime_calls;
 mod spawn_to_parallel;
 mod split_kernels;
 mod value_saving;
@@ -41,6 +45,7 @@ pub use form_supersteps::FormSupersteps;
 pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use lower_to_runtime::LowerToRuntime;
+pub use outline_cpu_kernels::OutlineCpuKernels;
 pub use spawn_to_parallel::SpawnToParallel;
 pub use split_kernels::SplitKernels;
 pub use value_saving::{PrintSavedValues, SaveValues};
@@ -65,5 +70,6 @@ pgpu_pass_infra::declare_passes![
     DumpBufferGraph,
     SplitKernels,
     LowerToRuntime,
+    OutlineCpuKernels,
     SpawnToParallel
 ];

@@ -30,9 +30,10 @@
 use crate::{
     build::{Builder, Built, memref_element_type},
     ir::{Op, Val, element_bytes, string_ref},
+    runtime_calls::RuntimeCalls,
 };
 use melior::ir::{OperationRef, Type, TypeLike, operation::OperationLike};
-use mlir_sys::{mlirOperationCreateParse, mlirOperationGetContext};
+use mlir_sys::mlirOperationGetContext;
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
 
 /// The pass; it has no options.
@@ -62,7 +63,7 @@ impl Pass for LowerToRuntime {
         let module = Op::of(module);
         let mut lowering = Lowering {
             module,
-            declared: vec![],
+            runtime: RuntimeCalls::new(module),
             formats: 0,
             marks: vec![],
         };
@@ -109,7 +110,7 @@ impl Op {
 
 struct Lowering {
     module: Op,
-    declared: Vec<String>,
+    runtime: RuntimeCalls,
     formats: usize,
     /// The `pgpu_rt_dtemp_mark` result at the entry of each function.
     marks: Vec<(Op, Val)>,
@@ -130,80 +131,6 @@ fn element_code(ty: &str) -> Option<i64> {
 }
 
 impl Lowering {
-    /// Parses `text` as one op and inserts it at the start of the module.
-    fn parse_into_module(&self, text: &str) -> Built<()> {
-        let Some(body) = self.module.entry_block(0) else {
-            return Err(emit_error(
-                self.module.melior_location(),
-                "module without a body",
-            ));
-        };
-        // MLIR's lexer finds the end of its buffer at a NUL byte.
-        let terminated = format!("{text}\0");
-        // SAFETY: live module; the text is read during the call only, and
-        // the view (without the NUL) is followed by the NUL.
-        let raw = unsafe {
-            mlirOperationCreateParse(
-                mlirOperationGetContext(self.module.0),
-                string_ref(&terminated[..text.len()]),
-                string_ref("pgpu-lower-to-runtime"),
-            )
-        };
-        if raw.ptr.is_null() {
-            return Err(emit_error(
-                self.module.melior_location(),
-                &format!("internal error: cannot build `{text}`"),
-            ));
-        }
-        let op = Op(raw);
-        match body.first() {
-            Some(first) => body.insert_raw_before(first, op),
-            None => {
-                // SAFETY: the block takes the detached op.
-                unsafe { mlir_sys::mlirBlockAppendOwnedOperation(body.0, raw) }
-            }
-        }
-        Ok(())
-    }
-
-    /// Declares runtime function `name` with `signature` once.
-    fn declare(&mut self, name: &str, signature: &str) -> Built<()> {
-        if self.declared.iter().any(|declared| declared == name) {
-            return Ok(());
-        }
-        let (inputs, output) = signature.split_once(" -> ").unwrap_or((signature, "()"));
-        let result = if output == "()" {
-            String::new()
-        } else {
-            format!(" -> {output}")
-        };
-        self.parse_into_module(&format!("func.func private @{name}{inputs}{result}"))?;
-        self.declared.push(name.to_string());
-        Ok(())
-    }
-
-    /// Calls `name` before `at`; returns its results.
-    fn call(
-        &mut self,
-        at: &Builder,
-        name: &str,
-        arguments: &[Val],
-        signature: &str,
-    ) -> Built<Vec<Val>> {
-        self.declare(name, signature)?;
-        let output = signature
-            .split_once(" -> ")
-            .map(|(_, output)| output)
-            .unwrap_or("()");
-        let types: Vec<Type> = match output {
-            "()" => vec![],
-            ty => vec![at.parse_type(ty)?],
-        };
-        let callee = at.parse_attribute(&format!("@{name}"))?;
-        let call = at.op("func.call", arguments, &types, &[("callee", callee)])?;
-        Ok(call.results())
-    }
-
     fn replace_call(
         &mut self,
         op: Op,
@@ -212,7 +139,7 @@ impl Lowering {
         signature: &str,
     ) -> Built<()> {
         let at = Builder::before(op);
-        let results = self.call(&at, name, arguments, signature)?;
+        let results = self.runtime.call(&at, name, arguments, signature)?;
         for (old, new) in op.results().into_iter().zip(results) {
             old.replace_all_uses(new);
         }
@@ -244,7 +171,7 @@ impl Lowering {
             width.ok_or_else(|| emit_error(op.melior_location(), "argi of an unsupported type"))?;
         let i32_type = at.parse_type("i32")?;
         let bits = at.constant(i32_type, width)?;
-        let value = self.call(
+        let value = self.runtime.call(
             &at,
             "pgpu_rt_argi_width",
             &[position, default, bits],
@@ -290,7 +217,7 @@ impl Lowering {
                 escaped.push_str(&format!("\\{byte:02X}"));
             }
         }
-        self.parse_into_module(&format!(
+        self.runtime.parse_into_module(&format!(
             "llvm.mlir.global internal constant @{name}(\"{escaped}\") {{addr_space = 0 : i32}}"
         ))?;
         let pointer_type = at.parse_type("!llvm.ptr")?;
@@ -303,7 +230,7 @@ impl Lowering {
         let i64_type = at.parse_type("i64")?;
         let i32_type = at.parse_type("i32")?;
         let length = at.constant(i64_type, format.len() as i64)?;
-        self.call(
+        self.runtime.call(
             &at,
             "pgpu_rt_printf_begin",
             &[address, length],
@@ -318,7 +245,8 @@ impl Lowering {
                 } else {
                     at.value("arith.extf", &[operand], at.parse_type("f64")?, &[])?
                 };
-                self.call(&at, "pgpu_rt_printf_f64", &[value], "(f64)")?;
+                self.runtime
+                    .call(&at, "pgpu_rt_printf_f64", &[value], "(f64)")?;
                 continue;
             }
             let (value, width) = match text.as_str() {
@@ -335,9 +263,10 @@ impl Lowering {
                 }
             };
             let bits = at.constant(i32_type, width)?;
-            self.call(&at, "pgpu_rt_printf_i64", &[value, bits], "(i64, i32)")?;
+            self.runtime
+                .call(&at, "pgpu_rt_printf_i64", &[value, bits], "(i64, i32)")?;
         }
-        self.call(&at, "pgpu_rt_printf_end", &[], "()")?;
+        self.runtime.call(&at, "pgpu_rt_printf_end", &[], "()")?;
         op.erase();
         Ok(())
     }
@@ -418,7 +347,7 @@ impl Lowering {
                     self.address(&at, op.operand(0))?,
                     count(op.operand(1))?,
                 ];
-                let bits = self.call(
+                let bits = self.runtime.call(
                     &at,
                     "pgpu_rt_list_reduce",
                     &arguments,
@@ -437,7 +366,7 @@ impl Lowering {
                     self.address(&at, op.operand(1))?,
                     count(op.operand(2))?,
                 ];
-                let bits = self.call(
+                let bits = self.runtime.call(
                     &at,
                     "pgpu_rt_list_scan",
                     &arguments,
@@ -453,7 +382,7 @@ impl Lowering {
                     self.address(&at, op.operand(1))?,
                     count(op.operand(2))?,
                 ];
-                self.call(
+                self.runtime.call(
                     &at,
                     "pgpu_rt_list_sort_idx",
                     &arguments,
@@ -474,7 +403,7 @@ impl Lowering {
                     count(op.operand(4))?,
                 ];
                 let function = format!("pgpu_rt_list_{}", &name["pgpu.list.".len()..]);
-                let length = self.call(
+                let length = self.runtime.call(
                     &at,
                     &function,
                     &arguments,
@@ -491,7 +420,7 @@ impl Lowering {
                     self.address(&at, op.operand(2))?,
                     count(op.operand(3))?,
                 ];
-                let total = self.call(
+                let total = self.runtime.call(
                     &at,
                     "pgpu_rt_list_expand",
                     &arguments,
@@ -520,7 +449,8 @@ impl Lowering {
         )?;
         if temporary {
             let address = self.address(&at, list)?;
-            self.call(&at, "pgpu_rt_dtemp_register", &[address], "(!llvm.ptr)")?;
+            self.runtime
+                .call(&at, "pgpu_rt_dtemp_register", &[address], "(!llvm.ptr)")?;
         }
         op.result(0).replace_all_uses(list);
         op.erase();
@@ -543,7 +473,9 @@ impl Lowering {
             .and_then(|block| block.first())
             .ok_or_else(|| emit_error(op.melior_location(), "function without a body"))?;
         let at = Builder::before(first).at_location_of(function);
-        let mark = self.call(&at, "pgpu_rt_dtemp_mark", &[], "() -> i64")?[0];
+        let mark = self
+            .runtime
+            .call(&at, "pgpu_rt_dtemp_mark", &[], "() -> i64")?[0];
         self.marks.push((function, mark));
         Ok(mark)
     }
@@ -551,7 +483,8 @@ impl Lowering {
     fn dtempfree(&mut self, op: Op) -> Built<()> {
         let mark = self.mark(op)?;
         let at = Builder::before(op);
-        self.call(&at, "pgpu_rt_dtempfree", &[mark], "(i64)")?;
+        self.runtime
+            .call(&at, "pgpu_rt_dtempfree", &[mark], "(i64)")?;
         op.erase();
         Ok(())
     }
@@ -594,9 +527,9 @@ impl Lowering {
             }
             mlir_sys::mlirOperationSetAttributeByName(main.0, string_ref("sym_name"), name);
         }
-        self.declare("pgpu_rt_init", "(i32, !llvm.ptr)")?;
+        self.runtime.declare("pgpu_rt_init", "(i32, !llvm.ptr)")?;
         // A body that verifies on its own, then the calls.
-        self.parse_into_module(
+        self.runtime.parse_into_module(
             "func.func @main(%argc: i32, %argv: !llvm.ptr) -> i32 {\n\
                %status = arith.constant 0 : i32\n\
                func.return %status : i32\n\
@@ -622,10 +555,11 @@ impl Lowering {
         };
         let at = Builder::before(placeholder).at_location_of(main);
         let arguments = block.arguments();
-        self.call(&at, "pgpu_rt_init", &arguments, "(i32, !llvm.ptr)")?;
+        self.runtime
+            .call(&at, "pgpu_rt_init", &arguments, "(i32, !llvm.ptr)")?;
         // The renamed program entry exists: no declaration for it.
-        self.declared.push("pgpu_main".to_string());
-        let status = self.call(&at, "pgpu_main", &[], "() -> i32")?;
+        self.runtime.mark_declared("pgpu_main");
+        let status = self.runtime.call(&at, "pgpu_main", &[], "() -> i32")?;
         terminator.set_operands(&status);
         placeholder.erase();
         Ok(())

@@ -1,14 +1,16 @@
 //! `pgpu`: the driver for users.
 //!
-//! * `pgpu run [--interpret] FILE [-- ARGS...]` loads FILE (MLIR; BSGP
-//!   source for `.bsgp`; C-subset source for `.c`), runs its `@main` with the reference interpreter
-//!   (`pgpu-interp`), streams the program's output and exits with main's
-//!   result. A run-time error is printed as `file:line:col: error: ...` with
-//!   the source line, and the exit status is 1. Native compilation is not
-//!   available yet, so `run` always interprets.
-//! * `pgpu emit FILE --stage pgpu|supersteps|kernels` prints the module at
-//!   that stage (the later ones run the pipelines of `pgpu-kernel-passes`)
-//!   (the frontend's output, docs/frontend-ir.md).
+//! * `pgpu compile FILE -o PROG [--target cpu] [-O N]` compiles FILE
+//!   (MLIR; BSGP source for `.bsgp`; C-subset source for `.c`) to a native
+//!   executable ([`compile`]); `--print-pipeline` shows the pass pipelines.
+//! * `pgpu run FILE [-- ARGS...]` compiles FILE into a temporary directory,
+//!   runs it with ARGS and exits with its status; `--interpret` runs `@main`
+//!   with the reference interpreter (`pgpu-interp`) instead, which reports a
+//!   run-time error as `file:line:col: error: ...` with the source line and
+//!   exit status 1.
+//! * `pgpu emit FILE --stage pgpu|supersteps|kernels|llvm` prints the
+//!   module at that stage: the frontend's output (docs/frontend-ir.md),
+//!   after the pipelines of `pgpu-kernel-passes`, or the optimized LLVM IR.
 //!
 //! Source languages are chosen by file extension in [`load_module`], the one
 //! place to extend for new frontends.
@@ -17,7 +19,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use melior::{Context, ir::Module, ir::operation::OperationLike};
 use pgpu_pass_infra::diagnostics::{Collector, SourceText};
 use pgpu_pass_infra::tool;
+use std::path::Path;
 use std::process::ExitCode;
+
+mod compile;
 
 /// Passes of ours, one registration function per pass crate.
 const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
@@ -26,7 +31,7 @@ const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
 #[command(
     name = "pgpu",
     version,
-    about = "The pgpu driver: run and emit programs"
+    about = "The pgpu driver: compile, run and emit programs"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -35,22 +40,41 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a program's `@main` and exit with its result.
+    /// Compile a program to a native executable.
+    Compile {
+        /// The program: `.mlir`, `.bsgp` (BSGP source) or `.c` (C-subset source).
+        file: String,
+        /// The executable to write.
+        #[arg(short = 'o', long = "output")]
+        output: String,
+        #[command(flatten)]
+        native: compile::NativeOptions,
+        /// Print the pass pipelines to stderr.
+        #[arg(long = "print-pipeline")]
+        print_pipeline: bool,
+    },
+    /// Compile and run a program (or interpret it) and exit with its status.
     Run {
-        /// Use the reference interpreter (currently the only way to run).
+        /// Run `@main` with the reference interpreter instead of compiling.
         #[arg(long)]
         interpret: bool,
+        /// The device of a compiled program (passed on as `--device`):
+        /// `cpu` or `cuda`; by default the program's own choice.
+        #[arg(long)]
+        device: Option<String>,
+        #[command(flatten)]
+        native: compile::NativeOptions,
         /// Do not check data races between SPMD threads.
-        #[arg(long = "no-race-check")]
+        #[arg(long = "no-race-check", requires = "interpret")]
         no_race_check: bool,
         /// Stop with an error after this many executed operations (0: no limit).
-        #[arg(long = "max-steps", default_value_t = 0)]
+        #[arg(long = "max-steps", default_value_t = 0, requires = "interpret")]
         max_steps: u64,
         /// The entry function.
-        #[arg(long, default_value = "main")]
+        #[arg(long, default_value = "main", requires = "interpret")]
         entry: String,
         /// Print every executed operation (location, thread, name) to stderr.
-        #[arg(long)]
+        #[arg(long, requires = "interpret")]
         trace: bool,
         /// The program: `.mlir`, `.bsgp` (BSGP source) or `.c` (C-subset source).
         file: String,
@@ -68,6 +92,8 @@ enum Command {
         /// Print locations.
         #[arg(long = "debug-info")]
         debug_info: bool,
+        #[command(flatten)]
+        native: compile::NativeOptions,
     },
 }
 
@@ -80,6 +106,8 @@ enum Stage {
     Supersteps,
     /// Host code plus one kernel (`scf.parallel`) per superstep.
     Kernels,
+    /// The optimized LLVM IR of the executable's code.
+    Llvm,
 }
 
 impl Stage {
@@ -88,7 +116,7 @@ impl Stage {
         match self {
             Stage::Pgpu => None,
             Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE),
-            Stage::Kernels => Some(pgpu_kernel_passes::KERNEL_PIPELINE),
+            Stage::Kernels | Stage::Llvm => Some(pgpu_kernel_passes::KERNEL_PIPELINE),
         }
     }
 }
@@ -106,14 +134,41 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Compile {
+            file,
+            output,
+            native,
+            print_pipeline,
+        } => match compile::compile_file(&file, Path::new(&output), &native, print_pipeline) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::FAILURE,
+        },
         Command::Run {
-            interpret: _,
+            interpret: false,
+            device,
+            native,
+            file,
+            args,
+            ..
+        } => {
+            let mut args = args;
+            if let Some(device) = device {
+                args.splice(0..0, ["--device".to_string(), device]);
+            }
+            match compile::run_native(&file, &native, &args) {
+                Ok(code) => std::process::exit(code),
+                Err(()) => ExitCode::FAILURE,
+            }
+        }
+        Command::Run {
+            interpret: true,
             no_race_check,
             max_steps,
             entry,
             trace,
             file,
             args,
+            ..
         } => {
             let options = pgpu_interp::Options {
                 race_detection: !no_race_check,
@@ -131,7 +186,8 @@ fn main() -> ExitCode {
             file,
             stage,
             debug_info,
-        } => match emit(&file, stage, debug_info) {
+            native,
+        } => match emit(&file, stage, debug_info, &native) {
             Ok(()) => ExitCode::SUCCESS,
             Err(()) => ExitCode::FAILURE,
         },
@@ -207,26 +263,43 @@ fn run(
     }
 }
 
-fn emit(file: &str, stage: Stage, debug_info: bool) -> Result<(), ()> {
+/// Runs `pipeline` on `module`, printing diagnostics against the source.
+fn run_pipeline(
+    context: &Context,
+    module: &mut Module,
+    pipeline: &str,
+    name: &str,
+    text: &str,
+) -> Result<(), ()> {
+    let collector = Collector::attach(context);
+    let pass_manager = melior::pass::PassManager::new(context);
+    let outcome =
+        melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), pipeline)
+            .and_then(|()| pass_manager.run(module));
+    let source = SourceText { name, text };
+    for record in collector.take() {
+        eprint!("{}", record.render(&source));
+    }
+    outcome.map_err(|error| eprintln!("error: the {pipeline} pipeline failed: {error}"))
+}
+
+fn emit(
+    file: &str,
+    stage: Stage,
+    debug_info: bool,
+    native: &compile::NativeOptions,
+) -> Result<(), ()> {
     let (name, text) = read(file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &text)?;
     if let Some(pipeline) = stage.pipeline() {
-        let collector = Collector::attach(&context);
-        let pass_manager = melior::pass::PassManager::new(&context);
-        let outcome = melior::utility::parse_pass_pipeline(
-            pass_manager.as_operation_pass_manager(),
-            pipeline,
-        )
-        .and_then(|()| pass_manager.run(&mut module));
-        let source = SourceText {
-            name: &name,
-            text: &text,
-        };
-        for record in collector.take() {
-            eprint!("{}", record.render(&source));
-        }
-        outcome.map_err(|error| eprintln!("error: the {pipeline} pipeline failed: {error}"))?;
+        run_pipeline(&context, &mut module, pipeline, &name, &text)?;
+    }
+    if let Stage::Llvm = stage {
+        let llvm = compile::Native::new(native)?;
+        let ir = llvm.to_llvm_ir(&context, &mut module, &name, &text)?;
+        print!("{ir}");
+        return Ok(());
     }
     let flags =
         melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, false);

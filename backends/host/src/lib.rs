@@ -1,0 +1,154 @@
+//! Host code of compiled pgpu programs: from the kernel stage to a native
+//! executable.
+//!
+//! 1. [`cpu_pipeline`] lowers the kernel stage (host code plus one
+//!    `scf.parallel` per kernel, `pgpu emit --stage kernels`) to the LLVM
+//!    dialect: `pgpu-lower-to-runtime` (host I/O, lists, collectives as
+//!    `pgpu-runtime` calls), `pgpu-outline-cpu-kernels` (kernels on the
+//!    runtime's thread pool), then upstream's conversions. It is one
+//!    textual pipeline, so `pgpu-opt --pass-pipeline=` replays it.
+//! 2. [`translate`] turns the LLVM-dialect module into an LLVM module
+//!    (MLIR's translation, in process, into an inkwell context).
+//! 3. [`Machine::optimize`] runs LLVM's `default<On>` pipeline for the host
+//!    (x86-64, the running CPU's features) and [`Machine::write_object`]
+//!    writes the object file.
+//! 4. [`link::link_executable`] links the object with the runtime's static
+//!    library (`libpgpu_runtime.a`) through the system `cc`, into a
+//!    temporary file renamed over the output only on success.
+
+pub mod link;
+
+pub use inkwell;
+
+use inkwell::{
+    OptimizationLevel,
+    context::Context as LlvmContext,
+    module::Module as LlvmModule,
+    passes::PassBuilderOptions,
+    targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine},
+};
+use melior::ir::Module;
+use std::path::Path;
+
+/// Upstream conversions from host code with our runtime calls to the LLVM
+/// dialect (shared by the CPU and CUDA targets).
+pub const LLVM_LOWERING: &str = "convert-scf-to-cf,arith-expand,expand-strided-metadata,\
+finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,convert-math-to-llvm,\
+convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
+convert-cf-to-llvm,reconcile-unrealized-casts";
+
+/// The pipeline from the kernel stage to the LLVM dialect for the CPU
+/// device.
+pub fn cpu_pipeline() -> String {
+    format!("builtin.module(pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{LLVM_LOWERING})")
+}
+
+/// What can go wrong between the LLVM dialect and an executable.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("cannot translate the module to LLVM IR (is it all in the LLVM dialect?)")]
+    Translate,
+    #[error("the generated LLVM IR is invalid: {0}")]
+    InvalidIr(String),
+    #[error("LLVM has no target for this host: {0}")]
+    Target(String),
+    #[error("LLVM optimization failed: {0}")]
+    Optimize(String),
+    #[error("cannot write the object file {path}: {message}")]
+    Object { path: String, message: String },
+    #[error(transparent)]
+    Link(#[from] link::LinkError),
+}
+
+/// Translates an LLVM-dialect module into an LLVM module of `context`.
+pub fn translate<'l>(
+    module: &Module,
+    context: &'l LlvmContext,
+) -> Result<LlvmModule<'l>, HostError> {
+    // SAFETY: melior and inkwell use the same libLLVM, so the context
+    // handle types agree; the translation returns a new module owned by
+    // `context` (null on failure).
+    let raw = unsafe {
+        mlir_sys::mlirTranslateModuleToLLVMIR(
+            module.as_operation().to_raw(),
+            context.raw() as mlir_sys::LLVMContextRef,
+        )
+    };
+    if raw.is_null() {
+        return Err(HostError::Translate);
+    }
+    // SAFETY: a fresh module of `context`, owned from here by the wrapper.
+    let module = unsafe { LlvmModule::new(raw as inkwell::llvm_sys::prelude::LLVMModuleRef) };
+    module
+        .verify()
+        .map_err(|message| HostError::InvalidIr(message.to_string()))?;
+    Ok(module)
+}
+
+/// An LLVM target machine for the host.
+pub struct Machine {
+    machine: TargetMachine,
+    opt_level: u8,
+}
+
+impl std::fmt::Debug for Machine {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Machine")
+            .field("triple", &self.machine.get_triple())
+            .field("opt_level", &self.opt_level)
+            .finish()
+    }
+}
+
+impl Machine {
+    /// The machine for the running CPU at optimization level `opt_level`
+    /// (0 to 3).
+    pub fn host(opt_level: u8) -> Result<Self, HostError> {
+        Target::initialize_native(&InitializationConfig::default()).map_err(HostError::Target)?;
+        let triple = TargetMachine::get_default_triple();
+        let target = Target::from_triple(&triple).map_err(|e| HostError::Target(e.to_string()))?;
+        let level = match opt_level {
+            0 => OptimizationLevel::None,
+            1 => OptimizationLevel::Less,
+            2 => OptimizationLevel::Default,
+            _ => OptimizationLevel::Aggressive,
+        };
+        let cpu = TargetMachine::get_host_cpu_name();
+        let features = TargetMachine::get_host_cpu_features();
+        let machine = target
+            .create_target_machine(
+                &triple,
+                &cpu.to_string_lossy(),
+                &features.to_string_lossy(),
+                level,
+                RelocMode::PIC,
+                CodeModel::Default,
+            )
+            .ok_or_else(|| HostError::Target(format!("no target machine for {triple}")))?;
+        Ok(Self {
+            machine,
+            opt_level: opt_level.min(3),
+        })
+    }
+
+    /// Sets the module's triple and data layout and runs `default<On>`.
+    pub fn optimize(&self, module: &LlvmModule) -> Result<(), HostError> {
+        module.set_triple(&self.machine.get_triple());
+        module.set_data_layout(&self.machine.get_target_data().get_data_layout());
+        let pipeline = format!("default<O{}>", self.opt_level);
+        module
+            .run_passes(&pipeline, &self.machine, PassBuilderOptions::create())
+            .map_err(|message| HostError::Optimize(message.to_string()))
+    }
+
+    /// Writes `module` as an object file at `path`.
+    pub fn write_object(&self, module: &LlvmModule, path: &Path) -> Result<(), HostError> {
+        self.machine
+            .write_to_file(module, FileType::Object, path)
+            .map_err(|message| HostError::Object {
+                path: path.display().to_string(),
+                message: message.to_string(),
+            })
+    }
+}

@@ -1,0 +1,140 @@
+//! Declaring and calling `pgpu-runtime` C functions from a pass: one
+//! `func.func private` declaration per symbol in the module, calls built
+//! with [`Builder`], and whole ops parsed from text (function bodies and
+//! globals whose generic form would be long to build by hand).
+
+use crate::{
+    build::{Builder, Built},
+    inline_spmd::symbol_attribute,
+    ir::{Op, Val, string_ref},
+};
+use melior::ir::Type;
+use mlir_sys::{mlirOperationCreateParse, mlirOperationGetContext};
+use pgpu_pass_infra::emit_error;
+
+/// The runtime functions a pass declared in one module.
+pub(crate) struct RuntimeCalls {
+    pub module: Op,
+    declared: Vec<String>,
+}
+
+impl RuntimeCalls {
+    pub fn new(module: Op) -> Self {
+        Self {
+            module,
+            declared: vec![],
+        }
+    }
+
+    /// Parses `text` as one detached op (the caller inserts it).
+    pub fn parse_detached(&self, text: &str) -> Built<Op> {
+        // MLIR's lexer finds the end of its buffer at a NUL byte.
+        let terminated = format!("{text}\0");
+        // SAFETY: live module; the text is read during the call only, and
+        // the view (without the NUL) is followed by the NUL.
+        let raw = unsafe {
+            mlirOperationCreateParse(
+                mlirOperationGetContext(self.module.0),
+                string_ref(&terminated[..text.len()]),
+                string_ref("pgpu-runtime-calls"),
+            )
+        };
+        if raw.ptr.is_null() {
+            return Err(emit_error(
+                self.module.melior_location(),
+                &format!("internal error: cannot build `{text}`"),
+            ));
+        }
+        Ok(Op(raw))
+    }
+
+    /// Parses `text` as one op and inserts it at the start of the module.
+    pub fn parse_into_module(&self, text: &str) -> Built<Op> {
+        let Some(body) = self.module.entry_block(0) else {
+            return Err(emit_error(
+                self.module.melior_location(),
+                "module without a body",
+            ));
+        };
+        let op = self.parse_detached(text)?;
+        match body.first() {
+            Some(first) => body.insert_raw_before(first, op),
+            // SAFETY: the block takes the detached op.
+            None => unsafe { mlir_sys::mlirBlockAppendOwnedOperation(body.0, op.0) },
+        }
+        Ok(op)
+    }
+
+    /// Records `name` as defined, so that it is never declared.
+    pub fn mark_declared(&mut self, name: &str) {
+        self.declared.push(name.to_string());
+    }
+
+    /// Declares runtime function `name` with `signature` (`(inputs) ->
+    /// output`, or `(inputs)`) once, unless the module defines it.
+    pub fn declare(&mut self, name: &str, signature: &str) -> Built<()> {
+        if self.declared.iter().any(|declared| declared == name) {
+            return Ok(());
+        }
+        let defined = self.module.entry_block(0).is_some_and(|body| {
+            body.ops().into_iter().any(|op| {
+                op.is("func.func") && symbol_attribute(op, "sym_name").as_deref() == Some(name)
+            })
+        });
+        if !defined {
+            let (inputs, output) = split_signature(signature);
+            let result = if output == "()" {
+                String::new()
+            } else {
+                format!(" -> {output}")
+            };
+            self.parse_into_module(&format!("func.func private @{name}{inputs}{result}"))?;
+        }
+        self.declared.push(name.to_string());
+        Ok(())
+    }
+
+    /// Calls `name` before `at`; returns its results.
+    pub fn call(
+        &mut self,
+        at: &Builder,
+        name: &str,
+        arguments: &[Val],
+        signature: &str,
+    ) -> Built<Vec<Val>> {
+        self.declare(name, signature)?;
+        let (_, output) = split_signature(signature);
+        let types: Vec<Type> = match output {
+            "()" => vec![],
+            ty => vec![at.parse_type(ty)?],
+        };
+        let callee = at.parse_attribute(&format!("@{name}"))?;
+        let call = at.op("func.call", arguments, &types, &[("callee", callee)])?;
+        Ok(call.results())
+    }
+}
+
+/// `(inputs) -> output` as its inputs and output (`()` when absent); the
+/// inputs may hold function types.
+fn split_signature(signature: &str) -> (&str, &str) {
+    let mut depth = 0usize;
+    let mut previous = ' ';
+    for (position, character) in signature.char_indices() {
+        let arrow = previous == '-';
+        previous = character;
+        match character {
+            '(' | '<' => depth += 1,
+            '>' if arrow => {}
+            ')' | '>' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 && character == ')' {
+                    let (inputs, rest) = signature.split_at(position + 1);
+                    let output = rest.trim_start().strip_prefix("->").map(str::trim);
+                    return (inputs, output.unwrap_or("()"));
+                }
+            }
+            _ => {}
+        }
+    }
+    (signature, "()")
+}

@@ -1,0 +1,161 @@
+//! Native compilation in the driver: `pgpu compile`, `pgpu run` and
+//! `pgpu emit --stage llvm`.
+//!
+//! The program goes through the kernel pipeline
+//! (`pgpu_kernel_passes::KERNEL_PIPELINE`), the target's lowering to the
+//! LLVM dialect (`pgpu_backend_host::cpu_pipeline`), MLIR's translation to
+//! LLVM IR, LLVM's optimizer and code generator for the host, and the link
+//! with the runtime library (`pgpu_backend_host::link`). Every step runs in
+//! this process except the link (`cc`); the object file lives in a
+//! temporary directory, and the executable appears only when all steps
+//! succeeded.
+
+use crate::{PGPU_PASS_CRATES, load_module, read, run_pipeline};
+use clap::ValueEnum;
+use melior::{Context, ir::Module};
+use pgpu_backend_host::{HostError, Machine, link};
+use pgpu_pass_infra::tool;
+use std::path::Path;
+
+/// The device code is compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Target {
+    /// Kernels run on the CPU's cores (the runtime's thread pool).
+    Cpu,
+}
+
+/// Options of native compilation, shared by `compile`, `run` and `emit`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct NativeOptions {
+    /// The target device of the executable.
+    #[arg(long, value_enum, default_value_t = Target::Cpu)]
+    pub target: Target,
+    /// LLVM optimization level of the generated code (0 to 3).
+    #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt_level: u8,
+}
+
+fn report(error: HostError) {
+    eprintln!("error: {error}");
+}
+
+/// The native code generator for one set of options.
+pub struct Native {
+    options: NativeOptions,
+    machine: Machine,
+}
+
+impl Native {
+    pub fn new(options: &NativeOptions) -> Result<Self, ()> {
+        let machine = Machine::host(options.opt_level).map_err(report)?;
+        Ok(Self {
+            options: options.clone(),
+            machine,
+        })
+    }
+
+    /// The pipeline from the kernel stage to the LLVM dialect.
+    pub fn lowering_pipeline(&self) -> String {
+        match self.options.target {
+            Target::Cpu => pgpu_backend_host::cpu_pipeline(),
+        }
+    }
+
+    /// Lowers `module` (at the kernel stage) to optimized LLVM IR and hands
+    /// it to `use_module`.
+    fn with_llvm<T>(
+        &self,
+        context: &Context,
+        module: &mut Module,
+        name: &str,
+        text: &str,
+        use_module: impl FnOnce(&pgpu_backend_host::inkwell::module::Module) -> Result<T, HostError>,
+    ) -> Result<T, ()> {
+        run_pipeline(context, module, &self.lowering_pipeline(), name, text)?;
+        let llvm = pgpu_backend_host::inkwell::context::Context::create();
+        let translated = pgpu_backend_host::translate(module, &llvm).map_err(report)?;
+        self.machine.optimize(&translated).map_err(report)?;
+        use_module(&translated).map_err(report)
+    }
+
+    /// The optimized LLVM IR of `module` (at the kernel stage) as text.
+    pub fn to_llvm_ir(
+        &self,
+        context: &Context,
+        module: &mut Module,
+        name: &str,
+        text: &str,
+    ) -> Result<String, ()> {
+        self.with_llvm(context, module, name, text, |llvm| {
+            Ok(llvm.print_to_string().to_string())
+        })
+    }
+
+    /// Compiles `module` (at the kernel stage) into the executable `output`.
+    fn build_executable(
+        &self,
+        context: &Context,
+        module: &mut Module,
+        name: &str,
+        text: &str,
+        output: &Path,
+    ) -> Result<(), ()> {
+        let scratch = tempfile::tempdir()
+            .map_err(|error| eprintln!("error: cannot create a temporary directory: {error}"))?;
+        let object = scratch.path().join("program.o");
+        self.with_llvm(context, module, name, text, |llvm| {
+            self.machine.write_object(llvm, &object)
+        })?;
+        link::link_executable(&[object.as_path()], output)
+            .map_err(|error| report(HostError::Link(error)))
+    }
+}
+
+/// `pgpu compile FILE -o OUTPUT`.
+pub fn compile_file(
+    file: &str,
+    output: &Path,
+    options: &NativeOptions,
+    print_pipeline: bool,
+) -> Result<(), ()> {
+    let (name, text) = read(file)?;
+    let native = Native::new(options)?;
+    if print_pipeline {
+        eprintln!("{}", pgpu_kernel_passes::KERNEL_PIPELINE);
+        eprintln!("{}", native.lowering_pipeline());
+    }
+    let context = tool::create_context(PGPU_PASS_CRATES);
+    let mut module = load_module(&context, &name, &text)?;
+    run_pipeline(
+        &context,
+        &mut module,
+        pgpu_kernel_passes::KERNEL_PIPELINE,
+        &name,
+        &text,
+    )?;
+    native.build_executable(&context, &mut module, &name, &text, output)
+}
+
+/// `pgpu run FILE -- ARGS`: compiles into a temporary directory and runs;
+/// returns the program's exit status (128 + N after signal N).
+pub fn run_native(file: &str, options: &NativeOptions, args: &[String]) -> Result<i32, ()> {
+    let scratch = tempfile::tempdir()
+        .map_err(|error| eprintln!("error: cannot create a temporary directory: {error}"))?;
+    let program = scratch.path().join("program");
+    compile_file(file, &program, options, false)?;
+    let status = std::process::Command::new(&program)
+        .args(args)
+        .status()
+        .map_err(|error| eprintln!("error: cannot run the compiled program: {error}"))?;
+    if let Some(code) = status.code() {
+        return Ok(code);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return Ok(128 + signal);
+        }
+    }
+    Ok(1)
+}
