@@ -5,8 +5,10 @@
 //!    `scf.parallel` per kernel, `pgpu emit --stage kernels`) to the LLVM
 //!    dialect: `pgpu-lower-to-runtime` (host I/O, lists, collectives as
 //!    `pgpu-runtime` calls), `pgpu-outline-cpu-kernels` (kernels on the
-//!    runtime's thread pool), then upstream's conversions. It is one
-//!    textual pipeline, so `pgpu-opt --pass-pipeline=` replays it.
+//!    runtime's thread pool), upstream's bounds checks reported with the
+//!    kernel and source line (`pgpu-report-run-time-errors`; left out
+//!    when unchecked), then upstream's conversions. It is one textual
+//!    pipeline, so `pgpu-opt --pass-pipeline=` replays it.
 //! 2. [`translate`] turns the LLVM-dialect module into an LLVM module
 //!    (MLIR's translation, in process, into an inkwell context).
 //! 3. [`Machine::optimize`] runs LLVM's `default<On>` pipeline for the host
@@ -37,10 +39,22 @@ finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,conver
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,reconcile-unrealized-casts";
 
+/// Upstream's run-time checks (bounds of every memref access), reported
+/// with the kernel's name and source position.
+pub const RUN_TIME_CHECKS: &str =
+    "generate-runtime-verification{verbose-level=0},pgpu-report-run-time-errors";
+
 /// The pipeline from the kernel stage to the LLVM dialect for the CPU
-/// device.
-pub fn cpu_pipeline() -> String {
-    format!("builtin.module(pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{LLVM_LOWERING})")
+/// device, with run-time checks when `checked`.
+pub fn cpu_pipeline(checked: bool) -> String {
+    let checks = if checked {
+        format!("{RUN_TIME_CHECKS},")
+    } else {
+        String::new()
+    };
+    format!(
+        "builtin.module(pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}{LLVM_LOWERING})"
+    )
 }
 
 /// What can go wrong between the LLVM dialect and an executable.

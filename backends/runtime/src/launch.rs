@@ -16,7 +16,9 @@
 //! failed assertion): it prints
 //! `FILE:LINE:COL: error: in kernel NAME: MESSAGE` on stderr, after
 //! flushing stdout, and exits with status 1; the first thread to call it
-//! prints, others wait for the exit.
+//! prints, others wait for the exit. `pgpu_rt_host_error(function, file,
+//! line, col, message)` is the same for host code:
+//! `FILE:LINE:COL: error: in FUNCTION: MESSAGE`.
 
 use crate::error::{RtError, fatal, guard};
 use crate::pool::pool;
@@ -89,6 +91,44 @@ pub fn kernel_error_message(
     message: &str,
 ) -> String {
     format!("{file}:{line}:{col}: error: in kernel {kernel}: {message}")
+}
+
+/// The report of a host code's run-time error.
+pub fn host_error_message(
+    function: &str,
+    file: &str,
+    line: i32,
+    col: i32,
+    message: &str,
+) -> String {
+    format!("{file}:{line}:{col}: error: in {function}: {message}")
+}
+
+/// Reports an error in the host code of `function` at `file:line:col` and
+/// exits with status 1.
+///
+/// # Safety
+/// `function`, `file` and `message` are null or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pgpu_rt_host_error(
+    function: *const c_char,
+    file: *const c_char,
+    line: i32,
+    col: i32,
+    message: *const c_char,
+) -> ! {
+    let report = std::panic::catch_unwind(|| {
+        // SAFETY: the caller's contract.
+        let (function, file, message) = unsafe {
+            (
+                text_of(function, "<unknown>"),
+                text_of(file, "<unknown>"),
+                text_of(message, "error"),
+            )
+        };
+        host_error_message(&function, &file, line, col, &message)
+    });
+    fatal(&report.unwrap_or_else(|_| "error: in host code".into()))
 }
 
 /// Reports an error inside kernel `kernel` at `file:line:col` and exits

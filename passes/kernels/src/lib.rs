@@ -19,6 +19,8 @@
 //!   to calls of the `pgpu-runtime` C ABI (the backends' first step);
 //! * `pgpu-outline-cpu-kernels` runs host kernels on the CPU runtime's
 //!   thread pool (`pgpu_rt_parallel_for`);
+//! * `pgpu-report-run-time-errors` makes failed run-time checks report the
+//!   kernel and source line;
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -34,6 +36,7 @@ mod inline_spmd;
 mod ir;
 mod lower_to_runtime;
 mod outline_cpu_kernels;
+mod report_run_time_errors;
 mod runtime_calls;
 mod spawn_to_parallel;
 mod split_kernels;
@@ -46,6 +49,7 @@ pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use lower_to_runtime::LowerToRuntime;
 pub use outline_cpu_kernels::OutlineCpuKernels;
+pub use report_run_time_errors::ReportRunTimeErrors;
 pub use spawn_to_parallel::SpawnToParallel;
 pub use split_kernels::SplitKernels;
 pub use value_saving::{PrintSavedValues, SaveValues};
@@ -71,5 +75,6 @@ pgpu_pass_infra::declare_passes![
     SplitKernels,
     LowerToRuntime,
     OutlineCpuKernels,
+    ReportRunTimeErrors,
     SpawnToParallel
 ];

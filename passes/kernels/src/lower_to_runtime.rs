@@ -30,7 +30,7 @@
 use crate::{
     build::{Builder, Built, memref_element_type},
     ir::{Op, Val, element_bytes, string_ref},
-    runtime_calls::RuntimeCalls,
+    runtime_calls::{RuntimeCalls, escape_bytes},
 };
 use melior::ir::{OperationRef, Type, TypeLike, operation::OperationLike};
 use mlir_sys::mlirOperationGetContext;
@@ -209,14 +209,9 @@ impl Lowering {
             .ok_or_else(|| emit_error(op.melior_location(), "pgpu.printf without a format"))?;
         let name = format!("pgpu_format_{}", self.formats);
         self.formats += 1;
-        let mut escaped = String::new();
-        for byte in format.iter().chain(std::iter::once(&0u8)) {
-            if byte.is_ascii_graphic() && *byte != b'"' && *byte != b'\\' || *byte == b' ' {
-                escaped.push(*byte as char);
-            } else {
-                escaped.push_str(&format!("\\{byte:02X}"));
-            }
-        }
+        let mut terminated = format.clone();
+        terminated.push(0);
+        let escaped = escape_bytes(&terminated);
         self.runtime.parse_into_module(&format!(
             "llvm.mlir.global internal constant @{name}(\"{escaped}\") {{addr_space = 0 : i32}}"
         ))?;

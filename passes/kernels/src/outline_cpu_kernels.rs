@@ -292,7 +292,11 @@ impl Outliner {
         );
 
         // The kernel function, right after its host function.
-        let host_name = symbol_attribute(function, "sym_name").unwrap_or_default();
+        let mut host_name = symbol_attribute(function, "sym_name").unwrap_or_default();
+        if host_name == "pgpu_main" {
+            // The program's `@main`, renamed by `pgpu-lower-to-runtime`.
+            host_name = "main".to_string();
+        }
         let number = self.kernels_of.entry(host_name.clone()).or_insert(0);
         let name = format!("{host_name}_kernel{number}");
         *number += 1;

@@ -16,6 +16,8 @@ use pgpu_pass_infra::emit_error;
 pub(crate) struct RuntimeCalls {
     pub module: Op,
     declared: Vec<String>,
+    /// NUL-terminated string constants made so far: text and global name.
+    strings: Vec<(String, String)>,
 }
 
 impl RuntimeCalls {
@@ -23,6 +25,7 @@ impl RuntimeCalls {
         Self {
             module,
             declared: vec![],
+            strings: vec![],
         }
     }
 
@@ -94,6 +97,42 @@ impl RuntimeCalls {
         Ok(())
     }
 
+    /// The address (`!llvm.ptr`) of a NUL-terminated constant holding
+    /// `text`, one global per distinct text.
+    pub fn string_constant(&mut self, at: &Builder, text: &str) -> Built<Val> {
+        let name = match self.strings.iter().find(|(known, _)| known == text) {
+            Some((_, name)) => name.clone(),
+            None => {
+                let taken: Vec<String> = self
+                    .module
+                    .entry_block(0)
+                    .map(|body| body.ops())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|op| symbol_attribute(op, "sym_name"))
+                    .collect();
+                let name = (self.strings.len()..)
+                    .map(|number| format!("pgpu_string_{number}"))
+                    .find(|name| !taken.contains(name))
+                    .unwrap_or_default();
+                let mut bytes = text.as_bytes().to_vec();
+                bytes.push(0);
+                self.parse_into_module(&format!(
+                    "llvm.mlir.global internal constant @{name}(\"{}\") {{addr_space = 0 : i32}}",
+                    escape_bytes(&bytes)
+                ))?;
+                self.strings.push((text.to_string(), name.clone()));
+                name
+            }
+        };
+        at.value(
+            "llvm.mlir.addressof",
+            &[],
+            at.parse_type("!llvm.ptr")?,
+            &[("global_name", at.parse_attribute(&format!("@{name}"))?)],
+        )
+    }
+
     /// Calls `name` before `at`; returns its results.
     pub fn call(
         &mut self,
@@ -137,4 +176,17 @@ fn split_signature(signature: &str) -> (&str, &str) {
         }
     }
     (signature, "()")
+}
+
+/// `bytes` as the body of an MLIR string literal.
+pub(crate) fn escape_bytes(bytes: &[u8]) -> String {
+    let mut escaped = String::new();
+    for byte in bytes {
+        if byte.is_ascii_graphic() && *byte != b'"' && *byte != b'\\' || *byte == b' ' {
+            escaped.push(*byte as char);
+        } else {
+            escaped.push_str(&format!("\\{byte:02X}"));
+        }
+    }
+    escaped
 }

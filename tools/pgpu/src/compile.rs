@@ -33,6 +33,10 @@ pub struct NativeOptions {
     /// LLVM optimization level of the generated code (0 to 3).
     #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt_level: u8,
+    /// Leave out the run-time checks (bounds of every list access), which
+    /// report a failing kernel's name and source line.
+    #[arg(long)]
+    pub unchecked: bool,
 }
 
 fn report(error: HostError) {
@@ -57,7 +61,7 @@ impl Native {
     /// The pipeline from the kernel stage to the LLVM dialect.
     pub fn lowering_pipeline(&self) -> String {
         match self.options.target {
-            Target::Cpu => pgpu_backend_host::cpu_pipeline(),
+            Target::Cpu => pgpu_backend_host::cpu_pipeline(!self.options.unchecked),
         }
     }
 
