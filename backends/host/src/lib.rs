@@ -44,6 +44,29 @@ convert-cf-to-llvm,reconcile-unrealized-casts";
 pub const RUN_TIME_CHECKS: &str =
     "generate-runtime-verification{verbose-level=0},pgpu-report-run-time-errors";
 
+/// The pipeline from the kernel stage to the LLVM dialect for executables
+/// that run on a CUDA GPU or, when none is usable, on the CPU: every
+/// kernel gets a GPU version (`pgpu-offload-kernels`, upstream's kernel
+/// outlining and NVVM lowering, PTX for `chip` from LLVM's NVPTX backend at
+/// `opt_level`, embedded by `gpu-module-to-binary`) and keeps its CPU
+/// version (`pgpu-outline-cpu-kernels`). Launches go through upstream's
+/// `gpu-to-llvm`, i.e. the `mgpu*` functions of our runtime.
+pub fn cuda_pipeline(checked: bool, chip: &str, opt_level: u8, block_size: u32) -> String {
+    let checks = if checked {
+        format!("{RUN_TIME_CHECKS},")
+    } else {
+        String::new()
+    };
+    format!(
+        "builtin.module(pgpu-lower-to-runtime,pgpu-offload-kernels{{block-size={block_size}}},\
+pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
+expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
+finalize-memref-to-llvm{{use-generic-functions=true}},convert-arith-to-llvm,convert-math-to-llvm,\
+convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
+convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
+    )
+}
+
 /// The pipeline from the kernel stage to the LLVM dialect for the CPU
 /// device, with run-time checks when `checked`.
 pub fn cpu_pipeline(checked: bool) -> String {

@@ -17,6 +17,8 @@
 //!   collectives;
 //! * `pgpu-lower-to-runtime` lowers host I/O and `pgpu.list` collectives
 //!   to calls of the `pgpu-runtime` C ABI (the backends' first step);
+//! * `pgpu-offload-kernels` gives host kernels a GPU version chosen at
+//!   run time and keeps host code's list accesses coherent;
 //! * `pgpu-outline-cpu-kernels` runs host kernels on the CPU runtime's
 //!   thread pool (`pgpu_rt_parallel_for`);
 //! * `pgpu-report-run-time-errors` makes failed run-time checks report the
@@ -35,6 +37,7 @@ mod grid_fuse;
 mod inline_spmd;
 mod ir;
 mod lower_to_runtime;
+mod offload_kernels;
 mod outline_cpu_kernels;
 mod report_run_time_errors;
 mod runtime_calls;
@@ -48,6 +51,7 @@ pub use form_supersteps::FormSupersteps;
 pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use lower_to_runtime::LowerToRuntime;
+pub use offload_kernels::OffloadKernels;
 pub use outline_cpu_kernels::OutlineCpuKernels;
 pub use report_run_time_errors::ReportRunTimeErrors;
 pub use spawn_to_parallel::SpawnToParallel;
@@ -74,6 +78,7 @@ pgpu_pass_infra::declare_passes![
     DumpBufferGraph,
     SplitKernels,
     LowerToRuntime,
+    OffloadKernels,
     OutlineCpuKernels,
     ReportRunTimeErrors,
     SpawnToParallel

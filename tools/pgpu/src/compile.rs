@@ -22,6 +22,9 @@ use std::path::Path;
 pub enum Target {
     /// Kernels run on the CPU's cores (the runtime's thread pool).
     Cpu,
+    /// Kernels run on a CUDA GPU (PTX for `--chip`), or on the CPU when
+    /// no GPU is usable or the program is run with `--device cpu`.
+    Cuda,
 }
 
 /// Options of native compilation, shared by `compile`, `run` and `emit`.
@@ -30,6 +33,9 @@ pub struct NativeOptions {
     /// The target device of the executable.
     #[arg(long, value_enum, default_value_t = Target::Cpu)]
     pub target: Target,
+    /// The NVIDIA chip of the cuda target (`sm_XX`).
+    #[arg(long, default_value = "sm_90")]
+    pub chip: String,
     /// LLVM optimization level of the generated code (0 to 3).
     #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt_level: u8,
@@ -51,6 +57,14 @@ pub struct Native {
 
 impl Native {
     pub fn new(options: &NativeOptions) -> Result<Self, ()> {
+        let nvptx = pgpu_backend_nvptx::Options {
+            chip: options.chip.clone(),
+            opt_level: options.opt_level,
+            ..pgpu_backend_nvptx::Options::default()
+        };
+        nvptx
+            .validate()
+            .map_err(|error| eprintln!("error: {error}"))?;
         let machine = Machine::host(options.opt_level).map_err(report)?;
         Ok(Self {
             options: options.clone(),
@@ -62,6 +76,12 @@ impl Native {
     pub fn lowering_pipeline(&self) -> String {
         match self.options.target {
             Target::Cpu => pgpu_backend_host::cpu_pipeline(!self.options.unchecked),
+            Target::Cuda => pgpu_backend_host::cuda_pipeline(
+                !self.options.unchecked,
+                &self.options.chip,
+                self.options.opt_level,
+                pgpu_backend_nvptx::Options::default().block_size,
+            ),
         }
     }
 
@@ -80,6 +100,28 @@ impl Native {
         let translated = pgpu_backend_host::translate(module, &llvm).map_err(report)?;
         self.machine.optimize(&translated).map_err(report)?;
         use_module(&translated).map_err(report)
+    }
+
+    /// The PTX of `module`'s kernels (at the kernel stage; cuda target).
+    pub fn to_ptx(
+        &self,
+        context: &Context,
+        module: &mut Module,
+        name: &str,
+        text: &str,
+    ) -> Result<String, ()> {
+        let pipeline = pgpu_backend_host::cuda_pipeline(
+            !self.options.unchecked,
+            &self.options.chip,
+            self.options.opt_level,
+            pgpu_backend_nvptx::Options::default().block_size,
+        );
+        run_pipeline(context, module, &pipeline, name, text)?;
+        let mut printed = String::new();
+        for ptx in pgpu_backend_nvptx::extract_ptx(module) {
+            printed.push_str(&format!("// gpu.binary @{}\n{}\n", ptx.name, ptx.ptx));
+        }
+        Ok(printed)
     }
 
     /// The optimized LLVM IR of `module` (at the kernel stage) as text.

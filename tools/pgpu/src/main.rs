@@ -106,8 +106,10 @@ enum Stage {
     Supersteps,
     /// Host code plus one kernel (`scf.parallel`) per superstep.
     Kernels,
-    /// The optimized LLVM IR of the executable's code.
+    /// The optimized LLVM IR of the executable's host code.
     Llvm,
+    /// The PTX of the kernels (the cuda target's).
+    Ptx,
 }
 
 impl Stage {
@@ -116,7 +118,7 @@ impl Stage {
         match self {
             Stage::Pgpu => None,
             Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE),
-            Stage::Kernels | Stage::Llvm => Some(pgpu_kernel_passes::KERNEL_PIPELINE),
+            Stage::Kernels | Stage::Llvm | Stage::Ptx => Some(pgpu_kernel_passes::KERNEL_PIPELINE),
         }
     }
 }
@@ -299,6 +301,11 @@ fn emit(
         let llvm = compile::Native::new(native)?;
         let ir = llvm.to_llvm_ir(&context, &mut module, &name, &text)?;
         print!("{ir}");
+        return Ok(());
+    }
+    if let Stage::Ptx = stage {
+        let ptx = compile::Native::new(native)?.to_ptx(&context, &mut module, &name, &text)?;
+        print!("{ptx}");
         return Ok(());
     }
     let flags =

@@ -1,0 +1,518 @@
+//! `pgpu-offload-kernels{block-size=N}`: gives every host kernel (an
+//! outermost `scf.parallel` of host code) a GPU version, chosen at run time,
+//! and keeps host code's view of the lists coherent.
+//!
+//! Each kernel becomes
+//!
+//! ```text
+//! scf.if (pgpu_rt_device_is_cuda() != 0) {
+//!   pgpu_rt_launch_site("f kernel k", file, line, col)
+//!   %view = device view of every list the kernel uses (pgpu_rt_to_device)
+//!   gpu.launch blocks(ceil(n / N)) threads(N) {
+//!     %j = block_id * N + thread_id
+//!     scf.if (%j < n) { body with %i = lb + j * step, on the views }
+//!   }
+//! } else {
+//!   the original scf.parallel (for pgpu-outline-cpu-kernels)
+//! }  {pgpu.device_dispatch}
+//! ```
+//!
+//! A device view is the list's memref descriptor with both pointers
+//! replaced by the device address `pgpu_rt_to_device(aligned, write)`
+//! returns (the runtime keeps a device mirror of every host allocation;
+//! `write` when the kernel stores into the list, which makes the host copy
+//! stale). Upstream's `gpu-kernel-outlining` then turns the launches into
+//! `gpu.func` kernels and `gpu.launch_func`.
+//!
+//! Host code reads and writes lists in host memory: before each host
+//! access (`memref.load`/`store`/`copy`, and the pointer arguments of the
+//! runtime's `pgpu_rt_list_*` collectives) the pass calls
+//! `pgpu_rt_to_host(aligned, write)`, which copies the list back only when
+//! a kernel changed it. The call is hoisted out of enclosing loops and
+//! conditionals that launch nothing and call no user function, so a host
+//! loop over a list syncs once. Accesses in the CPU branch of a dispatch
+//! need no sync (that branch runs only on the CPU device).
+//!
+//! Kernels that call functions (printf, random numbers, user functions)
+//! or have results stay on the host: their accesses are host accesses.
+//! We write this pass because upstream's GPU mapping
+//! (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) maps every
+//! loop of a function and knows nothing of our runtime's device choice or
+//! memory mirrors.
+
+use crate::{
+    build::{Builder, Built},
+    inline_spmd::symbol_attribute,
+    ir::{Blk, Op, Val},
+    runtime_calls::RuntimeCalls,
+};
+use melior::ir::{
+    Block, OperationRef, Region, RegionLike, Type,
+    attribute::AttributeLike,
+    r#type::{MemRefType, ShapedTypeLike},
+};
+use pgpu_pass_infra::{PassOption, Pass, PassFailure, PassOptions, diagnostics::file_position};
+use std::collections::HashMap;
+
+/// The dispatch `scf.if` this pass builds.
+const DISPATCH: &str = "pgpu.device_dispatch";
+
+/// The pass.
+#[derive(Debug)]
+pub struct OffloadKernels {
+    block_size: i64,
+}
+
+impl Default for OffloadKernels {
+    fn default() -> Self {
+        Self { block_size: 256 }
+    }
+}
+
+impl Pass for OffloadKernels {
+    const ARGUMENT: &'static str = "pgpu-offload-kernels";
+    const SUMMARY: &'static str =
+        "Give host kernels a GPU version chosen at run time and keep host list accesses coherent";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+    const OPTIONS: &'static [PassOption] = &[PassOption {
+        name: "block-size",
+        description: "threads per block of the GPU kernels",
+        default: "256",
+    }];
+
+    fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
+        use melior::dialect::DialectHandle;
+        vec![
+            DialectHandle::func(),
+            DialectHandle::llvm(),
+            DialectHandle::arith(),
+            DialectHandle::scf(),
+            DialectHandle::gpu(),
+            DialectHandle::memref(),
+        ]
+    }
+
+    fn from_options(options: &PassOptions) -> Result<Self, String> {
+        let block_size: i64 = options.parse("block-size")?;
+        if !(1..=1024).contains(&block_size) {
+            return Err(format!(
+                "block-size {block_size} is not between 1 and 1024"
+            ));
+        }
+        Ok(Self { block_size })
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let module = Op::of(module);
+        let mut offload = Offload {
+            runtime: RuntimeCalls::new(module),
+            block_size: self.block_size,
+            kernels_of: HashMap::new(),
+            launches: HashMap::new(),
+        };
+        let kernels: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| op.is("scf.parallel") && is_host_op(*op))
+            .collect();
+        for kernel in kernels {
+            if is_offloadable(kernel) {
+                offload.offload(kernel)?;
+            }
+        }
+        offload.sync_host_accesses(module)
+    }
+}
+
+/// An op of host code: in a function, not in a GPU launch or module, not
+/// nested in an `scf.parallel`.
+fn is_host_op(op: Op) -> bool {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        let name = parent.name();
+        if name == "func.func" {
+            return true;
+        }
+        if name == "scf.parallel" || name.starts_with("gpu.") || name.starts_with("pgpu.") {
+            return false;
+        }
+        current = parent.parent();
+    }
+    false
+}
+
+/// A kernel the GPU can run: no results, one dimension, no calls.
+fn is_offloadable(kernel: Op) -> bool {
+    kernel.num_results() == 0
+        && kernel.num_operands() == 3
+        && !kernel.nested().iter().any(|op| {
+            let name = op.name();
+            name == "func.call" || name == "func.call_indirect" || name.starts_with("pgpu.")
+        })
+}
+
+fn defined_within(value: Val, scope: Op) -> bool {
+    match value.defining_op() {
+        Some(op) => op.is_within(scope),
+        None => {
+            // SAFETY: a live block argument.
+            let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
+            Blk(block)
+                .parent_op()
+                .is_some_and(|owner| owner.is_within(scope))
+        }
+    }
+}
+
+/// The LLVM descriptor type of a ranked memref type.
+fn descriptor_type(memref: &MemRefType) -> String {
+    let rank = memref.rank();
+    if rank == 0 {
+        "!llvm.struct<(ptr, ptr, i64)>".to_string()
+    } else {
+        format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
+    }
+}
+
+struct Offload {
+    runtime: RuntimeCalls,
+    block_size: i64,
+    kernels_of: HashMap<String, usize>,
+    /// Whether an op (transitively) launches kernels or calls a user
+    /// function.
+    launches: HashMap<Op, bool>,
+}
+
+impl Offload {
+    /// The aligned pointer of `memref` as `!llvm.ptr`.
+    fn aligned_pointer(&self, at: &Builder, memref: Val) -> Built<Val> {
+        let index = at.index_type();
+        let aligned = at.value(
+            "memref.extract_aligned_pointer_as_index",
+            &[memref],
+            index,
+            &[],
+        )?;
+        let i64_type = at.parse_type("i64")?;
+        let address = at.value("arith.index_cast", &[aligned], i64_type, &[])?;
+        at.value(
+            "llvm.inttoptr",
+            &[address],
+            at.parse_type("!llvm.ptr")?,
+            &[],
+        )
+    }
+
+    /// `memref` with its pointers replaced by the device mirror's.
+    fn device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
+        let ty = memref.melior_type();
+        let Ok(memref_type) = MemRefType::try_from(ty) else {
+            return Err(at.fail("internal error: a device view of a non-memref"));
+        };
+        let descriptor = at.parse_type(&descriptor_type(&memref_type))?;
+        let pointer = at.parse_type("!llvm.ptr")?;
+        let i32_type = at.parse_type("i32")?;
+        let host = at.value(
+            "builtin.unrealized_conversion_cast",
+            &[memref],
+            descriptor,
+            &[],
+        )?;
+        let position = |field: i64| at.parse_attribute(&format!("array<i64: {field}>"));
+        let aligned = at.value(
+            "llvm.extractvalue",
+            &[host],
+            pointer,
+            &[("position", position(1)?)],
+        )?;
+        let write = at.constant(i32_type, i64::from(write))?;
+        let device = self.runtime.call(
+            at,
+            "pgpu_rt_to_device",
+            &[aligned, write],
+            "(!llvm.ptr, i32) -> !llvm.ptr",
+        )?[0];
+        let first = at.value(
+            "llvm.insertvalue",
+            &[host, device],
+            descriptor,
+            &[("position", position(0)?)],
+        )?;
+        let both = at.value(
+            "llvm.insertvalue",
+            &[first, device],
+            descriptor,
+            &[("position", position(1)?)],
+        )?;
+        at.value("builtin.unrealized_conversion_cast", &[both], ty, &[])
+    }
+
+    fn offload(&mut self, kernel: Op) -> Built<()> {
+        let at = Builder::before(kernel);
+        let Some(function) = enclosing_function(kernel) else {
+            return Ok(());
+        };
+        let host_name = symbol_attribute(function, "sym_name").unwrap_or_default();
+        let host_name = if host_name == "pgpu_main" {
+            "main".to_string()
+        } else {
+            host_name
+        };
+        let number = self.kernels_of.entry(host_name.clone()).or_insert(0);
+        let site_name = format!("{host_name} kernel {number}");
+        *number += 1;
+
+        // Memrefs from outside, and whether the kernel stores into them.
+        let mut lists: Vec<(Val, bool)> = vec![];
+        for op in kernel.nested() {
+            for (index, operand) in op.operands().into_iter().enumerate() {
+                if defined_within(operand, kernel)
+                    || MemRefType::try_from(operand.melior_type()).is_err()
+                {
+                    continue;
+                }
+                let stores = match op.name().as_str() {
+                    "memref.store" => index == 1,
+                    "memref.load" => false,
+                    _ => true,
+                };
+                match lists.iter_mut().find(|(list, _)| *list == operand) {
+                    Some((_, write)) => *write |= stores,
+                    None => lists.push((operand, stores)),
+                }
+            }
+        }
+
+        // if (cuda) { ... } else { kernel }
+        let i32_type = at.parse_type("i32")?;
+        let is_cuda = self
+            .runtime
+            .call(&at, "pgpu_rt_device_is_cuda", &[], "() -> i32")?[0];
+        let zero = at.constant(i32_type, 0)?;
+        let on_gpu = at.cmpi(1, is_cuda, zero)?;
+        let (dispatch, then_yield, else_yield) = at.if_op(on_gpu, &[], true)?;
+        // SAFETY: live op; a unit attribute of its context.
+        unsafe {
+            mlir_sys::mlirOperationSetAttributeByName(
+                dispatch.0,
+                crate::ir::string_ref(DISPATCH),
+                at.unit_attribute().to_raw(),
+            )
+        };
+        let Some(else_yield) = else_yield else {
+            return Err(at.fail("internal error: dispatch without an else region"));
+        };
+        let gpu_side = kernel.clone_detached();
+        kernel.move_before(else_yield);
+
+        let inside = at.moved_to(then_yield).at_location_of(kernel);
+        let (file, line, column) = file_position(kernel.melior_location())
+            .map(|position| (position.file, position.line, position.column))
+            .unwrap_or_else(|| ("<unknown>".to_string(), 0, 0));
+        let site = [
+            self.runtime.string_constant(&inside, &site_name)?,
+            self.runtime.string_constant(&inside, &file)?,
+            inside.constant(i32_type, i64::from(line))?,
+            inside.constant(i32_type, i64::from(column))?,
+        ];
+        self.runtime.call(
+            &inside,
+            "pgpu_rt_launch_site",
+            &site,
+            "(!llvm.ptr, !llvm.ptr, i32, i32)",
+        )?;
+        let mut views = HashMap::new();
+        for (list, write) in &lists {
+            views.insert(*list, self.device_view(&inside, *list, *write)?);
+        }
+        let (lower, upper, step) = (kernel.operand(0), kernel.operand(1), kernel.operand(2));
+        let index = inside.index_type();
+        let span = inside.value("arith.subi", &[upper, lower], index, &[])?;
+        let trips = inside.value("arith.ceildivsi", &[span, step], index, &[])?;
+        let block_size = inside.index(self.block_size)?;
+        let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
+        let one = inside.index(1)?;
+        // Launch nothing for an empty range.
+        let positive = inside.cmpi(4, trips, inside.index(0)?)?;
+        let (_, launch_yield, _) = inside.if_op(positive, &[], false)?;
+        let launcher = inside.moved_to(launch_yield);
+        let segments = launcher.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])?;
+        let arguments: Vec<(Type, melior::ir::Location)> =
+            (0..12).map(|_| (index, kernel.melior_location())).collect();
+        let body = Block::new(&arguments);
+        let region = Region::new();
+        region.append_block(body);
+        let launch = launcher.op_with_regions(
+            "gpu.launch",
+            &[blocks, one, one, block_size, one, one],
+            &[],
+            &[("operandSegmentSizes", segments)],
+            vec![region],
+        )?;
+        let Some(launch_body) = launch.entry_block(0) else {
+            return Err(at.fail("internal error: gpu.launch without a body"));
+        };
+        let terminator = melior::ir::operation::OperationBuilder::new(
+            "gpu.terminator",
+            kernel.melior_location(),
+        )
+        .build()
+        .map_err(|error| at.fail(&format!("cannot build gpu.terminator: {error}")))?;
+        let terminator = launch_body.append(terminator);
+        let thread = at.moved_to(terminator).at_location_of(kernel);
+        let ids = launch_body.arguments();
+        // Block ids are arguments 0..3, thread ids 3..6.
+        let scaled = thread.value("arith.muli", &[ids[0], block_size], index, &[])?;
+        let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
+        let in_range = thread.cmpi(2, linear, trips)?;
+        let (_, body_yield, _) = thread.if_op(in_range, &[], false)?;
+        let lane = thread.moved_to(body_yield);
+        let strided = lane.value("arith.muli", &[linear, step], index, &[])?;
+        let induction = lane.value("arith.addi", &[lower, strided], index, &[])?;
+
+        // The kernel body, cloned, on the device views.
+        at.insert_detached(gpu_side);
+        let Some(gpu_body) = gpu_side.entry_block(0) else {
+            return Err(at.fail("internal error: kernel without a body"));
+        };
+        for argument in gpu_body.arguments() {
+            argument.replace_all_uses(induction);
+        }
+        for op in gpu_side.nested() {
+            for (position, operand) in op.operands().into_iter().enumerate() {
+                if let Some(view) = views.get(&operand) {
+                    op.set_operand(position, *view);
+                }
+            }
+        }
+        for op in gpu_body.ops() {
+            if op.is("scf.reduce") {
+                continue;
+            }
+            op.move_before(body_yield);
+        }
+        gpu_side.erase();
+        Ok(())
+    }
+
+    /// Whether `op` launches kernels or calls a user function (which may).
+    fn launches(&mut self, op: Op) -> bool {
+        if let Some(known) = self.launches.get(&op) {
+            return *known;
+        }
+        let found = op.nested().into_iter().chain([op]).any(|inner| {
+            inner.is("gpu.launch")
+                || inner.has_attribute(DISPATCH)
+                || (inner.is("func.call")
+                    && !symbol_attribute(inner, "callee")
+                        .is_some_and(|callee| callee.starts_with("pgpu_rt_")))
+        });
+        self.launches.insert(op, found);
+        found
+    }
+
+    /// Where a host sync of `list` for the access `op` goes: before the
+    /// outermost enclosing loop or conditional that launches nothing and
+    /// does not define the list.
+    fn sync_point(&mut self, op: Op, list: Val) -> Op {
+        let mut point = op;
+        while let Some(parent) = point.parent() {
+            let hoistable = matches!(
+                parent.name().as_str(),
+                "scf.for" | "scf.while" | "scf.if" | "scf.parallel" | "scf.execute_region"
+            ) && !parent.has_attribute(DISPATCH);
+            if !hoistable || defined_within(list, parent) || self.launches(parent) {
+                break;
+            }
+            point = parent;
+        }
+        point
+    }
+
+    fn sync_host_accesses(&mut self, module: Op) -> Built<()> {
+        let mut requests: Vec<(Op, Val, bool)> = vec![];
+        for op in module.nested() {
+            if !is_host_access_site(op) {
+                continue;
+            }
+            let accesses: Vec<(Val, bool)> = match op.name().as_str() {
+                "memref.load" => vec![(op.operand(0), false)],
+                "memref.store" => vec![(op.operand(1), true)],
+                "memref.copy" => vec![(op.operand(0), false), (op.operand(1), true)],
+                "memref.atomic_rmw" => vec![(op.operand(1), true)],
+                "func.call" => {
+                    if !symbol_attribute(op, "callee")
+                        .is_some_and(|callee| callee.starts_with("pgpu_rt_list_"))
+                    {
+                        continue;
+                    }
+                    op.operands()
+                        .into_iter()
+                        .filter(|operand| operand.melior_type().to_string() == "!llvm.ptr")
+                        .map(|operand| (operand, true))
+                        .collect()
+                }
+                _ => continue,
+            };
+            for (list, write) in accesses {
+                let point = if op.is("func.call") {
+                    op
+                } else {
+                    self.sync_point(op, list)
+                };
+                match requests
+                    .iter_mut()
+                    .find(|(at, known, _)| *at == point && *known == list)
+                {
+                    Some((_, _, known_write)) => *known_write |= write,
+                    None => requests.push((point, list, write)),
+                }
+            }
+        }
+        for (point, list, write) in requests {
+            let at = Builder::before(point);
+            let pointer = if list.melior_type().to_string() == "!llvm.ptr" {
+                list
+            } else {
+                self.aligned_pointer(&at, list)?
+            };
+            let write = at.constant(at.parse_type("i32")?, i64::from(write))?;
+            self.runtime.call(
+                &at,
+                "pgpu_rt_to_host",
+                &[pointer, write],
+                "(!llvm.ptr, i32)",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A host op whose list accesses need a sync: host code outside GPU
+/// launches and outside the CPU branch of a dispatch.
+fn is_host_access_site(op: Op) -> bool {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        let name = parent.name();
+        if name == "func.func" {
+            return true;
+        }
+        if name.starts_with("gpu.") || name.starts_with("pgpu.") || parent.has_attribute(DISPATCH)
+        {
+            return false;
+        }
+        current = parent.parent();
+    }
+    false
+}
+
+fn enclosing_function(op: Op) -> Option<Op> {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        if parent.is("func.func") {
+            return Some(parent);
+        }
+        current = parent.parent();
+    }
+    None
+}
