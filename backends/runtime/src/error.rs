@@ -5,7 +5,8 @@
 //! ever happen, a Rust panic, caught with `catch_unwind` so that no unwind
 //! crosses the FFI boundary) flushes stdout, prints
 //! `pgpu runtime: error: MESSAGE` on stderr and exits the process with
-//! status 1. Only the first failing thread prints; others that fail at the
+//! status 1. A kernel fault ([`RtError::Kernel`]) is printed as its
+//! source-located report instead. Only the first failing thread prints; others that fail at the
 //! same time wait for the exit.
 
 use std::io::Write;
@@ -70,6 +71,24 @@ pub enum RtError {
     BadMark { mark: i64 },
     #[error("internal error: {0}")]
     Internal(String),
+    /// A failed CUDA driver call: the call, the error's name
+    /// (`CUDA_ERROR_...`) and the driver's description of it.
+    #[error("{call} failed: {name}: {message}")]
+    Cuda {
+        call: &'static str,
+        name: String,
+        message: String,
+    },
+    /// The device cannot be chosen or used (`--device`, `PGPU_DEVICE`, a
+    /// kernel launch on the cpu device).
+    #[error("{0}")]
+    Device(String),
+    /// A fault of a kernel, already formatted as
+    /// `FILE:LINE:COL: error: in kernel NAME: MESSAGE` (see
+    /// [`crate::launch::kernel_error_message`]), maybe followed by note
+    /// lines; printed as it is, without the `pgpu runtime: error:` prefix.
+    #[error("{report}")]
+    Kernel { report: String },
 }
 
 /// Serializes fatal reports so that one message is printed whole.
@@ -87,9 +106,13 @@ pub fn fatal(message: &str) -> ! {
     std::process::exit(1)
 }
 
-/// Reports `error` as `pgpu runtime: error: ...` and exits with status 1.
+/// Reports `error` as `pgpu runtime: error: ...` (a kernel fault as its
+/// own report) and exits with status 1.
 pub fn fail(error: &RtError) -> ! {
-    fatal(&format!("pgpu runtime: error: {error}"))
+    match error {
+        RtError::Kernel { report } => fatal(report),
+        _ => fatal(&format!("pgpu runtime: error: {error}")),
+    }
 }
 
 /// Runs the body of an exported function: its value, or the report of its

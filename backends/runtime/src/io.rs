@@ -2,7 +2,9 @@
 //! `pgpu.wtime`, `pgpu.rand_seed` and `pgpu.rand_u32` ops.
 //!
 //! **Arguments.** `pgpu_rt_init(argc, argv)` records `argv[1 ..]` (the
-//! arguments after the program name) for `argi`, and starts the clock.
+//! arguments after the program name) for `argi`, less the runtime's own
+//! `--device cpu|cuda` flag, which chooses the device ([`crate::device`]),
+//! and starts the clock.
 //! `pgpu_rt_argi(k, default)` is the `k`-th recorded argument (from 0)
 //! parsed as a decimal integer (surrounding white space allowed), or
 //! `default` when there are fewer arguments or `k` is negative. An argument
@@ -15,7 +17,8 @@
 //! **Clock.** `pgpu_rt_wtime()` is the seconds since `pgpu_rt_init` (or
 //! the first runtime clock read), from the monotonic clock (nanosecond
 //! resolution). The CPU device runs kernels synchronously, so a read
-//! follows all launched work.
+//! follows all launched work; on the cuda device the call first waits for
+//! all device work, so host timings of kernels are right.
 //!
 //! **Random numbers.** `pgpu_rt_rand_seed(s)` sets the SplitMix64 state to
 //! `s`; `pgpu_rt_rand_u32()` advances it and returns the next number's bits
@@ -217,8 +220,9 @@ pub unsafe extern "C" fn pgpu_rt_init(argc: i32, argv: *const *const c_char) {
                 args.push(text.to_string_lossy().into_owned());
             }
         }
+        let device = crate::device::take_device_flag(&mut args)?;
         set_args(args);
-        Ok(())
+        crate::device::init(device)
     })
 }
 
@@ -236,10 +240,13 @@ pub extern "C" fn pgpu_rt_argi_width(k: i64, default: i64, width: i32) -> i64 {
     guard(|| argi(k, default, width.clamp(1, 64) as u32))
 }
 
-/// Seconds since `pgpu_rt_init`.
+/// Seconds since `pgpu_rt_init`, after all device work.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_wtime() -> f64 {
-    guard(|| Ok(wtime()))
+    guard(|| {
+        crate::device::synchronize()?;
+        Ok(wtime())
+    })
 }
 
 /// Seeds the generator of `pgpu_rt_rand_u32`.

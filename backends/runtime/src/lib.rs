@@ -18,13 +18,26 @@
 //! | `pgpu_rt_list_reduce`, `_scan`, `_sort_idx`, `_compact`, `_split`, `_expand` | [`list_abi`] (codes in [`elem`]) |
 //! | `pgpu_rt_parallel_for(i64 n, body, u8 *context)`, `pgpu_rt_cpu_threads() -> i32` | [`launch`] |
 //! | `pgpu_rt_kernel_error(char *kernel, char *file, i32 line, i32 col, char *message)` | [`launch`] |
+//! | `pgpu_rt_device_is_cuda() -> i32`, `pgpu_rt_device_synchronize()` | [`device`] |
+//! | `pgpu_rt_to_device(u8 *ptr, i32 write) -> u8*`, `pgpu_rt_to_host(u8 *ptr, i32 write)` | [`mirror`] |
+//! | `pgpu_rt_launch_site(char *kernel, char *file, i32 line, i32 col)` | [`mgpu`] |
+//! | MLIR's `mgpu*` GPU runtime ABI (modules, launches, streams, events, memory) | [`mgpu`] |
+//! | `pgpu_rt_host_error(char *function, char *file, i32 line, i32 col, char *message)` | [`launch`] |
 //!
 //! Errors are values ([`error::RtError`]) inside the crate; the exported
 //! functions report them (and any panic, which never crosses the FFI
 //! boundary) as `pgpu runtime: error: ...` on stderr and exit with
-//! status 1. Only the CPU device exists so far; its kernels and
-//! collectives run on one persistent thread pool ([`pool`]).
+//! status 1 (a kernel's fault as `FILE:LINE:COL: error: in kernel ...`).
+//!
+//! Two devices ([`device`]): `cpu`, whose kernels and collectives run on
+//! one persistent thread pool ([`pool`]), and `cuda` ([`cuda`]: the driver
+//! API loaded at run time with `dlopen`, so executables need no CUDA
+//! library to start), where lists live in runtime host memory with lazily
+//! created device mirrors ([`mirror`]) and kernels are launched through
+//! the `mgpu*` ABI ([`mgpu`]).
 
+pub mod cuda;
+pub mod device;
 pub mod elem;
 pub mod error;
 pub mod io;
@@ -32,6 +45,8 @@ pub mod launch;
 pub mod list;
 pub mod list_abi;
 pub mod memory;
+pub mod mgpu;
+pub mod mirror;
 pub mod pool;
 pub mod printf;
 

@@ -23,6 +23,10 @@
 //! a `dtempnew` list allocated that way is recorded with
 //! `pgpu_rt_dtemp_register(ptr)` so that `pgpu_rt_dtempfree` frees it.
 //!
+//! Every block is recorded in the table of [`crate::mirror`] (host address
+//! and length), where the cuda device keeps its device mirror; freeing a
+//! block frees its mirror.
+//!
 //! Out of memory (or a negative or too large size) is reported as
 //! `pgpu runtime: error: out of memory allocating N bytes` and exits with
 //! status 1.
@@ -49,20 +53,24 @@ pub fn alloc(bytes: i64) -> Result<*mut u8, RtError> {
     }
     // SAFETY: the block starts with ALIGN >= size_of::<usize>() header
     // bytes, aligned for a usize.
-    unsafe {
+    let ptr = unsafe {
         base.cast::<usize>().write(size);
-        Ok(base.add(ALIGN))
-    }
+        base.add(ALIGN)
+    };
+    crate::mirror::register(ptr, size);
+    Ok(ptr)
 }
 
-/// Frees a block of [`alloc`]; null is ignored.
+/// Frees a block of [`alloc`] and its device mirror; null is ignored.
+/// An error of freeing the mirror leaves the host block allocated.
 ///
 /// # Safety
 /// `ptr` is null or a live block returned by [`alloc`].
-pub unsafe fn free(ptr: *mut u8) {
+pub unsafe fn free(ptr: *mut u8) -> Result<(), RtError> {
     if ptr.is_null() {
-        return;
+        return Ok(());
     }
+    crate::mirror::release(ptr)?;
     // SAFETY: the caller passes a block of `alloc`, whose header is ALIGN
     // bytes before it.
     unsafe {
@@ -72,6 +80,7 @@ pub unsafe fn free(ptr: *mut u8) {
             std::alloc::dealloc(base, layout);
         }
     }
+    Ok(())
 }
 
 /// The dtemp blocks, oldest first (addresses).
@@ -106,7 +115,7 @@ pub fn dtempfree(mark: i64) -> Result<(), RtError> {
     for &block in blocks.iter().rev() {
         // SAFETY: recorded by `dtempnew`, freed once (removed from the
         // stack above).
-        unsafe { free(block as *mut u8) };
+        unsafe { free(block as *mut u8) }?;
     }
     Ok(())
 }
@@ -124,10 +133,7 @@ pub extern "C" fn pgpu_rt_alloc(bytes: i64) -> *mut u8 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pgpu_rt_free(ptr: *mut u8) {
     // SAFETY: the caller's contract.
-    guard(|| {
-        unsafe { free(ptr) };
-        Ok(())
-    })
+    guard(|| unsafe { free(ptr) })
 }
 
 /// The current height of the dtemp stack.
@@ -198,10 +204,10 @@ mod tests {
         bytes.fill(7);
         // SAFETY: blocks of `alloc`.
         unsafe {
-            free(a);
-            free(b);
-            free(c);
-            free(std::ptr::null_mut());
+            free(a).unwrap();
+            free(b).unwrap();
+            free(c).unwrap();
+            free(std::ptr::null_mut()).unwrap();
         }
     }
 

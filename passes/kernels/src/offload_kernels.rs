@@ -33,8 +33,11 @@
 //! loop over a list syncs once. Accesses in the CPU branch of a dispatch
 //! need no sync (that branch runs only on the CPU device).
 //!
-//! Kernels that call functions (printf, random numbers, user functions)
-//! or have results stay on the host: their accesses are host accesses.
+//! Kernels that call functions (printf, random numbers, user functions),
+//! read host globals or have results stay on the host: their accesses are
+//! host accesses. Host stack cells (`memref.alloca`) that kernels use
+//! become runtime allocations freed at the end of their block, so that
+//! they have device mirrors.
 //! We write this pass because upstream's GPU mapping
 //! (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) maps every
 //! loop of a function and knows nothing of our runtime's device choice or
@@ -115,6 +118,18 @@ impl Pass for OffloadKernels {
             .into_iter()
             .filter(|op| op.is("scf.parallel") && is_host_op(*op))
             .collect();
+        for alloca in module.nested() {
+            if alloca.is("memref.alloca")
+                && is_host_op(alloca)
+                && alloca.result(0).uses().iter().any(|found| {
+                    kernels
+                        .iter()
+                        .any(|kernel| found.owner.is_within(*kernel))
+                })
+            {
+                heap_allocate(alloca)?;
+            }
+        }
         for kernel in kernels {
             if is_offloadable(kernel) {
                 offload.offload(kernel)?;
@@ -141,14 +156,39 @@ fn is_host_op(op: Op) -> bool {
     false
 }
 
-/// A kernel the GPU can run: no results, one dimension, no calls.
+/// A kernel the GPU can run: no results, one dimension, no calls, no
+/// host globals.
 fn is_offloadable(kernel: Op) -> bool {
     kernel.num_results() == 0
         && kernel.num_operands() == 3
         && !kernel.nested().iter().any(|op| {
             let name = op.name();
-            name == "func.call" || name == "func.call_indirect" || name.starts_with("pgpu.")
+            name == "func.call"
+                || name == "func.call_indirect"
+                || name == "memref.get_global"
+                || name.starts_with("pgpu.")
         })
+}
+
+/// Replaces a host `memref.alloca` that kernels use by `memref.alloc`
+/// (runtime memory, which has a device mirror), freed at the end of its
+/// block.
+fn heap_allocate(alloca: Op) -> Built<()> {
+    let at = Builder::before(alloca);
+    let Some(terminator) = alloca.block_of().terminator() else {
+        return Ok(());
+    };
+    let count = i32::try_from(alloca.num_operands()).unwrap_or(0);
+    let segments = at.segment_sizes(&[count, 0])?;
+    let list = at.value(
+        "memref.alloc",
+        &alloca.operands(),
+        alloca.result(0).melior_type(),
+        &[("operandSegmentSizes", segments)],
+    )?;
+    alloca.result(0).replace_all_uses(list);
+    alloca.erase();
+    at.moved_to(terminator).dealloc(list)
 }
 
 fn defined_within(value: Val, scope: Op) -> bool {
@@ -455,6 +495,9 @@ impl Offload {
                 _ => continue,
             };
             for (list, write) in accesses {
+                if is_host_only_memory(list) {
+                    continue;
+                }
                 let point = if op.is("func.call") {
                     op
                 } else {
@@ -486,6 +529,22 @@ impl Offload {
         }
         Ok(())
     }
+}
+
+/// Whether `list` is a view of host stack or global memory (which has no
+/// device mirror and needs no sync).
+fn is_host_only_memory(list: Val) -> bool {
+    let mut current = list;
+    while let Some(op) = current.defining_op() {
+        match op.name().as_str() {
+            "memref.alloca" | "memref.get_global" => return true,
+            "memref.cast" | "memref.subview" | "memref.reinterpret_cast" | "memref.view" => {
+                current = op.operand(0);
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// A host op whose list accesses need a sync: host code outside GPU

@@ -63,10 +63,12 @@ impl Pass for ReportRunTimeErrors {
     }
 }
 
+/// GPU code keeps its `cf.assert`s: `convert-gpu-to-nvvm` makes them device
+/// assertions, which the runtime reports at the launch site.
 fn within_gpu_module(op: Op) -> bool {
     let mut current = op.parent();
     while let Some(parent) = current {
-        if parent.is("gpu.module") {
+        if parent.is("gpu.module") || parent.is("gpu.launch") {
             return true;
         }
         current = parent.parent();

@@ -1,0 +1,508 @@
+//! The CUDA device: driver, context, the runtime stream, launches and the
+//! reports of their errors.
+//!
+//! **Start-up.** [`probe`] loads the driver ([`driver`]), runs `cuInit` and
+//! counts devices, once per process; it decides whether a CUDA device is
+//! usable at all (see [`crate::device`]). [`runtime`] starts the device on
+//! first use: the primary context of the chosen ordinal (0, or the one of
+//! `mgpuSetDefaultDevice`), made current on each thread that calls in (a
+//! thread-local flag makes that one driver call per thread), and one
+//! stream. Nothing here is touched on the cpu device.
+//!
+//! **One stream.** All device work of the process goes to one runtime
+//! stream, created non-blocking: mirror copies ([`crate::mirror`]),
+//! launches, and the `mgpu*` copies and memsets, whatever stream handle
+//! generated code passes (`mgpuStreamCreate` returns this stream and
+//! `mgpuStreamDestroy` leaves it alone). So a copy queued by
+//! `pgpu_rt_to_device` is ordered before the launch that reads it, and one
+//! stream synchronization (`pgpu_rt_to_host`, `pgpu_rt_wtime`,
+//! `pgpu_rt_device_synchronize`, `mgpuStreamSynchronize`) waits for all
+//! device work. BSGP programs are sequences of dependent supersteps, so
+//! nothing is lost by not running kernels concurrently, and no stream is
+//! created or destroyed per launch (upstream's synchronous `gpu.launch_func`
+//! lowering creates and destroys one each time).
+//!
+//! **Errors.** Every driver call is checked; a failure is an
+//! [`RtError::Cuda`] with the call, the error's name and the driver's
+//! description. Launches record their source site ([`sites`]): a launch
+//! the driver refuses is reported at its site, and a kernel fault that a
+//! later call reports (any call for a sticky fault such as
+//! `CUDA_ERROR_ILLEGAL_ADDRESS`, any error of a synchronization) becomes an
+//! [`RtError::Kernel`] naming the launches outstanding since the last
+//! successful synchronization.
+
+pub mod driver;
+pub mod sites;
+
+use crate::error::RtError;
+use crate::mirror::Backend;
+use driver::*;
+use sites::{Outstanding, Site};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The loaded driver after `cuInit`, or why there is none.
+static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
+
+fn open_driver() -> Result<Driver, String> {
+    let driver = Driver::load(LIBRARY)?;
+    // SAFETY: driver calls with valid out-pointers.
+    let code = unsafe { (driver.cuInit)(0) };
+    if code != CUDA_SUCCESS {
+        let (name, message) = driver.error_text(code);
+        return Err(format!("cuInit failed: {name}: {message}"));
+    }
+    let mut count: c_int = 0;
+    // SAFETY: as above.
+    let code = unsafe { (driver.cuDeviceGetCount)(&mut count) };
+    if code != CUDA_SUCCESS {
+        let (name, message) = driver.error_text(code);
+        return Err(format!("cuDeviceGetCount failed: {name}: {message}"));
+    }
+    if count < 1 {
+        return Err("the driver sees no CUDA device".into());
+    }
+    Ok(driver)
+}
+
+/// The driver, loaded and initialized, with at least one device.
+pub fn driver() -> Result<&'static Driver, String> {
+    DRIVER
+        .get_or_init(open_driver)
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Whether a CUDA device is usable, or why not.
+pub fn probe() -> Result<(), String> {
+    driver().map(|_| ())
+}
+
+/// The started CUDA device.
+pub struct Runtime {
+    pub driver: &'static Driver,
+    pub ordinal: i32,
+    pub device: CUdevice,
+    pub context: CUcontext,
+    /// The one stream of all device work.
+    pub stream: CUstream,
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub capability: (i32, i32),
+    /// Shared memory a block may have when a kernel opts in.
+    pub max_shared_optin: i32,
+}
+
+// SAFETY: the handles are process-wide driver objects, usable from any
+// thread on which the context is current (see `make_current`).
+unsafe impl Send for Runtime {}
+// SAFETY: as above; the driver is thread-safe.
+unsafe impl Sync for Runtime {}
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+static STARTING: Mutex<()> = Mutex::new(());
+/// The device ordinal the runtime starts on.
+static ORDINAL: AtomicI32 = AtomicI32::new(0);
+
+thread_local! {
+    /// Whether the runtime's context is current on this thread.
+    static CURRENT: Cell<bool> = const { Cell::new(false) };
+    /// The site of this thread's next launch.
+    static NEXT_SITE: RefCell<Option<Site>> = const { RefCell::new(None) };
+}
+
+/// The launches since the last successful synchronization.
+static OUTSTANDING: Mutex<Outstanding> = Mutex::new(Outstanding::new());
+/// The kernel names of function handles (for reports without a site).
+static FUNCTION_NAMES: Mutex<Option<HashMap<usize, String>>> = Mutex::new(None);
+
+fn outstanding() -> MutexGuard<'static, Outstanding> {
+    OUTSTANDING
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// The started device, if it has been started.
+pub fn started() -> Option<&'static Runtime> {
+    RUNTIME.get()
+}
+
+/// The CUDA device, started on first use and current on this thread.
+pub fn runtime() -> Result<&'static Runtime, RtError> {
+    let runtime = match RUNTIME.get() {
+        Some(runtime) => runtime,
+        None => start()?,
+    };
+    if !CURRENT.get() {
+        // SAFETY: a live context.
+        let code = unsafe { (runtime.driver.cuCtxSetCurrent)(runtime.context) };
+        runtime.check("cuCtxSetCurrent", code)?;
+        CURRENT.set(true);
+    }
+    Ok(runtime)
+}
+
+/// Chooses the device ordinal the runtime starts on; an error once it has
+/// started on another.
+pub fn set_ordinal(ordinal: i32) -> Result<(), RtError> {
+    let _lock = STARTING.lock().unwrap_or_else(|poison| poison.into_inner());
+    match RUNTIME.get() {
+        Some(runtime) if runtime.ordinal != ordinal => Err(RtError::Device(format!(
+            "mgpuSetDefaultDevice({ordinal}): the program already runs on CUDA device {}",
+            runtime.ordinal
+        ))),
+        _ => {
+            ORDINAL.store(ordinal, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+}
+
+fn start() -> Result<&'static Runtime, RtError> {
+    let _lock = STARTING.lock().unwrap_or_else(|poison| poison.into_inner());
+    if let Some(runtime) = RUNTIME.get() {
+        return Ok(runtime);
+    }
+    let driver =
+        driver().map_err(|why| RtError::Device(format!("no usable CUDA device: {why}")))?;
+    let check = |call: &'static str, code: CUresult| {
+        if code == CUDA_SUCCESS {
+            Ok(())
+        } else {
+            let (name, message) = driver.error_text(code);
+            Err(RtError::Cuda {
+                call,
+                name,
+                message,
+            })
+        }
+    };
+    let ordinal = ORDINAL.load(Ordering::Relaxed);
+    let mut device: CUdevice = 0;
+    let mut context: CUcontext = std::ptr::null_mut();
+    let mut stream: CUstream = std::ptr::null_mut();
+    let mut name = [0 as c_char; 256];
+    // SAFETY: driver calls with valid out-pointers; the context is the
+    // device's primary context, retained for the life of the process.
+    unsafe {
+        check("cuDeviceGet", (driver.cuDeviceGet)(&mut device, ordinal))?;
+        check(
+            "cuDevicePrimaryCtxRetain",
+            (driver.cuDevicePrimaryCtxRetain)(&mut context, device),
+        )?;
+        check("cuCtxSetCurrent", (driver.cuCtxSetCurrent)(context))?;
+        check(
+            "cuStreamCreate",
+            (driver.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING),
+        )?;
+        check(
+            "cuDeviceGetName",
+            (driver.cuDeviceGetName)(name.as_mut_ptr(), name.len() as c_int - 1, device),
+        )?;
+    }
+    CURRENT.set(true);
+    let attribute = |which: c_int| -> Result<i32, RtError> {
+        let mut value: c_int = 0;
+        // SAFETY: a valid out-pointer and device.
+        check("cuDeviceGetAttribute", unsafe {
+            (driver.cuDeviceGetAttribute)(&mut value, which, device)
+        })?;
+        Ok(value)
+    };
+    let capability = (
+        attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+    );
+    let max_shared_optin = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+    // SAFETY: cuDeviceGetName wrote a NUL-terminated string (the buffer's
+    // last byte is never written and is NUL).
+    let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let _ = RUNTIME.set(Runtime {
+        driver,
+        ordinal,
+        device,
+        context,
+        stream,
+        name,
+        capability,
+        max_shared_optin,
+    });
+    RUNTIME
+        .get()
+        .ok_or_else(|| RtError::Internal("the CUDA runtime did not start".into()))
+}
+
+/// Records the site of this thread's next launch.
+pub fn set_launch_site(site: Site) {
+    NEXT_SITE.with(|next| *next.borrow_mut() = Some(site));
+}
+
+fn take_launch_site() -> Option<Site> {
+    NEXT_SITE.with(|next| next.borrow_mut().take())
+}
+
+/// Remembers the kernel name of a function handle.
+pub fn name_function(function: CUfunction, name: &str) {
+    let mut names = FUNCTION_NAMES
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner());
+    names
+        .get_or_insert_with(HashMap::new)
+        .insert(function as usize, name.into());
+}
+
+fn function_name(function: CUfunction) -> String {
+    let names = FUNCTION_NAMES
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner());
+    names
+        .as_ref()
+        .and_then(|names| names.get(&(function as usize)).cloned())
+        .unwrap_or_else(|| format!("{function:p}"))
+}
+
+/// The grid, block and cluster shape of a launch, as generated code
+/// passes them (index values).
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub grid: [isize; 3],
+    pub block: [isize; 3],
+    pub cluster: Option<[isize; 3]>,
+    pub shared_bytes: i32,
+}
+
+impl Runtime {
+    /// The stream for a handle that generated code passed: always the
+    /// runtime stream (see the module header).
+    pub fn stream_for(&self, _stream: *mut c_void) -> CUstream {
+        self.stream
+    }
+
+    fn error(&self, call: &'static str, code: CUresult, waits: bool) -> RtError {
+        let (name, message) = self.driver.error_text(code);
+        if (waits || is_kernel_fault(code))
+            && let Some(report) = outstanding().report(&format!("{name}: {message}"))
+        {
+            return RtError::Kernel { report };
+        }
+        RtError::Cuda {
+            call,
+            name,
+            message,
+        }
+    }
+
+    /// Checks the result of a driver call that does not wait for kernels.
+    pub fn check(&self, call: &'static str, code: CUresult) -> Result<(), RtError> {
+        if code == CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(self.error(call, code, false))
+        }
+    }
+
+    /// Checks the result of a call that waits for earlier work: an error is
+    /// reported as a fault of the outstanding launches; success of a call
+    /// that waits for `all` work clears them.
+    pub fn check_wait(&self, call: &'static str, code: CUresult, all: bool) -> Result<(), RtError> {
+        if code == CUDA_SUCCESS {
+            if all {
+                outstanding().synchronized();
+            }
+            Ok(())
+        } else {
+            Err(self.error(call, code, true))
+        }
+    }
+
+    /// Waits for all device work.
+    pub fn synchronize(&self) -> Result<(), RtError> {
+        // SAFETY: the runtime's stream.
+        let code = unsafe { (self.driver.cuStreamSynchronize)(self.stream) };
+        self.check_wait("cuStreamSynchronize", code, true)
+    }
+
+    /// Launches `function` with `params` (the kernel's argument pointers)
+    /// on the runtime stream, at the site recorded by `set_launch_site`.
+    /// A launch with an empty grid launches nothing.
+    ///
+    /// # Safety
+    /// `function` is a kernel of a loaded module; `params` and `extra` are
+    /// as `cuLaunchKernel` wants them for it.
+    pub unsafe fn launch(
+        &self,
+        function: CUfunction,
+        shape: Shape,
+        params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> Result<(), RtError> {
+        let site = take_launch_site().unwrap_or_else(|| Site::unknown(&function_name(function)));
+        let refuse = |message: String| RtError::Kernel {
+            report: site.report(&message),
+        };
+        let dim = |values: [isize; 3]| -> Option<[c_uint; 3]> {
+            let mut out = [0; 3];
+            for (o, v) in out.iter_mut().zip(values) {
+                *o = c_uint::try_from(v).ok()?;
+            }
+            Some(out)
+        };
+        let bad_shape = || {
+            refuse(format!(
+                "invalid launch shape: grid {:?}, block {:?}, cluster {:?}, {} bytes of shared memory",
+                shape.grid, shape.block, shape.cluster, shape.shared_bytes
+            ))
+        };
+        let (Some(grid), Some(block)) = (dim(shape.grid), dim(shape.block)) else {
+            return Err(bad_shape());
+        };
+        let cluster = match shape.cluster.map(dim) {
+            None => None,
+            Some(Some(cluster)) => Some(cluster),
+            Some(None) => return Err(bad_shape()),
+        };
+        let shared = c_uint::try_from(shape.shared_bytes).map_err(|_| bad_shape())?;
+        if grid.contains(&0) {
+            return Ok(());
+        }
+        let failed = |code: CUresult| -> RtError {
+            let (name, message) = self.driver.error_text(code);
+            let message = format!("{name}: {message}");
+            // The stream already failed: an earlier kernel's fault.
+            if is_kernel_fault(code)
+                && let Some(report) = outstanding().report(&message)
+            {
+                return RtError::Kernel { report };
+            }
+            refuse(message)
+        };
+        // Above 48 KiB, dynamic shared memory needs the kernel's opt-in.
+        if shared > 48 * 1024 {
+            if shape.shared_bytes > self.max_shared_optin {
+                return Err(refuse(format!(
+                    "the launch asks for {shared} bytes of shared memory; the device allows {}",
+                    self.max_shared_optin
+                )));
+            }
+            // SAFETY: a kernel handle.
+            let code = unsafe {
+                (self.driver.cuFuncSetAttribute)(
+                    function,
+                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shape.shared_bytes,
+                )
+            };
+            if code != CUDA_SUCCESS {
+                return Err(failed(code));
+            }
+        }
+        let code = match cluster {
+            None | Some([1, 1, 1]) => {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    (self.driver.cuLaunchKernel)(
+                        function,
+                        grid[0],
+                        grid[1],
+                        grid[2],
+                        block[0],
+                        block[1],
+                        block[2],
+                        shared,
+                        self.stream,
+                        params,
+                        extra,
+                    )
+                }
+            }
+            Some(cluster) => {
+                let Some(launch_ex) = self.driver.cuLaunchKernelEx else {
+                    return Err(refuse(
+                        "thread-block clusters need cuLaunchKernelEx, which this driver lacks"
+                            .into(),
+                    ));
+                };
+                let mut value = [0; 16];
+                value[..3].copy_from_slice(&cluster);
+                let mut attribute = CUlaunchAttribute {
+                    id: CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                    pad: [0; 4],
+                    value,
+                };
+                let config = CUlaunchConfig {
+                    grid_dim_x: grid[0],
+                    grid_dim_y: grid[1],
+                    grid_dim_z: grid[2],
+                    block_dim_x: block[0],
+                    block_dim_y: block[1],
+                    block_dim_z: block[2],
+                    shared_mem_bytes: shared,
+                    stream: self.stream,
+                    attrs: &mut attribute,
+                    num_attrs: 1,
+                };
+                // SAFETY: the caller's contract; the config lives across
+                // the call.
+                unsafe { launch_ex(&config, function, params, extra) }
+            }
+        };
+        if code != CUDA_SUCCESS {
+            return Err(failed(code));
+        }
+        outstanding().launched(site);
+        Ok(())
+    }
+}
+
+/// Waits for the device if it has been started (the cpu device, or a
+/// program that has not used the GPU yet, has nothing to wait for).
+pub fn synchronize_if_started() -> Result<(), RtError> {
+    match started() {
+        Some(_) => runtime()?.synchronize(),
+        None => Ok(()),
+    }
+}
+
+/// The CUDA device as the backend of [`crate::mirror`].
+pub struct CudaBackend(pub &'static Runtime);
+
+impl Backend for CudaBackend {
+    fn alloc(&mut self, bytes: usize) -> Result<u64, RtError> {
+        let mut device: CUdeviceptr = 0;
+        // SAFETY: a valid out-pointer.
+        let code = unsafe { (self.0.driver.cuMemAlloc_v2)(&mut device, bytes) };
+        self.0.check("cuMemAlloc_v2", code)?;
+        Ok(device)
+    }
+
+    fn free(&mut self, device: u64) -> Result<(), RtError> {
+        // SAFETY: memory of `alloc`.
+        let code = unsafe { (self.0.driver.cuMemFree_v2)(device) };
+        self.0.check("cuMemFree_v2", code)
+    }
+
+    fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError> {
+        // SAFETY: `bytes` readable host bytes and a device block at least
+        // as long (the mirror's contract). From pageable memory the call
+        // returns once the bytes are staged, so the host may change them.
+        let code = unsafe {
+            (self.0.driver.cuMemcpyHtoDAsync_v2)(device, host.cast(), bytes, self.0.stream)
+        };
+        self.0.check("cuMemcpyHtoDAsync_v2", code)
+    }
+
+    fn download(&mut self, host: *mut u8, device: u64, bytes: usize) -> Result<(), RtError> {
+        // SAFETY: as `upload`, writable host bytes; the copy is ordered
+        // after every earlier launch on the stream.
+        let code = unsafe {
+            (self.0.driver.cuMemcpyDtoHAsync_v2)(host.cast(), device, bytes, self.0.stream)
+        };
+        self.0.check_wait("cuMemcpyDtoHAsync_v2", code, false)?;
+        self.0.synchronize()
+    }
+}

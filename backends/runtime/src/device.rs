@@ -1,0 +1,289 @@
+//! Which device a compiled program runs on: `cpu` or `cuda`.
+//!
+//! The choice comes from, in order: the program flag `--device cpu|cuda`
+//! (or `--device=cuda`), which `pgpu_rt_init` removes from the arguments
+//! before `pgpu_rt_argi` sees them (the last one given counts); the
+//! environment variable `PGPU_DEVICE`; else `cuda` when the CUDA driver
+//! loads, `cuInit` succeeds and a device exists ([`crate::cuda::probe`]),
+//! else `cpu`. An unknown name is an error, and so is `cuda` asked for
+//! (by flag or variable) when no CUDA device is usable: the program stops
+//! with `pgpu runtime: error: --device cuda: no usable CUDA device (WHY)`
+//! and status 1 rather than silently running on the CPU.
+//!
+//! The choice is made once, on first need, and cached:
+//! `pgpu_rt_device_is_cuda()` costs one atomic load after the first call.
+//! `pgpu_rt_init` makes it at once when the device was asked for or when
+//! the program holds CUDA kernels (modules recorded by `mgpuModuleLoad*`,
+//! which upstream's LLVM translation calls from global constructors before
+//! `main`): on the cuda device it then starts the device and loads those
+//! modules, so the PTX JIT and context creation happen before the
+//! program's first `pgpu_rt_wtime`, not inside a timed region. A program
+//! without kernels (a cpu-target executable) never touches the driver
+//! unless asked to. `pgpu_rt_device_synchronize()` waits for all device
+//! work (nothing on the cpu device).
+
+use crate::error::{RtError, guard};
+use std::sync::atomic::{AtomicI8, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// A device a program can run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    Cuda,
+}
+
+impl Device {
+    pub fn parse(text: &str) -> Option<Device> {
+        match text {
+            "cpu" => Some(Device::Cpu),
+            "cuda" => Some(Device::Cuda),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Cuda => "cuda",
+        }
+    }
+}
+
+/// A device asked for, and who asked (`--device` or `PGPU_DEVICE`).
+pub type Request = (Device, &'static str);
+
+fn unknown_device(source: &str, text: &str) -> RtError {
+    RtError::Device(format!(
+        "{source}: unknown device '{text}' (expected cpu or cuda)"
+    ))
+}
+
+/// Removes every `--device NAME` and `--device=NAME` from `args`; the
+/// last one's device.
+pub fn take_device_flag(args: &mut Vec<String>) -> Result<Option<Device>, RtError> {
+    let mut device = None;
+    let mut kept = Vec::with_capacity(args.len());
+    let mut rest = std::mem::take(args).into_iter();
+    while let Some(arg) = rest.next() {
+        let value = if arg == "--device" {
+            rest.next().ok_or_else(|| {
+                RtError::Device("--device: missing device name (cpu or cuda)".into())
+            })?
+        } else if let Some(value) = arg.strip_prefix("--device=") {
+            value.to_string()
+        } else {
+            kept.push(arg);
+            continue;
+        };
+        device = Some(Device::parse(&value).ok_or_else(|| unknown_device("--device", &value))?);
+    }
+    *args = kept;
+    Ok(device)
+}
+
+/// The device `PGPU_DEVICE` asks for (unset or empty: none).
+pub fn env_request() -> Result<Option<Request>, RtError> {
+    match std::env::var("PGPU_DEVICE") {
+        Ok(text) if !text.is_empty() => Device::parse(&text)
+            .map(|device| Some((device, "PGPU_DEVICE")))
+            .ok_or_else(|| unknown_device("PGPU_DEVICE", &text)),
+        _ => Ok(None),
+    }
+}
+
+/// The device for `request`, given whether CUDA is usable (`probe`).
+pub fn choose(
+    request: Option<Request>,
+    probe: impl FnOnce() -> Result<(), String>,
+) -> Result<Device, RtError> {
+    match request {
+        Some((Device::Cpu, _)) => Ok(Device::Cpu),
+        Some((Device::Cuda, source)) => probe().map(|()| Device::Cuda).map_err(|why| {
+            RtError::Device(format!("{source} cuda: no usable CUDA device ({why})"))
+        }),
+        None => Ok(if probe().is_ok() {
+            Device::Cuda
+        } else {
+            Device::Cpu
+        }),
+    }
+}
+
+/// The request recorded by `pgpu_rt_init` (flag or variable).
+static REQUEST: Mutex<Option<Request>> = Mutex::new(None);
+/// The chosen device.
+static CHOSEN: OnceLock<Device> = OnceLock::new();
+/// 1 cuda, 0 cpu, -1 not chosen yet.
+static IS_CUDA: AtomicI8 = AtomicI8::new(-1);
+static CHOOSING: Mutex<()> = Mutex::new(());
+
+/// The device the program runs on, chosen on the first call.
+pub fn device() -> Result<Device, RtError> {
+    if let Some(&device) = CHOSEN.get() {
+        return Ok(device);
+    }
+    let _lock = CHOOSING.lock().unwrap_or_else(|poison| poison.into_inner());
+    if let Some(&device) = CHOSEN.get() {
+        return Ok(device);
+    }
+    let recorded = *REQUEST.lock().unwrap_or_else(|poison| poison.into_inner());
+    let request = match recorded {
+        Some(request) => Some(request),
+        None => env_request()?,
+    };
+    let device = choose(request, crate::cuda::probe)?;
+    let _ = CHOSEN.set(device);
+    IS_CUDA.store((device == Device::Cuda) as i8, Ordering::Release);
+    Ok(device)
+}
+
+/// Whether the program runs on the cuda device (cheap after the first
+/// call).
+pub fn is_cuda() -> Result<bool, RtError> {
+    match IS_CUDA.load(Ordering::Acquire) {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Ok(device()? == Device::Cuda),
+    }
+}
+
+/// An error unless the program runs on the cuda device; `what` names what
+/// needs it.
+pub fn require_cuda(what: impl FnOnce() -> String) -> Result<(), RtError> {
+    if is_cuda()? {
+        Ok(())
+    } else {
+        Err(RtError::Device(format!(
+            "{} needs the cuda device, but the program runs on the cpu device",
+            what()
+        )))
+    }
+}
+
+/// The device part of `pgpu_rt_init`: records the request (`flag`, else
+/// `PGPU_DEVICE`) and, when there is one or the program has CUDA kernels,
+/// chooses the device now (see the module header).
+pub fn init(flag: Option<Device>) -> Result<(), RtError> {
+    let request = match flag {
+        Some(device) => Some((device, "--device")),
+        None => env_request()?,
+    };
+    if let (Some((wanted, source)), Some(&chosen)) = (request, CHOSEN.get())
+        && wanted != chosen
+    {
+        return Err(RtError::Device(format!(
+            "{source} {}: the program already runs on the {} device",
+            wanted.name(),
+            chosen.name()
+        )));
+    }
+    *REQUEST.lock().unwrap_or_else(|poison| poison.into_inner()) = request;
+    let has_kernels = crate::mgpu::has_modules();
+    if request.is_some() || has_kernels {
+        let device = device()?;
+        if device == Device::Cuda && has_kernels {
+            crate::mgpu::load_all()?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits for all work of the device (nothing on the cpu device).
+pub fn synchronize() -> Result<(), RtError> {
+    crate::cuda::synchronize_if_started()
+}
+
+/// 1 when the program runs on the cuda device, else 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_device_is_cuda() -> i32 {
+    guard(|| is_cuda().map(i32::from))
+}
+
+/// Waits until all launched kernels and copies have completed; reports a
+/// kernel's fault.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_device_synchronize() {
+    guard(synchronize)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn device_flags_are_removed() {
+        let mut a = args(&["7", "--device", "cuda", "8"]);
+        assert_eq!(take_device_flag(&mut a), Ok(Some(Device::Cuda)));
+        assert_eq!(a, args(&["7", "8"]));
+        let mut a = args(&["--device=cpu", "-3", "--device=cuda", "--device", "cpu"]);
+        assert_eq!(take_device_flag(&mut a), Ok(Some(Device::Cpu)));
+        assert_eq!(a, args(&["-3"]));
+        let mut a = args(&["1", "2"]);
+        assert_eq!(take_device_flag(&mut a), Ok(None));
+        assert_eq!(a, args(&["1", "2"]));
+    }
+
+    #[test]
+    fn bad_device_flags_are_errors() {
+        assert_eq!(
+            take_device_flag(&mut args(&["--device", "tpu"]))
+                .unwrap_err()
+                .to_string(),
+            "--device: unknown device 'tpu' (expected cpu or cuda)"
+        );
+        assert!(take_device_flag(&mut args(&["--device=gpu"])).is_err());
+        assert_eq!(
+            take_device_flag(&mut args(&["1", "--device"]))
+                .unwrap_err()
+                .to_string(),
+            "--device: missing device name (cpu or cuda)"
+        );
+    }
+
+    #[test]
+    fn choice_rules() {
+        let no_gpu = || Err("cannot load libcuda.so.1".to_string());
+        let gpu = || Ok(());
+        assert_eq!(choose(None, no_gpu), Ok(Device::Cpu));
+        assert_eq!(choose(None, gpu), Ok(Device::Cuda));
+        assert_eq!(
+            choose(Some((Device::Cpu, "--device")), gpu),
+            Ok(Device::Cpu)
+        );
+        assert_eq!(
+            choose(Some((Device::Cuda, "PGPU_DEVICE")), gpu),
+            Ok(Device::Cuda)
+        );
+        assert_eq!(
+            choose(Some((Device::Cuda, "--device")), no_gpu)
+                .unwrap_err()
+                .to_string(),
+            "--device cuda: no usable CUDA device (cannot load libcuda.so.1)"
+        );
+    }
+
+    #[test]
+    fn without_a_gpu_the_default_is_cpu() {
+        // This machine may or may not have a GPU; the choice must agree
+        // with the probe (PGPU_DEVICE unset in unit tests).
+        if std::env::var_os("PGPU_DEVICE").is_none() {
+            let expected = if crate::cuda::probe().is_ok() {
+                Device::Cuda
+            } else {
+                Device::Cpu
+            };
+            assert_eq!(device(), Ok(expected));
+            assert_eq!(pgpu_rt_device_is_cuda(), (expected == Device::Cuda) as i32);
+        }
+        if !is_cuda().unwrap() {
+            pgpu_rt_device_synchronize();
+            assert!(require_cuda(|| "kernel k".into()).is_err());
+        }
+    }
+}

@@ -1,0 +1,525 @@
+//! Host/device mirrors: the coherence of lists between host memory and the
+//! CUDA device.
+//!
+//! Generated host code keeps every list (memref) in host memory allocated
+//! by the runtime ([`crate::memory`]: `pgpu_rt_alloc`, `pgpu_rt_dtempnew`,
+//! `_mlir_memref_to_llvm_alloc`). Every such block is recorded here, by its
+//! host address and length, when it is allocated, and removed when it is
+//! freed ([`register`], [`release`]); that is what lets a pointer anywhere
+//! inside a block (a memref view's aligned pointer) find its block: the
+//! table is a `BTreeMap` keyed by base address, and the block containing
+//! `p` is the last one whose base is at most `p` (a pointer one past the
+//! end still belongs to it: blocks are separated by their 64-byte
+//! headers, so that is never another block's base).
+//!
+//! On the cuda device a block gets a device mirror of the same length the
+//! first time a kernel needs it, and two valid bits say which copies hold
+//! the current contents (at least one always does):
+//!
+//! * `pgpu_rt_to_device(p, write)` before a launch: allocates the mirror if
+//!   there is none, copies host -> device if the device copy is stale (the
+//!   copy is queued on the runtime stream, ordered before the kernel),
+//!   marks the host copy stale when the kernel may write (`write != 0`),
+//!   and returns the device address at `p`'s offset. Null gives null; a
+//!   pointer outside every runtime block is an error.
+//! * `pgpu_rt_to_host(p, write)` before host code reads (or, with
+//!   `write`, writes) a list: if the host copy is stale, waits for the
+//!   stream and copies device -> host; `write` marks the device copy
+//!   stale. It is called often, so when no block has a stale host copy
+//!   (and, for `write`, no block has a valid device copy) it returns after
+//!   one atomic load, without the lock; on the cpu device it does nothing.
+//! * Freeing a block frees its mirror.
+//!
+//! Copies move whole blocks, whatever the offset of `p`. On the cpu device
+//! `pgpu_rt_to_device` returns `p` itself, so generated code can call both
+//! functions unconditionally.
+//!
+//! The logic ([`Mirrors`]) is generic over a [`Backend`] that allocates
+//! device memory and copies; the CUDA device is one backend
+//! ([`crate::cuda::CudaBackend`]) and the unit tests use a fake one, so
+//! the coherence rules are tested without a GPU. One mutex guards the
+//! table; copies happen under it, so concurrent calls see whole
+//! transitions.
+
+use crate::error::{RtError, guard};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Device memory and copies for [`Mirrors`].
+pub trait Backend {
+    /// `bytes` (> 0) bytes of device memory.
+    fn alloc(&mut self, bytes: usize) -> Result<u64, RtError>;
+    /// Frees memory of [`Backend::alloc`].
+    fn free(&mut self, device: u64) -> Result<(), RtError>;
+    /// Copies host -> device, ordered after earlier work and before later
+    /// launches; the host bytes may change once it returns.
+    fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError>;
+    /// Waits for all earlier work, then copies device -> host.
+    fn download(&mut self, host: *mut u8, device: u64, bytes: usize) -> Result<(), RtError>;
+}
+
+/// One runtime block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Block {
+    len: usize,
+    device: Option<u64>,
+    host_valid: bool,
+    device_valid: bool,
+}
+
+/// The table of runtime blocks and their mirrors.
+#[derive(Debug, Default)]
+pub struct Mirrors {
+    blocks: BTreeMap<usize, Block>,
+    /// Blocks whose host copy is stale.
+    stale_host: usize,
+    /// Blocks whose device copy is valid.
+    valid_device: usize,
+}
+
+/// The state of the block containing an address, for tests and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct State {
+    pub base: usize,
+    pub len: usize,
+    pub device: Option<u64>,
+    pub host_valid: bool,
+    pub device_valid: bool,
+}
+
+impl Mirrors {
+    pub const fn new() -> Mirrors {
+        Mirrors {
+            blocks: BTreeMap::new(),
+            stale_host: 0,
+            valid_device: 0,
+        }
+    }
+
+    /// Records a block of `len` bytes at `base` (valid on the host).
+    pub fn register(&mut self, base: usize, len: usize) {
+        let block = Block {
+            len,
+            device: None,
+            host_valid: true,
+            device_valid: false,
+        };
+        if let Some(old) = self.blocks.insert(base, block) {
+            // A block the allocator handed out again without a release:
+            // forget the old one's state (its mirror leaks).
+            self.forget(&old);
+        }
+    }
+
+    fn forget(&mut self, block: &Block) {
+        if !block.host_valid {
+            self.stale_host -= 1;
+        }
+        if block.device_valid {
+            self.valid_device -= 1;
+        }
+    }
+
+    /// Removes the block at `base`; its mirror, if any, for the caller to
+    /// free. An unknown base is ignored.
+    pub fn unregister(&mut self, base: usize) -> Option<u64> {
+        let block = self.blocks.remove(&base)?;
+        self.forget(&block);
+        block.device
+    }
+
+    /// The base of the block containing `addr`.
+    fn find(&self, addr: usize) -> Option<usize> {
+        let (&base, block) = self.blocks.range(..=addr).next_back()?;
+        (addr - base <= block.len).then_some(base)
+    }
+
+    /// The state of the block containing `addr`.
+    pub fn state(&self, addr: usize) -> Option<State> {
+        let base = self.find(addr)?;
+        let block = self.blocks.get(&base)?;
+        Some(State {
+            base,
+            len: block.len,
+            device: block.device,
+            host_valid: block.host_valid,
+            device_valid: block.device_valid,
+        })
+    }
+
+    pub fn stale_host(&self) -> usize {
+        self.stale_host
+    }
+
+    pub fn valid_device(&self) -> usize {
+        self.valid_device
+    }
+
+    fn unknown(op: &'static str, addr: usize) -> RtError {
+        RtError::Device(format!(
+            "{op}: address {addr:#x} is not inside a list allocated by the runtime"
+        ))
+    }
+
+    /// Makes the device copy of the block containing `addr` valid (marking
+    /// the host copy stale if `write`); the device address of `addr`.
+    pub fn to_device(
+        &mut self,
+        backend: &mut dyn Backend,
+        addr: usize,
+        write: bool,
+    ) -> Result<u64, RtError> {
+        let base = self
+            .find(addr)
+            .ok_or_else(|| Self::unknown("pgpu_rt_to_device", addr))?;
+        let mut block = self.blocks[&base];
+        let device = match block.device {
+            Some(device) => device,
+            None => {
+                let device = backend.alloc(block.len.max(1))?;
+                block.device = Some(device);
+                // Recorded at once, so that an error below still frees it.
+                if let Some(entry) = self.blocks.get_mut(&base) {
+                    entry.device = Some(device);
+                }
+                device
+            }
+        };
+        if !block.device_valid {
+            if block.len > 0 {
+                backend.upload(device, base as *const u8, block.len)?;
+            }
+            block.device_valid = true;
+            self.valid_device += 1;
+        }
+        if write && block.host_valid {
+            block.host_valid = false;
+            self.stale_host += 1;
+        }
+        self.blocks.insert(base, block);
+        Ok(device + (addr - base) as u64)
+    }
+
+    /// Makes the host copy of the block containing `addr` valid (marking
+    /// the device copy stale if `write`).
+    pub fn to_host(
+        &mut self,
+        backend: &mut dyn Backend,
+        addr: usize,
+        write: bool,
+    ) -> Result<(), RtError> {
+        let base = self
+            .find(addr)
+            .ok_or_else(|| Self::unknown("pgpu_rt_to_host", addr))?;
+        let mut block = self.blocks[&base];
+        if !block.host_valid {
+            if let Some(device) = block.device.filter(|_| block.len > 0) {
+                backend.download(base as *mut u8, device, block.len)?;
+            }
+            block.host_valid = true;
+            self.stale_host -= 1;
+        }
+        if write && block.device_valid {
+            block.device_valid = false;
+            self.valid_device -= 1;
+        }
+        self.blocks.insert(base, block);
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------ the process's table
+
+static TABLE: Mutex<Mirrors> = Mutex::new(Mirrors::new());
+/// Copies of the table's counters, read without the lock.
+static STALE_HOST: AtomicUsize = AtomicUsize::new(0);
+static VALID_DEVICE: AtomicUsize = AtomicUsize::new(0);
+
+/// The table, locked; the counters are published when the guard drops.
+struct Table(MutexGuard<'static, Mirrors>);
+
+impl std::ops::Deref for Table {
+    type Target = Mirrors;
+    fn deref(&self) -> &Mirrors {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Table {
+    fn deref_mut(&mut self) -> &mut Mirrors {
+        &mut self.0
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        STALE_HOST.store(self.0.stale_host, Ordering::Release);
+        VALID_DEVICE.store(self.0.valid_device, Ordering::Release);
+    }
+}
+
+fn table() -> Table {
+    Table(TABLE.lock().unwrap_or_else(|poison| poison.into_inner()))
+}
+
+/// Records a block of the runtime's allocator.
+pub fn register(ptr: *mut u8, len: usize) {
+    table().register(ptr as usize, len);
+}
+
+/// Forgets a block about to be freed, and frees its mirror.
+pub fn release(ptr: *mut u8) -> Result<(), RtError> {
+    let device = table().unregister(ptr as usize);
+    match device {
+        Some(device) => {
+            let runtime = crate::cuda::runtime()?;
+            crate::cuda::CudaBackend(runtime).free(device)
+        }
+        None => Ok(()),
+    }
+}
+
+/// The state of the block containing `ptr` in the process's table.
+pub fn state(ptr: *const u8) -> Option<State> {
+    table().state(ptr as usize)
+}
+
+/// `pgpu_rt_to_device`: the device address of `ptr`, its block's device
+/// copy made valid; `ptr` itself on the cpu device.
+pub fn to_device(ptr: *mut u8, write: bool) -> Result<*mut u8, RtError> {
+    if ptr.is_null() || !crate::device::is_cuda()? {
+        return Ok(ptr);
+    }
+    let runtime = crate::cuda::runtime()?;
+    let mut backend = crate::cuda::CudaBackend(runtime);
+    let device = table().to_device(&mut backend, ptr as usize, write)?;
+    Ok(device as usize as *mut u8)
+}
+
+/// `pgpu_rt_to_host`: the host copy of `ptr`'s block made valid.
+pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
+    // The fast path: nothing is stale on the host, and (for a write) no
+    // device copy would have to be marked stale. The counters are zero on
+    // the cpu device.
+    if STALE_HOST.load(Ordering::Acquire) == 0
+        && (!write || VALID_DEVICE.load(Ordering::Acquire) == 0)
+    {
+        return Ok(());
+    }
+    if ptr.is_null() || !crate::device::is_cuda()? {
+        return Ok(());
+    }
+    let runtime = crate::cuda::runtime()?;
+    let mut backend = crate::cuda::CudaBackend(runtime);
+    table().to_host(&mut backend, ptr as usize, write)
+}
+
+/// The device address of `ptr` (any address inside a runtime allocation)
+/// with its block's device copy valid; `write != 0` marks the host copy
+/// stale. Null gives null; on the cpu device, `ptr`.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_to_device(ptr: *mut u8, write: i32) -> *mut u8 {
+    guard(|| to_device(ptr, write != 0))
+}
+
+/// Makes the host copy of `ptr`'s block valid (waiting for the device if it
+/// is stale); `write != 0` marks the device copy stale. Nothing on the cpu
+/// device.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_to_host(ptr: *mut u8, write: i32) {
+    guard(|| to_host(ptr, write != 0))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Device memory in host vectors, with a log of the calls.
+    #[derive(Default)]
+    struct Fake {
+        memory: HashMap<u64, Vec<u8>>,
+        next: u64,
+        log: Vec<String>,
+        fail_alloc: bool,
+    }
+
+    impl Fake {
+        fn new() -> Fake {
+            Fake {
+                next: 0x7000_0000,
+                ..Fake::default()
+            }
+        }
+        fn bytes(&mut self, device: u64) -> &mut Vec<u8> {
+            let base = *self.memory.keys().filter(|&&b| b <= device).max().unwrap();
+            self.memory.get_mut(&base).unwrap()
+        }
+    }
+
+    impl Backend for Fake {
+        fn alloc(&mut self, bytes: usize) -> Result<u64, RtError> {
+            if self.fail_alloc {
+                return Err(RtError::OutOfMemory {
+                    bytes: bytes as i64,
+                });
+            }
+            let device = self.next;
+            self.next += 0x1_0000;
+            self.memory.insert(device, vec![0xee; bytes]);
+            self.log.push(format!("alloc {bytes}"));
+            Ok(device)
+        }
+        fn free(&mut self, device: u64) -> Result<(), RtError> {
+            self.memory.remove(&device).unwrap();
+            self.log.push("free".into());
+            Ok(())
+        }
+        fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError> {
+            // SAFETY: the test's host buffers.
+            let src = unsafe { std::slice::from_raw_parts(host, bytes) };
+            self.memory.get_mut(&device).unwrap()[..bytes].copy_from_slice(src);
+            self.log.push(format!("up {bytes}"));
+            Ok(())
+        }
+        fn download(&mut self, host: *mut u8, device: u64, bytes: usize) -> Result<(), RtError> {
+            // SAFETY: the test's host buffers.
+            let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
+            dst.copy_from_slice(&self.memory[&device][..bytes]);
+            self.log.push(format!("down {bytes}"));
+            Ok(())
+        }
+    }
+
+    fn log(fake: &mut Fake) -> String {
+        std::mem::take(&mut fake.log).join(", ")
+    }
+
+    #[test]
+    fn copies_follow_the_valid_bits() {
+        let mut host = vec![1u8, 2, 3, 4, 5, 6, 7, 8];
+        let base = host.as_mut_ptr() as usize;
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        mirrors.register(base, host.len());
+
+        // First use: allocate and upload; a read leaves the host valid.
+        let d = mirrors.to_device(&mut fake, base, false).unwrap();
+        assert_eq!(log(&mut fake), "alloc 8, up 8");
+        assert_eq!(fake.memory[&d], host);
+        // Valid on both sides: nothing to do either way.
+        assert_eq!(mirrors.to_device(&mut fake, base + 4, false), Ok(d + 4));
+        mirrors.to_host(&mut fake, base, false).unwrap();
+        assert_eq!(log(&mut fake), "");
+        assert_eq!(mirrors.stale_host(), 0);
+
+        // A kernel writes: the host copy is stale until to_host.
+        let d2 = mirrors.to_device(&mut fake, base + 2, true).unwrap();
+        assert_eq!(d2, d + 2);
+        assert_eq!(log(&mut fake), "");
+        assert_eq!(mirrors.stale_host(), 1);
+        fake.bytes(d2)[2] = 42;
+        mirrors.to_host(&mut fake, base + 7, false).unwrap();
+        assert_eq!(log(&mut fake), "down 8");
+        assert_eq!(host[2], 42);
+        assert_eq!(mirrors.stale_host(), 0);
+
+        // The host writes: the next launch uploads again.
+        mirrors.to_host(&mut fake, base, true).unwrap();
+        assert_eq!(mirrors.valid_device(), 0);
+        host[0] = 9;
+        mirrors.to_device(&mut fake, base, false).unwrap();
+        assert_eq!(log(&mut fake), "up 8");
+        assert_eq!(fake.memory[&d][0], 9);
+
+        // Freeing hands back the mirror.
+        assert_eq!(mirrors.unregister(base), Some(d));
+        assert_eq!(mirrors.valid_device(), 0);
+        assert_eq!(mirrors.unregister(base), None);
+    }
+
+    #[test]
+    fn addresses_find_their_block() {
+        let mut mirrors = Mirrors::new();
+        mirrors.register(1000, 100);
+        mirrors.register(1200, 0);
+        mirrors.register(1300, 50);
+        assert_eq!(mirrors.state(1000).unwrap().base, 1000);
+        assert_eq!(mirrors.state(1099).unwrap().base, 1000);
+        // One past the end still belongs to the block.
+        assert_eq!(mirrors.state(1100).unwrap().base, 1000);
+        assert_eq!(mirrors.state(1101), None);
+        assert_eq!(mirrors.state(999), None);
+        assert_eq!(mirrors.state(1200).unwrap().len, 0);
+        assert_eq!(mirrors.state(1201), None);
+        assert_eq!(mirrors.state(1349).unwrap().base, 1300);
+        let mut fake = Fake::new();
+        let error = mirrors.to_device(&mut fake, 1150, false).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "pgpu_rt_to_device: address 0x47e is not inside a list allocated by the runtime"
+        );
+        assert!(mirrors.to_host(&mut fake, 5, false).is_err());
+    }
+
+    #[test]
+    fn empty_blocks_get_a_mirror_without_copies() {
+        let mut mirrors = Mirrors::new();
+        mirrors.register(4096, 0);
+        let mut fake = Fake::new();
+        let d = mirrors.to_device(&mut fake, 4096, true).unwrap();
+        assert_eq!(log(&mut fake), "alloc 1");
+        mirrors.to_host(&mut fake, 4096, false).unwrap();
+        assert_eq!(log(&mut fake), "");
+        assert_eq!(mirrors.unregister(4096), Some(d));
+    }
+
+    #[test]
+    fn errors_leave_the_table_consistent() {
+        let mut host = [0u8; 16];
+        let base = host.as_mut_ptr() as usize;
+        let mut mirrors = Mirrors::new();
+        mirrors.register(base, 16);
+        let mut fake = Fake::new();
+        fake.fail_alloc = true;
+        assert!(mirrors.to_device(&mut fake, base, true).is_err());
+        let state = mirrors.state(base).unwrap();
+        assert!(state.host_valid && !state.device_valid && state.device.is_none());
+        assert_eq!(mirrors.stale_host(), 0);
+    }
+
+    #[test]
+    fn reregistering_a_base_resets_its_state() {
+        let mut host = [0u8; 4];
+        let base = host.as_mut_ptr() as usize;
+        let mut mirrors = Mirrors::new();
+        let mut fake = Fake::new();
+        mirrors.register(base, 4);
+        mirrors.to_device(&mut fake, base, true).unwrap();
+        assert_eq!((mirrors.stale_host(), mirrors.valid_device()), (1, 1));
+        mirrors.register(base, 4);
+        assert_eq!((mirrors.stale_host(), mirrors.valid_device()), (0, 0));
+    }
+
+    #[test]
+    fn the_process_table_tracks_runtime_blocks() {
+        // This test binary runs on the cpu device (no GPU here, or the
+        // fallback): to_device is the identity and to_host does nothing.
+        let block = crate::memory::alloc(256).unwrap();
+        let state = state(block).unwrap();
+        assert_eq!((state.base, state.len), (block as usize, 256));
+        assert!(self::state(block.wrapping_add(256)).is_some());
+        if !crate::device::is_cuda().unwrap() {
+            assert_eq!(
+                pgpu_rt_to_device(block.wrapping_add(8), 1),
+                block.wrapping_add(8)
+            );
+            pgpu_rt_to_host(block, 1);
+        }
+        assert!(pgpu_rt_to_device(std::ptr::null_mut(), 0).is_null());
+        // SAFETY: a block of `alloc`.
+        unsafe { crate::memory::free(block).unwrap() };
+    }
+}
