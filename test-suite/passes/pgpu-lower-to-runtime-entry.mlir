@@ -6,6 +6,8 @@
 // CHECK-LABEL: func.func @main(%{{.*}}: i32, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-NEXT: call @pgpu_rt_init(%{{.*}}, %{{.*}}) : (i32, !llvm.ptr) -> ()
 // CHECK-NEXT: %[[STATUS:.*]] = call @pgpu_main() : () -> i32
+// Kernels still running on a GPU report their errors before the exit.
+// CHECK-NEXT: call @pgpu_rt_fini() : () -> ()
 // CHECK-NEXT: return %[[STATUS]] : i32
 // CHECK-DAG: func.func private @pgpu_rt_init(i32, !llvm.ptr)
 // CHECK-DAG: func.func private @pgpu_rt_dtemp_register(!llvm.ptr)

@@ -46,7 +46,8 @@ pub const RUN_TIME_CHECKS: &str =
 
 /// The pipeline from the kernel stage to the LLVM dialect for executables
 /// that run on a CUDA GPU or, when none is usable, on the CPU: every
-/// kernel gets a GPU version (`pgpu-offload-kernels`, upstream's kernel
+/// kernel and collective gets a GPU version (`pgpu-offload-kernels`, the
+/// collectives of `pgpu-link-gpu-collectives`, upstream's kernel
 /// outlining and NVVM lowering, PTX for `chip` from LLVM's NVPTX backend at
 /// `opt_level`, embedded by `gpu-module-to-binary`) and keeps its CPU
 /// version (`pgpu-outline-cpu-kernels`). Launches go through upstream's
@@ -58,8 +59,8 @@ pub fn cuda_pipeline(checked: bool, chip: &str, opt_level: u8, block_size: u32) 
         String::new()
     };
     format!(
-        "builtin.module(pgpu-lower-to-runtime,pgpu-offload-kernels{{block-size={block_size}}},\
-pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
+        "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
+pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
 expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
 finalize-memref-to-llvm{{use-generic-functions=true}},convert-arith-to-llvm,convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\

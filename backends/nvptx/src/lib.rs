@@ -13,6 +13,13 @@
 //! 4. `gpu-module-to-binary{format=isa}` runs LLVM's NVPTX backend and
 //!    leaves the PTX text in each `gpu.binary`, which [`extract_ptx`] reads.
 
+pub mod collectives;
+mod link_collectives;
+
+pub use link_collectives::LinkGpuCollectives;
+
+pgpu_pass_infra::declare_passes![LinkGpuCollectives];
+
 use melior::ir::{
     Module,
     attribute::AttributeLike,

@@ -207,6 +207,18 @@ pub extern "C" fn pgpu_rt_device_synchronize() {
     guard(synchronize)
 }
 
+/// The end of a program (called by the generated `main` after the
+/// program's own): waits for the device, so that a kernel's fault is
+/// reported before the exit, and prints the `PGPU_PROFILE` report.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_fini() {
+    guard(|| {
+        synchronize()?;
+        crate::profile::print_if_enabled();
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

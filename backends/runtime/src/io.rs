@@ -207,6 +207,7 @@ fn with_printf<T>(f: impl FnOnce(&mut PrintfState) -> T) -> T {
 pub unsafe extern "C" fn pgpu_rt_init(argc: i32, argv: *const *const c_char) {
     guard(|| {
         START.get_or_init(Instant::now);
+        crate::profile::configure();
         let mut args = Vec::new();
         if !argv.is_null() {
             for index in 1..argc.max(0) as usize {

@@ -22,6 +22,7 @@
 //! | `pgpu_rt_to_device(u8 *ptr, i32 write) -> u8*`, `pgpu_rt_to_host(u8 *ptr, i32 write)` | [`mirror`] |
 //! | `pgpu_rt_launch_site(char *kernel, char *file, i32 line, i32 col)` | [`mgpu`] |
 //! | MLIR's `mgpu*` GPU runtime ABI (modules, launches, streams, events, memory) | [`mgpu`] |
+//! | `pgpu_rt_fini()` (end of the program: device wait, `PGPU_PROFILE` report) | [`device`], [`profile`] |
 //! | `pgpu_rt_host_error(char *function, char *file, i32 line, i32 col, char *message)` | [`launch`] |
 //!
 //! Errors are values ([`error::RtError`]) inside the crate; the exported
@@ -49,5 +50,6 @@ pub mod mgpu;
 pub mod mirror;
 pub mod pool;
 pub mod printf;
+pub mod profile;
 
 pub use error::RtError;

@@ -521,12 +521,59 @@ pub extern "C" fn mgpuMemAlloc(
         let bytes = usize::try_from(size).map_err(|_| RtError::OutOfMemory {
             bytes: i64::try_from(size).unwrap_or(i64::MAX),
         })?;
-        let mut device: CUdeviceptr = 0;
-        // SAFETY: a valid out-pointer.
-        let code = unsafe { (runtime.driver.cuMemAlloc_v2)(&mut device, bytes) };
-        runtime.check("cuMemAlloc_v2", code)?;
+        let mut scratch = scratch();
+        let device = match scratch.free.get_mut(&bytes).and_then(Vec::pop) {
+            Some(device) => device,
+            None => {
+                let mut device: CUdeviceptr = 0;
+                // SAFETY: a valid out-pointer.
+                let mut code = unsafe { (runtime.driver.cuMemAlloc_v2)(&mut device, bytes) };
+                if code != CUDA_SUCCESS && !scratch.free.is_empty() {
+                    scratch.trim(runtime)?;
+                    // SAFETY: as above.
+                    code = unsafe { (runtime.driver.cuMemAlloc_v2)(&mut device, bytes) };
+                }
+                runtime.check("cuMemAlloc_v2", code)?;
+                device
+            }
+        };
+        scratch.live.insert(device, bytes);
+        crate::profile::taken(bytes);
         Ok(device as usize as *mut c_void)
     })
+}
+
+/// Device memory of `mgpuMemAlloc`: live blocks by address, and freed ones
+/// by length for reuse. Generated collectives allocate their scratch at
+/// every call; `cuMemFree` would wait for the device each time, and every
+/// launch and copy goes to the one runtime stream, so a block freed by the
+/// host and handed out again is used in stream order.
+#[derive(Default)]
+struct Scratch {
+    live: HashMap<CUdeviceptr, usize>,
+    free: std::collections::BTreeMap<usize, Vec<CUdeviceptr>>,
+}
+
+impl Scratch {
+    /// Returns the cached blocks to the driver.
+    fn trim(&mut self, runtime: &Runtime) -> Result<(), RtError> {
+        for (_, devices) in std::mem::take(&mut self.free) {
+            for device in devices {
+                // SAFETY: memory of cuMemAlloc, no longer handed out.
+                let code = unsafe { (runtime.driver.cuMemFree_v2)(device) };
+                runtime.check("cuMemFree_v2", code)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn scratch() -> MutexGuard<'static, Scratch> {
+    static SCRATCH: std::sync::OnceLock<Mutex<Scratch>> = std::sync::OnceLock::new();
+    SCRATCH
+        .get_or_init(|| Mutex::new(Scratch::default()))
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// Frees memory of `mgpuMemAlloc` (null is ignored).
@@ -539,10 +586,17 @@ pub unsafe extern "C" fn mgpuMemFree(ptr: *mut c_void, _stream: *mut c_void) {
         if ptr.is_null() {
             return Ok(());
         }
-        let runtime = cuda_for("mgpuMemFree")?;
-        // SAFETY: memory of mgpuMemAlloc.
-        let code = unsafe { (runtime.driver.cuMemFree_v2)(ptr as usize as CUdeviceptr) };
-        runtime.check("cuMemFree_v2", code)
+        cuda_for("mgpuMemFree")?;
+        let device = ptr as usize as CUdeviceptr;
+        let mut scratch = scratch();
+        let Some(bytes) = scratch.live.remove(&device) else {
+            return Err(RtError::Device(format!(
+                "mgpuMemFree: {ptr:?} is not memory of mgpuMemAlloc"
+            )));
+        };
+        crate::profile::given_back(bytes);
+        scratch.free.entry(bytes).or_default().push(device);
+        Ok(())
     })
 }
 

@@ -25,10 +25,18 @@
 //! * `pgpu_rt_to_host(p, write)` before host code reads (or, with
 //!   `write`, writes) a list: if the host copy is stale, waits for the
 //!   stream and copies device -> host; `write` marks the device copy
-//!   stale. It is called often, so when no block has a stale host copy
-//!   (and, for `write`, no block has a valid device copy) it returns after
-//!   one atomic load, without the lock; on the cpu device it does nothing.
-//! * Freeing a block frees its mirror.
+//!   stale. It is called often, so a read when no block has a stale host
+//!   copy returns after one atomic load, without the lock (writes are
+//!   hoisted out of host loops by the compiler and take the lock); on the
+//!   cpu device it does nothing.
+//! * A new block is fresh: its contents are undefined until written, so
+//!   its first `pgpu_rt_to_device` copies nothing (a kernel that writes a
+//!   temporary list does not upload the host's garbage), nor does its
+//!   first `pgpu_rt_to_host`.
+//! * Freeing a block keeps its mirror's device memory in a cache by length
+//!   for the next block of that length (temporaries come back at every
+//!   call; `cuMemFree` would also wait for the device); the cache is
+//!   emptied when a device allocation fails.
 //!
 //! Copies move whole blocks, whatever the offset of `p`. On the cpu device
 //! `pgpu_rt_to_device` returns `p` itself, so generated code can call both
@@ -66,12 +74,17 @@ struct Block {
     device: Option<u64>,
     host_valid: bool,
     device_valid: bool,
+    /// Nothing has written the block yet: neither copy needs copying.
+    fresh: bool,
 }
 
 /// The table of runtime blocks and their mirrors.
 #[derive(Debug, Default)]
 pub struct Mirrors {
     blocks: BTreeMap<usize, Block>,
+    /// Device memory of released blocks, by length, for the next blocks
+    /// of that length (temporaries come back at every call).
+    cache: BTreeMap<usize, Vec<u64>>,
     /// Blocks whose host copy is stale.
     stale_host: usize,
     /// Blocks whose device copy is valid.
@@ -92,18 +105,21 @@ impl Mirrors {
     pub const fn new() -> Mirrors {
         Mirrors {
             blocks: BTreeMap::new(),
+            cache: BTreeMap::new(),
             stale_host: 0,
             valid_device: 0,
         }
     }
 
-    /// Records a block of `len` bytes at `base` (valid on the host).
+    /// Records a fresh block of `len` bytes at `base` (counted as valid on
+    /// the host; its contents are undefined until written).
     pub fn register(&mut self, base: usize, len: usize) {
         let block = Block {
             len,
             device: None,
             host_valid: true,
             device_valid: false,
+            fresh: true,
         };
         if let Some(old) = self.blocks.insert(base, block) {
             // A block the allocator handed out again without a release:
@@ -121,12 +137,44 @@ impl Mirrors {
         }
     }
 
-    /// Removes the block at `base`; its mirror, if any, for the caller to
-    /// free. An unknown base is ignored.
-    pub fn unregister(&mut self, base: usize) -> Option<u64> {
-        let block = self.blocks.remove(&base)?;
+    /// Removes the block at `base`; its mirror, if any, goes to the cache
+    /// of device memory. An unknown base is ignored.
+    pub fn unregister(&mut self, base: usize) {
+        let Some(block) = self.blocks.remove(&base) else {
+            return;
+        };
         self.forget(&block);
-        block.device
+        if let Some(device) = block.device {
+            crate::profile::given_back(block.len);
+            self.cache.entry(block.len).or_default().push(device);
+        }
+    }
+
+    /// Frees the cached device memory.
+    pub fn trim(&mut self, backend: &mut dyn Backend) -> Result<(), RtError> {
+        for (_, devices) in std::mem::take(&mut self.cache) {
+            for device in devices {
+                backend.free(device)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Device memory for a block of `len` bytes: cached, or new (after
+    /// freeing the cache when the device is full).
+    fn device_memory(&mut self, backend: &mut dyn Backend, len: usize) -> Result<u64, RtError> {
+        crate::profile::taken(len);
+        if let Some(device) = self.cache.get_mut(&len).and_then(Vec::pop) {
+            return Ok(device);
+        }
+        match backend.alloc(len.max(1)) {
+            Ok(device) => Ok(device),
+            Err(_) if !self.cache.is_empty() => {
+                self.trim(backend)?;
+                backend.alloc(len.max(1))
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// The base of the block containing `addr`.
@@ -177,7 +225,7 @@ impl Mirrors {
         let device = match block.device {
             Some(device) => device,
             None => {
-                let device = backend.alloc(block.len.max(1))?;
+                let device = self.device_memory(backend, block.len)?;
                 block.device = Some(device);
                 // Recorded at once, so that an error below still frees it.
                 if let Some(entry) = self.blocks.get_mut(&base) {
@@ -187,7 +235,7 @@ impl Mirrors {
             }
         };
         if !block.device_valid {
-            if block.len > 0 {
+            if block.len > 0 && !block.fresh {
                 backend.upload(device, base as *const u8, block.len)?;
             }
             block.device_valid = true;
@@ -197,6 +245,7 @@ impl Mirrors {
             block.host_valid = false;
             self.stale_host += 1;
         }
+        block.fresh = false;
         self.blocks.insert(base, block);
         Ok(device + (addr - base) as u64)
     }
@@ -224,6 +273,7 @@ impl Mirrors {
             block.device_valid = false;
             self.valid_device -= 1;
         }
+        block.fresh = false;
         self.blocks.insert(base, block);
         Ok(())
     }
@@ -268,16 +318,11 @@ pub fn register(ptr: *mut u8, len: usize) {
     table().register(ptr as usize, len);
 }
 
-/// Forgets a block about to be freed, and frees its mirror.
+/// Forgets a block about to be freed; its mirror's memory is kept for the
+/// next block of the same length.
 pub fn release(ptr: *mut u8) -> Result<(), RtError> {
-    let device = table().unregister(ptr as usize);
-    match device {
-        Some(device) => {
-            let runtime = crate::cuda::runtime()?;
-            crate::cuda::CudaBackend(runtime).free(device)
-        }
-        None => Ok(()),
-    }
+    table().unregister(ptr as usize);
+    Ok(())
 }
 
 /// The state of the block containing `ptr` in the process's table.
@@ -299,12 +344,10 @@ pub fn to_device(ptr: *mut u8, write: bool) -> Result<*mut u8, RtError> {
 
 /// `pgpu_rt_to_host`: the host copy of `ptr`'s block made valid.
 pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
-    // The fast path: nothing is stale on the host, and (for a write) no
-    // device copy would have to be marked stale. The counters are zero on
-    // the cpu device.
-    if STALE_HOST.load(Ordering::Acquire) == 0
-        && (!write || VALID_DEVICE.load(Ordering::Acquire) == 0)
-    {
+    // The fast path for reads: nothing is stale on the host (the counter
+    // is zero on the cpu device). A write always records itself: it may
+    // end a block's freshness, which the next launch must see.
+    if !write && STALE_HOST.load(Ordering::Acquire) == 0 {
         return Ok(());
     }
     if ptr.is_null() || !crate::device::is_cuda()? {
@@ -404,6 +447,9 @@ mod tests {
         let mut fake = Fake::new();
         let mut mirrors = Mirrors::new();
         mirrors.register(base, host.len());
+        // The host fills the list.
+        mirrors.to_host(&mut fake, base, true).unwrap();
+        assert_eq!(log(&mut fake), "");
 
         // First use: allocate and upload; a read leaves the host valid.
         let d = mirrors.to_device(&mut fake, base, false).unwrap();
@@ -434,10 +480,44 @@ mod tests {
         assert_eq!(log(&mut fake), "up 8");
         assert_eq!(fake.memory[&d][0], 9);
 
-        // Freeing hands back the mirror.
-        assert_eq!(mirrors.unregister(base), Some(d));
+        // Freeing keeps the mirror's memory for the next block of 8 bytes.
+        mirrors.unregister(base);
         assert_eq!(mirrors.valid_device(), 0);
-        assert_eq!(mirrors.unregister(base), None);
+        mirrors.unregister(base);
+        let mut other = vec![0u8; 8];
+        let other_base = other.as_mut_ptr() as usize;
+        mirrors.register(other_base, 8);
+        assert_eq!(mirrors.to_device(&mut fake, other_base, true), Ok(d));
+        assert_eq!(log(&mut fake), "");
+        mirrors.unregister(other_base);
+        mirrors.trim(&mut fake).unwrap();
+        assert_eq!(log(&mut fake), "free");
+    }
+
+    #[test]
+    fn fresh_blocks_copy_nothing() {
+        let mut host = vec![7u8; 8];
+        let base = host.as_mut_ptr() as usize;
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        mirrors.register(base, host.len());
+        // A kernel writes a new temporary: no upload of undefined bytes.
+        let d = mirrors.to_device(&mut fake, base, true).unwrap();
+        assert_eq!(log(&mut fake), "alloc 8");
+        fake.bytes(d)[0] = 1;
+        // Then the host reads it: downloaded.
+        mirrors.to_host(&mut fake, base, false).unwrap();
+        assert_eq!(log(&mut fake), "down 8");
+        assert_eq!(host[0], 1);
+        // A new block the host reads first: nothing to download.
+        let mut second = vec![0u8; 4];
+        let second_base = second.as_mut_ptr() as usize;
+        mirrors.register(second_base, 4);
+        mirrors.to_host(&mut fake, second_base, false).unwrap();
+        assert_eq!(log(&mut fake), "");
+        // ... and once the host has it, a launch uploads it.
+        mirrors.to_device(&mut fake, second_base, false).unwrap();
+        assert_eq!(log(&mut fake), "alloc 4, up 4");
     }
 
     #[test]
@@ -469,11 +549,11 @@ mod tests {
         let mut mirrors = Mirrors::new();
         mirrors.register(4096, 0);
         let mut fake = Fake::new();
-        let d = mirrors.to_device(&mut fake, 4096, true).unwrap();
+        mirrors.to_device(&mut fake, 4096, true).unwrap();
         assert_eq!(log(&mut fake), "alloc 1");
         mirrors.to_host(&mut fake, 4096, false).unwrap();
         assert_eq!(log(&mut fake), "");
-        assert_eq!(mirrors.unregister(4096), Some(d));
+        mirrors.unregister(4096);
     }
 
     #[test]

@@ -21,7 +21,9 @@
 //!   `finalize-memref-to-llvm{use-generic-functions=true}` afterwards, so
 //!   that `memref.alloc` uses the runtime's allocator too;
 //! * the program's `@main() -> i32` is renamed `@pgpu_main`, and a C entry
-//!   `@main(argc, argv)` calls `pgpu_rt_init` and then it.
+//!   `@main(argc, argv)` calls `pgpu_rt_init`, then it, then `pgpu_rt_fini`
+//!   (errors of kernels still running are reported before the exit; the
+//!   `PGPU_PROFILE` report).
 //!
 //! Kernels (`scf.parallel`) are the CPU and CUDA backends' business and
 //! stay. We write this pass because the ops are ours: upstream has nothing
@@ -555,6 +557,8 @@ impl Lowering {
         // The renamed program entry exists: no declaration for it.
         self.runtime.mark_declared("pgpu_main");
         let status = self.runtime.call(&at, "pgpu_main", &[], "() -> i32")?;
+        // Kernels still running on a GPU report their errors before exit.
+        self.runtime.call(&at, "pgpu_rt_fini", &[], "()")?;
         terminator.set_operands(&status);
         placeholder.erase();
         Ok(())

@@ -52,13 +52,19 @@ use crate::{
 use melior::ir::{
     Block, OperationRef, Region, RegionLike, Type,
     attribute::AttributeLike,
+    operation::OperationLike,
     r#type::{MemRefType, ShapedTypeLike},
 };
-use pgpu_pass_infra::{PassOption, Pass, PassFailure, PassOptions, diagnostics::file_position};
+use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions, diagnostics::file_position};
 use std::collections::HashMap;
 
 /// The dispatch `scf.if` this pass builds.
 const DISPATCH: &str = "pgpu.device_dispatch";
+
+/// The collectives' combining kinds by their code in `pgpu.list` ops.
+const KIND_NAMES: [&str; 9] = [
+    "add", "mul", "min", "max", "umin", "umax", "and", "or", "xor",
+];
 
 /// The pass.
 #[derive(Debug)]
@@ -98,9 +104,7 @@ impl Pass for OffloadKernels {
     fn from_options(options: &PassOptions) -> Result<Self, String> {
         let block_size: i64 = options.parse("block-size")?;
         if !(1..=1024).contains(&block_size) {
-            return Err(format!(
-                "block-size {block_size} is not between 1 and 1024"
-            ));
+            return Err(format!("block-size {block_size} is not between 1 and 1024"));
         }
         Ok(Self { block_size })
     }
@@ -121,11 +125,11 @@ impl Pass for OffloadKernels {
         for alloca in module.nested() {
             if alloca.is("memref.alloca")
                 && is_host_op(alloca)
-                && alloca.result(0).uses().iter().any(|found| {
-                    kernels
-                        .iter()
-                        .any(|kernel| found.owner.is_within(*kernel))
-                })
+                && alloca
+                    .result(0)
+                    .uses()
+                    .iter()
+                    .any(|found| kernels.iter().any(|kernel| found.owner.is_within(*kernel)))
             {
                 heap_allocate(alloca)?;
             }
@@ -134,6 +138,14 @@ impl Pass for OffloadKernels {
             if is_offloadable(kernel) {
                 offload.offload(kernel)?;
             }
+        }
+        let collectives: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| op.name().starts_with("pgpu.list.") && is_host_access_site(*op))
+            .collect();
+        for collective in collectives {
+            offload.offload_collective(collective)?;
         }
         offload.sync_host_accesses(module)
     }
@@ -287,6 +299,228 @@ impl Offload {
         at.value("builtin.unrealized_conversion_cast", &[both], ty, &[])
     }
 
+    /// `scf.if (pgpu_rt_device_is_cuda() != 0) {...} else {...}` before
+    /// `at` with `results`, marked as a dispatch; returns it and the
+    /// terminators of its branches.
+    fn dispatch(&mut self, at: &Builder, results: &[Type]) -> Built<(Op, Op, Op)> {
+        let i32_type = at.parse_type("i32")?;
+        let is_cuda = self
+            .runtime
+            .call(at, "pgpu_rt_device_is_cuda", &[], "() -> i32")?[0];
+        let zero = at.constant(i32_type, 0)?;
+        let on_gpu = at.cmpi(1, is_cuda, zero)?;
+        let (dispatch, then_yield, else_yield) = at.if_op(on_gpu, results, true)?;
+        // SAFETY: live op; a unit attribute of its context.
+        unsafe {
+            mlir_sys::mlirOperationSetAttributeByName(
+                dispatch.0,
+                crate::ir::string_ref(DISPATCH),
+                at.unit_attribute().to_raw(),
+            )
+        };
+        let Some(else_yield) = else_yield else {
+            return Err(at.fail("internal error: dispatch without an else region"));
+        };
+        Ok((dispatch, then_yield, else_yield))
+    }
+
+    /// Records the source position of the next launches for error reports.
+    fn launch_site(&mut self, at: &Builder, name: &str, op: Op) -> Built<()> {
+        let i32_type = at.parse_type("i32")?;
+        let (file, line, column) = file_position(op.melior_location())
+            .map(|position| (position.file, position.line, position.column))
+            .unwrap_or_else(|| ("<unknown>".to_string(), 0, 0));
+        let site = [
+            self.runtime.string_constant(at, name)?,
+            self.runtime.string_constant(at, &file)?,
+            at.constant(i32_type, i64::from(line))?,
+            at.constant(i32_type, i64::from(column))?,
+        ];
+        self.runtime.call(
+            at,
+            "pgpu_rt_launch_site",
+            &site,
+            "(!llvm.ptr, !llvm.ptr, i32, i32)",
+        )?;
+        Ok(())
+    }
+
+    /// A rank-1 `memref<?xT>` (identity layout) on the device mirror of
+    /// `memref`'s elements: the view's offset is folded into the pointer.
+    fn dense_device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
+        let Ok(memref_type) = MemRefType::try_from(memref.melior_type()) else {
+            return Err(at.fail("internal error: a device view of a non-memref"));
+        };
+        if memref_type.rank() != 1 {
+            return Err(at.fail("collectives take rank-1 lists"));
+        }
+        let element = memref_type.element().to_string();
+        let llvm_element = if element == "index" {
+            "i64".to_string()
+        } else {
+            element.clone()
+        };
+        let descriptor = at.parse_type(&descriptor_type(&memref_type))?;
+        let pointer = at.parse_type("!llvm.ptr")?;
+        let i32_type = at.parse_type("i32")?;
+        let i64_type = at.parse_type("i64")?;
+        let host = at.value(
+            "builtin.unrealized_conversion_cast",
+            &[memref],
+            descriptor,
+            &[],
+        )?;
+        let position = |fields: &str| at.parse_attribute(&format!("array<i64: {fields}>"));
+        let aligned = at.value(
+            "llvm.extractvalue",
+            &[host],
+            pointer,
+            &[("position", position("1")?)],
+        )?;
+        let offset = at.value(
+            "llvm.extractvalue",
+            &[host],
+            i64_type,
+            &[("position", position("2")?)],
+        )?;
+        let size = at.value(
+            "llvm.extractvalue",
+            &[host],
+            i64_type,
+            &[("position", position("3, 0")?)],
+        )?;
+        let write = at.constant(i32_type, i64::from(write))?;
+        let device = self.runtime.call(
+            at,
+            "pgpu_rt_to_device",
+            &[aligned, write],
+            "(!llvm.ptr, i32) -> !llvm.ptr",
+        )?[0];
+        let first = at.value(
+            "llvm.getelementptr",
+            &[device, offset],
+            pointer,
+            &[
+                (
+                    "rawConstantIndices",
+                    at.parse_attribute("array<i32: -2147483648>")?,
+                ),
+                ("elem_type", at.parse_attribute(&llvm_element)?),
+            ],
+        )?;
+        let zero = at.constant(i64_type, 0)?;
+        let one = at.constant(i64_type, 1)?;
+        let mut dense = at.value("llvm.mlir.undef", &[], descriptor, &[])?;
+        for (value, field) in [
+            (device, "0"),
+            (first, "1"),
+            (zero, "2"),
+            (size, "3, 0"),
+            (one, "4, 0"),
+        ] {
+            dense = at.value(
+                "llvm.insertvalue",
+                &[dense, value],
+                descriptor,
+                &[("position", position(field)?)],
+            )?;
+        }
+        let dense_type = at.parse_type(&format!("memref<?x{element}>"))?;
+        at.value(
+            "builtin.unrealized_conversion_cast",
+            &[dense],
+            dense_type,
+            &[],
+        )
+    }
+
+    /// Gives a host `pgpu.list.*` collective a GPU version: a call of
+    /// `@pgpu_coll_<name>_<T>` (defined by `pgpu-link-gpu-collectives`) on
+    /// dense device views, dispatched like kernels.
+    fn offload_collective(&mut self, op: Op) -> Built<()> {
+        let at = Builder::before(op);
+        let name = op.name();
+        let short = name.trim_start_matches("pgpu.list.").to_string();
+        let element = MemRefType::try_from(op.operand(0).melior_type())
+            .map(|memref| memref.element().to_string())
+            .map_err(|_| at.fail("a collective on a non-list"))?;
+        let kind = || -> Built<&'static str> {
+            let code = op
+                .melior()
+                .attribute("kind")
+                .ok()
+                .and_then(|attribute| {
+                    melior::ir::attribute::IntegerAttribute::try_from(attribute).ok()
+                })
+                .map(|attribute| attribute.value())
+                .ok_or_else(|| at.fail("list collective without a kind"))?;
+            KIND_NAMES
+                .get(usize::try_from(code).unwrap_or(usize::MAX))
+                .copied()
+                .ok_or_else(|| at.fail(&format!("unknown collective kind {code}")))
+        };
+        let (symbol, written): (String, &[usize]) = match short.as_str() {
+            "reduce" => (format!("pgpu_coll_reduce_{}_{element}", kind()?), &[]),
+            "scan" => (format!("pgpu_coll_scan_{}_{element}", kind()?), &[1]),
+            "sort_idx" => (format!("pgpu_coll_sort_idx_{element}"), &[1]),
+            "compact" | "split" => (format!("pgpu_coll_{short}_{element}"), &[2]),
+            "expand" => (format!("pgpu_coll_expand_{element}"), &[1, 2]),
+            _ => return Ok(()),
+        };
+        let results: Vec<Type> = op
+            .results()
+            .iter()
+            .map(|value| value.melior_type())
+            .collect();
+        let uses: Vec<(Op, usize, usize)> = op
+            .results()
+            .iter()
+            .enumerate()
+            .flat_map(|(result, value)| {
+                value
+                    .uses()
+                    .into_iter()
+                    .map(move |found| (found.owner, found.index, result))
+            })
+            .collect();
+        let (dispatch, then_yield, else_yield) = self.dispatch(&at, &results)?;
+        let inside = at.moved_to(then_yield).at_location_of(op);
+        self.launch_site(&inside, &short, op)?;
+        let mut arguments = vec![];
+        let mut types = vec![];
+        for (position, operand) in op.operands().into_iter().enumerate() {
+            if MemRefType::try_from(operand.melior_type()).is_ok() {
+                let view = self.dense_device_view(&inside, operand, written.contains(&position))?;
+                types.push(view.melior_type().to_string());
+                arguments.push(view);
+            } else {
+                types.push(operand.melior_type().to_string());
+                arguments.push(operand);
+            }
+        }
+        if short == "scan" {
+            let i1 = inside.parse_type("i1")?;
+            let inclusive = inside.constant(i1, i64::from(op.has_attribute("inclusive")))?;
+            types.push("i1".to_string());
+            arguments.push(inclusive);
+        }
+        let output = match results.first() {
+            Some(ty) => format!(" -> {ty}"),
+            None => String::new(),
+        };
+        let signature = format!("({}){output}", types.join(", "));
+        let gpu_results = self
+            .runtime
+            .call(&inside, &symbol, &arguments, &signature)?;
+        then_yield.set_operands(&gpu_results);
+        op.move_before(else_yield);
+        else_yield.set_operands(&op.results());
+        for (owner, index, result) in uses {
+            owner.set_operand(index, dispatch.result(result));
+        }
+        Ok(())
+    }
+
     fn offload(&mut self, kernel: Op) -> Built<()> {
         let at = Builder::before(kernel);
         let Some(function) = enclosing_function(kernel) else {
@@ -324,43 +558,11 @@ impl Offload {
         }
 
         // if (cuda) { ... } else { kernel }
-        let i32_type = at.parse_type("i32")?;
-        let is_cuda = self
-            .runtime
-            .call(&at, "pgpu_rt_device_is_cuda", &[], "() -> i32")?[0];
-        let zero = at.constant(i32_type, 0)?;
-        let on_gpu = at.cmpi(1, is_cuda, zero)?;
-        let (dispatch, then_yield, else_yield) = at.if_op(on_gpu, &[], true)?;
-        // SAFETY: live op; a unit attribute of its context.
-        unsafe {
-            mlir_sys::mlirOperationSetAttributeByName(
-                dispatch.0,
-                crate::ir::string_ref(DISPATCH),
-                at.unit_attribute().to_raw(),
-            )
-        };
-        let Some(else_yield) = else_yield else {
-            return Err(at.fail("internal error: dispatch without an else region"));
-        };
+        let (_, then_yield, else_yield) = self.dispatch(&at, &[])?;
         let gpu_side = kernel.clone_detached();
         kernel.move_before(else_yield);
-
         let inside = at.moved_to(then_yield).at_location_of(kernel);
-        let (file, line, column) = file_position(kernel.melior_location())
-            .map(|position| (position.file, position.line, position.column))
-            .unwrap_or_else(|| ("<unknown>".to_string(), 0, 0));
-        let site = [
-            self.runtime.string_constant(&inside, &site_name)?,
-            self.runtime.string_constant(&inside, &file)?,
-            inside.constant(i32_type, i64::from(line))?,
-            inside.constant(i32_type, i64::from(column))?,
-        ];
-        self.runtime.call(
-            &inside,
-            "pgpu_rt_launch_site",
-            &site,
-            "(!llvm.ptr, !llvm.ptr, i32, i32)",
-        )?;
+        self.launch_site(&inside, &site_name, kernel)?;
         let mut views = HashMap::new();
         for (list, write) in &lists {
             views.insert(*list, self.device_view(&inside, *list, *write)?);
@@ -556,8 +758,7 @@ fn is_host_access_site(op: Op) -> bool {
         if name == "func.func" {
             return true;
         }
-        if name.starts_with("gpu.") || name.starts_with("pgpu.") || parent.has_attribute(DISPATCH)
-        {
+        if name.starts_with("gpu.") || name.starts_with("pgpu.") || parent.has_attribute(DISPATCH) {
             return false;
         }
         current = parent.parent();

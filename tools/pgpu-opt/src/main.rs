@@ -21,7 +21,10 @@ use std::process::ExitCode;
 use verify::Expectations;
 
 /// Passes of ours, one registration function per pass crate.
-const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
+const PGPU_PASS_CRATES: &[fn()] = &[
+    pgpu_kernel_passes::register_passes,
+    pgpu_backend_nvptx::register_passes,
+];
 
 #[derive(Parser, Debug)]
 #[command(

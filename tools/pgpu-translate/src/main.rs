@@ -19,7 +19,10 @@ use pgpu_pass_infra::{
 };
 use std::process::ExitCode;
 
-const PGPU_PASS_CRATES: &[fn()] = &[pgpu_kernel_passes::register_passes];
+const PGPU_PASS_CRATES: &[fn()] = &[
+    pgpu_kernel_passes::register_passes,
+    pgpu_backend_nvptx::register_passes,
+];
 
 #[derive(Parser, Debug)]
 #[command(

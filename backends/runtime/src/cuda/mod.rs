@@ -324,6 +324,7 @@ impl Runtime {
     pub fn synchronize(&self) -> Result<(), RtError> {
         // SAFETY: the runtime's stream.
         let code = unsafe { (self.driver.cuStreamSynchronize)(self.stream) };
+        crate::profile::synchronized();
         self.check_wait("cuStreamSynchronize", code, true)
     }
 
@@ -455,6 +456,7 @@ impl Runtime {
             return Err(failed(code));
         }
         outstanding().launched(site);
+        crate::profile::launched();
         Ok(())
     }
 }
@@ -493,6 +495,7 @@ impl Backend for CudaBackend {
         let code = unsafe {
             (self.0.driver.cuMemcpyHtoDAsync_v2)(device, host.cast(), bytes, self.0.stream)
         };
+        crate::profile::uploaded(bytes);
         self.0.check("cuMemcpyHtoDAsync_v2", code)
     }
 
@@ -502,6 +505,7 @@ impl Backend for CudaBackend {
         let code = unsafe {
             (self.0.driver.cuMemcpyDtoHAsync_v2)(host.cast(), device, bytes, self.0.stream)
         };
+        crate::profile::downloaded(bytes);
         self.0.check_wait("cuMemcpyDtoHAsync_v2", code, false)?;
         self.0.synchronize()
     }

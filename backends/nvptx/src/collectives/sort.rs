@@ -1,0 +1,725 @@
+//! `pgpu.list.sort_idx` on the GPU: a stable LSD radix sort of
+//! (key, index) pairs with 8-bit digits.
+//!
+//! **Keys.** Each key becomes an unsigned integer whose order is the key
+//! order of the CPU runtime (`Scalar::sort_key` in elem.rs), so equal keys
+//! map to equal numbers: signed integers flip their sign bit (`i8` and
+//! `i16` keep only their own 8 or 16 bits, so they take one or two
+//! passes); `i1` maps true (-1) to 0 and false to 1; floats first
+//! canonicalize (`-0` to `+0`, every NaN to the quiet NaN of its sign),
+//! then negative values invert all bits and the others set the sign bit.
+//! 32-bit and narrower keys sort as u32 (4 passes for 32 bits), 64-bit keys
+//! as u64 (8 passes). Indices travel as i32 (hence at most 2^31 - 1 keys)
+//! and the last pass writes them as i64.
+//!
+//! **Kernels.** `zero` clears the look-back status words, the digit
+//! histograms and the tile counters. `histogram` reads the keys once and
+//! counts the digits of every pass at once (per-block workgroup histograms
+//! with workgroup atomics, then global atomics). Then one launch per digit
+//! pass of a onesweep kernel (Adinets and Merrill, "Onesweep: A Faster
+//! Least Significant Digit Radix Sort for GPUs", 2022), `sweep_first`,
+//! `sweep_mid`, `sweep_last` (or `sweep_only` for one pass):
+//!
+//! 1. the block takes the next tile id from the pass's counter (dynamic ids
+//!    make the look-back safe), and each warp loads a contiguous segment of
+//!    `32 * ITEMS` keys (item `i` of lane `l` is element `32 i + l` of the
+//!    segment, so the loads coalesce and (item, lane) order is key order);
+//!    elements past the end get the all-ones key, which sorts last;
+//! 2. warp-level ranking: for each item `nvvm.match.sync any` on the digit
+//!    finds the lanes with the same digit; the lowest of them adds their
+//!    count to the warp's workgroup counter of that digit
+//!    (`atomicrmw add`) and shuffles the old value to its peers; each key's
+//!    rank within its warp and digit is that value plus the number of peers
+//!    below it (`popc` of the peer mask under the lane mask);
+//! 3. thread `d` owns digit `d`: it turns the 8 warp counters into
+//!    exclusive prefixes and a tile count, and a block scan gives the
+//!    tile-local start of every digit. It publishes the tile's count of
+//!    digit `d` (the status word packs a 2-bit flag above a 32-bit count,
+//!    written with one 64-bit relaxed atomic store), looks back over the
+//!    previous tiles' words for digit `d` until it finds an inclusive one,
+//!    and publishes its own inclusive count. The digit's global start
+//!    (the exclusive scan of the pass histogram) plus that prefix is where
+//!    the tile's keys of digit `d` go;
+//! 4. keys and indices are written to workgroup memory at their tile-local
+//!    sorted position, then read back in order, so consecutive threads
+//!    write consecutive addresses of each digit's run.
+//!
+//! Every pass is stable (ties keep tile order, warp order, then item
+//! order), so the LSD sort is stable, as `sort_idx` requires.
+
+use super::emit::{Body, GpuModule, Param, Ty, V, global_ptr};
+use super::host::{self, HostParam, HostSpec};
+use super::tile::{self, Threads};
+use super::{BLOCK, Elem};
+
+const DIGITS: usize = 256;
+const WARPS: usize = BLOCK / 32;
+/// Grid bound of the histogram kernel.
+const HISTOGRAM_GRID: i64 = 1024;
+const FLAG_AGGREGATE: i64 = 1;
+const FLAG_INCLUSIVE: i64 = 2;
+
+/// Key bits (so passes = bits / 8) and the internal key type.
+fn key_format(elem: Elem) -> (usize, Ty) {
+    match elem {
+        Elem::I1 | Elem::I8 => (8, Ty::I32),
+        Elem::I16 => (16, Ty::I32),
+        Elem::I32 | Elem::F32 => (32, Ty::I32),
+        Elem::I64 | Elem::Index | Elem::F64 => (64, Ty::I64),
+    }
+}
+
+/// Keys per thread of a sweep tile.
+fn items(key: Ty) -> usize {
+    if key == Ty::I64 { 8 } else { 16 }
+}
+
+/// The internal key of a loaded element (storage type of `elem`).
+fn transform(b: &mut Body, elem: Elem, x: &str) -> V {
+    match elem {
+        Elem::I1 => {
+            let zero = b.c(0, Ty::I8);
+            let is_true = b.cmp("ne", x, &zero, Ty::I8);
+            let one = b.c32(1);
+            let z = b.c32(0);
+            b.sel(&is_true, &z, &one, Ty::I32)
+        }
+        Elem::I8 | Elem::I16 => {
+            let ty = elem.storage();
+            let wide = b.resize(x, ty, Ty::I32, false);
+            let sign = b.c32(1 << (ty.bits() - 1));
+            b.xor(&wide, &sign, Ty::I32)
+        }
+        Elem::I32 | Elem::I64 | Elem::Index => {
+            let ty = elem.storage();
+            let sign = b.bits_const(1 << (ty.bits() - 1), ty);
+            b.xor(x, &sign, ty)
+        }
+        Elem::F32 | Elem::F64 => {
+            let ty = elem.storage();
+            let it = ty.int();
+            let bits = b.bitcast(x, ty, it);
+            let top = b.bits_const(1 << (it.bits() - 1), it);
+            let negative = b.and(&bits, &top, it);
+            let zero = b.c(0, it);
+            let is_negative = b.cmp("ne", &negative, &zero, it);
+            // Canonical NaNs per sign, -0 as +0.
+            let quiet = match ty {
+                Ty::F32 => f32::NAN.to_bits() as u64,
+                _ => f64::NAN.to_bits(),
+            };
+            let pos_nan = b.bits_const(quiet, it);
+            let neg_nan = b.bits_const(quiet | 1 << (it.bits() - 1), it);
+            let nan = b.sel(&is_negative, &neg_nan, &pos_nan, it);
+            let is_nan = b.cmpf("uno", x, x, ty);
+            let bits = b.sel(&is_nan, &nan, &bits, it);
+            let is_minus_zero = b.cmp("eq", &bits, &top, it);
+            let bits = b.sel(&is_minus_zero, &zero, &bits, it);
+            // The sign of the canonical value (-0 is +0 now).
+            let sign = b.and(&bits, &top, it);
+            let negative = b.cmp("ne", &sign, &zero, it);
+            let ones = b.c(-1, it);
+            let inverted = b.xor(&bits, &ones, it);
+            let flipped = b.or(&bits, &top, it);
+            b.sel(&negative, &inverted, &flipped, it)
+        }
+    }
+}
+
+/// `(key >> shift) & 255` as i32.
+fn digit(b: &mut Body, key: &str, key_ty: Ty, shift: &str) -> V {
+    let s = b.resize(shift, Ty::I32, key_ty, false);
+    let shifted = b.shru(key, &s, key_ty);
+    let low = b.resize(&shifted, key_ty, Ty::I32, false);
+    let mask = b.c32(255);
+    b.and(&low, &mask, Ty::I32)
+}
+
+/// Kernel `zero`: clears `words` i32 words at `ptr`.
+pub fn zero_kernel(m: &mut GpuModule) {
+    m.kernel(
+        "zero",
+        &[("ptr", "!llvm.ptr"), ("words", "i64")],
+        BLOCK,
+        |b, _| {
+            let ptr = global_ptr(b, "ptr");
+            let tid = b.sreg("thread_id");
+            let bid = b.sreg("block_id");
+            let grid = b.op("gpu.grid_dim x");
+            let grid = b.idx_to(&grid, Ty::I64);
+            let tid = b.resize(&tid, Ty::I32, Ty::I64, false);
+            let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
+            let cb = b.c64(BLOCK as i64);
+            let first = b.mul(&bid, &cb, Ty::I64);
+            let first = b.add(&first, &tid, Ty::I64);
+            let step = b.mul(&grid, &cb, Ty::I64);
+            let zero = b.c32(0);
+            b.for_(&first, "%words", &step, "i64", &[], |b, i, _| {
+                let p = b.gep(&ptr, i, Ty::I64, "i32", 1);
+                b.store(&zero, &p, "i32", 4, 1);
+                Vec::new()
+            });
+        },
+    );
+}
+
+/// Launches `zero` over `bytes` (index, a multiple of 4) at `ptr`.
+pub fn launch_zero(b: &mut Body, token: &str, module: &str, ptr: &str, bytes: &str) -> V {
+    let four = b.cidx(4);
+    let words = b.op(format!("arith.divui {bytes}, {four} : index"));
+    let grid = host::blocks(b, &words, BLOCK as i64, 1);
+    let max = b.cidx(1024);
+    let grid = b.op(format!("arith.minui {grid}, {max} : index"));
+    let words = b.idx_to(&words, Ty::I64);
+    host::launch(
+        b,
+        token,
+        module,
+        "zero",
+        &grid,
+        BLOCK,
+        &[(ptr.to_string(), "!llvm.ptr"), (words, "i64")],
+    )
+}
+
+/// Kernel `histogram`: digit counts of every pass (`passes x 256` i32).
+fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
+    let (_, key_ty) = key_format(elem);
+    let ty = elem.storage();
+    m.kernel(
+        "histogram",
+        &[("keys", "!llvm.ptr"), ("n", "i64"), ("hist", "!llvm.ptr")],
+        BLOCK,
+        |b, m| {
+            let keys = global_ptr(b, "keys");
+            let hist = global_ptr(b, "hist");
+            let local = m.shared("histogram", "counts", "i32", passes * DIGITS);
+            let local = b.addressof(&local);
+            let tid = b.sreg("thread_id");
+            let zero = b.c32(0);
+            for k in 0..passes {
+                let kk = b.c32((k * DIGITS) as i64);
+                let slot = b.add(&tid, &kk, Ty::I32);
+                let p = b.gep(&local, &slot, Ty::I32, "i32", 3);
+                b.store(&zero, &p, "i32", 4, 3);
+            }
+            b.barrier();
+            let bid = b.sreg("block_id");
+            let grid = b.op("gpu.grid_dim x");
+            let grid = b.idx_to(&grid, Ty::I64);
+            let tid64 = b.resize(&tid, Ty::I32, Ty::I64, false);
+            let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
+            let cb = b.c64(BLOCK as i64);
+            let first = b.mul(&bid, &cb, Ty::I64);
+            let first = b.add(&first, &tid64, Ty::I64);
+            let step = b.mul(&grid, &cb, Ty::I64);
+            b.for_(&first, "%n", &step, "i64", &[], |b, i, _| {
+                let p = b.gep(&keys, i, Ty::I64, ty.mlir(), 1);
+                let x = b.load(&p, ty.mlir(), ty.bytes(), 1);
+                let key = transform(b, elem, &x);
+                let one = b.c32(1);
+                for pass in 0..passes {
+                    let shift = b.c32((8 * pass) as i64);
+                    let d = digit(b, &key, key_ty, &shift);
+                    let off = b.c32((pass * DIGITS) as i64);
+                    let slot = b.add(&d, &off, Ty::I32);
+                    let q = b.gep(&local, &slot, Ty::I32, "i32", 3);
+                    b.atomic_rmw("add", &q, &one, Ty::I32, 3);
+                }
+                Vec::new()
+            });
+            b.barrier();
+            for k in 0..passes {
+                let kk = b.c32((k * DIGITS) as i64);
+                let slot = b.add(&tid, &kk, Ty::I32);
+                let p = b.gep(&local, &slot, Ty::I32, "i32", 3);
+                let c = b.load(&p, "i32", 4, 3);
+                let nz = b.cmp("ne", &c, &zero, Ty::I32);
+                b.if_(&nz, |b| {
+                    let q = b.gep(&hist, &slot, Ty::I32, "i32", 1);
+                    b.atomic_rmw("add", &q, &c, Ty::I32, 1);
+                });
+            }
+        },
+    );
+}
+
+/// Exclusive scan of one i32 per thread in thread order; returns
+/// (exclusive, block total).
+fn block_exclusive(
+    b: &mut Body,
+    m: &mut GpuModule,
+    kernel: &str,
+    name: &str,
+    th: &Threads,
+    x: &V,
+) -> (V, V) {
+    let op = super::op::Op::new(Ty::I32, super::Kind::Add);
+    let incl = tile::warp_inclusive(b, &op, &th.lane, x);
+    let sums = m.shared(kernel, name, "i32", WARPS);
+    let sums = b.addressof(&sums);
+    let c31 = b.c32(31);
+    let last = b.cmp("eq", &th.lane, &c31, Ty::I32);
+    b.if_(&last, |b| {
+        let p = b.gep(&sums, &th.warp, Ty::I32, "i32", 3);
+        b.store(&incl, &p, "i32", 4, 3);
+    });
+    b.barrier();
+    let mut before = b.c32(0);
+    let mut total = b.c32(0);
+    for w in 0..WARPS {
+        let cw = b.c32(w as i64);
+        let p = b.gep(&sums, &cw, Ty::I32, "i32", 3);
+        let s = b.load(&p, "i32", 4, 3);
+        let earlier = b.cmp("slt", &cw, &th.warp, Ty::I32);
+        let z = b.c32(0);
+        let add = b.sel(&earlier, &s, &z, Ty::I32);
+        before = b.add(&before, &add, Ty::I32);
+        total = b.add(&total, &s, Ty::I32);
+    }
+    let e = b.sub(&incl, x, Ty::I32);
+    (b.add(&before, &e, Ty::I32), total)
+}
+
+/// Where a sweep reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sweep {
+    Only,
+    First,
+    Mid,
+    Last,
+}
+
+impl Sweep {
+    fn name(self) -> &'static str {
+        match self {
+            Sweep::Only => "sweep_only",
+            Sweep::First => "sweep_first",
+            Sweep::Mid => "sweep_mid",
+            Sweep::Last => "sweep_last",
+        }
+    }
+    fn first(self) -> bool {
+        matches!(self, Sweep::Only | Sweep::First)
+    }
+    fn last(self) -> bool {
+        matches!(self, Sweep::Only | Sweep::Last)
+    }
+}
+
+const SWEEP_PARAMS: [Param; 9] = [
+    ("keys_in", "!llvm.ptr"),
+    ("idx_in", "!llvm.ptr"),
+    ("keys_out", "!llvm.ptr"),
+    ("idx_out", "!llvm.ptr"),
+    ("n", "i64"),
+    ("shift", "i32"),
+    ("hist", "!llvm.ptr"),
+    ("status", "!llvm.ptr"),
+    ("counter", "!llvm.ptr"),
+];
+
+fn sweep_kernel(m: &mut GpuModule, elem: Elem, sweep: Sweep) {
+    let (_, kt) = key_format(elem);
+    let items = items(kt);
+    let tile = BLOCK * items;
+    let name = sweep.name();
+    let in_ty = if sweep.first() { elem.storage() } else { kt };
+    m.kernel(name, &SWEEP_PARAMS, BLOCK, |b, m| {
+        let th = tile::threads(b);
+        let keys_in = global_ptr(b, "keys_in");
+        let idx_in = global_ptr(b, "idx_in");
+        let keys_out = global_ptr(b, "keys_out");
+        let idx_out = global_ptr(b, "idx_out");
+        let hist = global_ptr(b, "hist");
+        let status = global_ptr(b, "status");
+        let counter = global_ptr(b, "counter");
+        let warp_counts = m.shared(name, "warp_counts", "i32", WARPS * DIGITS);
+        let warp_counts = b.addressof(&warp_counts);
+        let digit_start = m.shared(name, "digit_start", "i32", DIGITS);
+        let digit_start = b.addressof(&digit_start);
+        let digit_base = m.shared(name, "digit_base", "i32", DIGITS);
+        let digit_base = b.addressof(&digit_base);
+        let stage_keys = m.shared(name, "keys", kt.mlir(), tile);
+        let stage_keys = b.addressof(&stage_keys);
+        let stage_idx = m.shared(name, "indices", "i32", tile);
+        let stage_idx = b.addressof(&stage_idx);
+        let zero = b.c32(0);
+        for k in 0..WARPS {
+            let kk = b.c32((k * DIGITS) as i64);
+            let slot = b.add(&th.tid, &kk, Ty::I32);
+            let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+            b.store(&zero, &p, "i32", 4, 3);
+        }
+        let tile_id = super::scan::tile_id(b, m, name, &th, &counter);
+        let t64 = b.resize(&tile_id, Ty::I32, Ty::I64, false);
+        let ctile = b.c64(tile as i64);
+        let start = b.mul(&t64, &ctile, Ty::I64);
+        let left = b.sub("%n", &start, Ty::I64);
+        let left = b.op(format!("arith.minsi {left}, {ctile} : i64"));
+        let valid = b.resize(&left, Ty::I64, Ty::I32, false);
+        // Segment of this warp.
+        let w64 = b.resize(&th.warp, Ty::I32, Ty::I64, false);
+        let l64 = b.resize(&th.lane, Ty::I32, Ty::I64, false);
+        let cseg = b.c64((32 * items) as i64);
+        let seg = b.mul(&w64, &cseg, Ty::I64);
+        let seg = b.add(&start, &seg, Ty::I64);
+        let seg = b.add(&seg, &l64, Ty::I64);
+        let ones = b.c(-1, kt);
+        let mut keys = Vec::new();
+        let mut idxs = Vec::new();
+        let mut digits = Vec::new();
+        for i in 0..items {
+            let off = b.c64((32 * i) as i64);
+            let pos = b.add(&seg, &off, Ty::I64);
+            let inside = b.cmp("slt", &pos, "%n", Ty::I64);
+            let loaded = b.if_then_else(
+                &inside,
+                &[kt.mlir().to_string(), "i32".to_string()],
+                |b| {
+                    let p = b.gep(&keys_in, &pos, Ty::I64, in_ty.mlir(), 1);
+                    let x = b.load(&p, in_ty.mlir(), in_ty.bytes(), 1);
+                    let key = if sweep.first() {
+                        transform(b, elem, &x)
+                    } else {
+                        x
+                    };
+                    let index = if sweep.first() {
+                        b.resize(&pos, Ty::I64, Ty::I32, false)
+                    } else {
+                        let q = b.gep(&idx_in, &pos, Ty::I64, "i32", 1);
+                        b.load(&q, "i32", 4, 1)
+                    };
+                    vec![key, index]
+                },
+                |b| vec![ones.clone(), b.c32(0)],
+            );
+            let d = digit(b, &loaded[0], kt, "%shift");
+            keys.push(loaded[0].clone());
+            idxs.push(loaded[1].clone());
+            digits.push(d);
+        }
+        // Warp-level ranking.
+        let one = b.c32(1);
+        let lanebit = b.shl(&one, &th.lane, Ty::I32);
+        let below_mask = b.sub(&lanebit, &one, Ty::I32);
+        let cdig = b.c32(DIGITS as i64);
+        let wbase = b.mul(&th.warp, &cdig, Ty::I32);
+        let mut ranks = Vec::new();
+        for d in &digits {
+            let peers = b.match_any(d);
+            let below = b.and(&peers, &below_mask, Ty::I32);
+            let below = b.popc(&below);
+            let count = b.popc(&peers);
+            let leader = b.cttz(&peers);
+            let is_leader = b.cmp("eq", &below, &zero, Ty::I32);
+            let slot = b.add(&wbase, d, Ty::I32);
+            let old = b.if_ty(
+                &is_leader,
+                "i32",
+                1,
+                |b| {
+                    let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+                    vec![b.atomic_rmw("add", &p, &count, Ty::I32, 3)]
+                },
+                |b| vec![b.c32(0)],
+            );
+            let base = b.shuffle("idx", &old[0], &leader, Ty::I32);
+            ranks.push(b.add(&base, &below, Ty::I32));
+        }
+        b.barrier();
+        // Thread d: digit d.
+        let mut running = b.c32(0);
+        for w in 0..WARPS {
+            let off = b.c32((w * DIGITS) as i64);
+            let slot = b.add(&off, &th.tid, Ty::I32);
+            let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+            let c = b.load(&p, "i32", 4, 3);
+            b.store(&running, &p, "i32", 4, 3);
+            running = b.add(&running, &c, Ty::I32);
+        }
+        let tile_count = running;
+        let (local_start, _) = block_exclusive(b, m, name, "scan_local", &th, &tile_count);
+        let hp = b.gep(&hist, &th.tid, Ty::I32, "i32", 1);
+        let global_count = b.load(&hp, "i32", 4, 1);
+        let (global_start, _) = block_exclusive(b, m, name, "scan_global", &th, &global_count);
+        // The tile's real count of this digit (missing keys are digit 255).
+        let c255 = b.c32(255);
+        let is_top = b.cmp("eq", &th.tid, &c255, Ty::I32);
+        let ctile32 = b.c32(tile as i64);
+        let missing = b.sub(&ctile32, &valid, Ty::I32);
+        let minus = b.sel(&is_top, &missing, &zero, Ty::I32);
+        let mine = b.sub(&tile_count, &minus, Ty::I32);
+        // Decoupled look-back on digit `tid`.
+        let cd64 = b.c64(DIGITS as i64);
+        let tid64 = b.resize(&th.tid, Ty::I32, Ty::I64, false);
+        let word_index = |b: &mut Body, t: &V| -> V {
+            let t = b.resize(t, Ty::I32, Ty::I64, false);
+            let row = b.mul(&t, &cd64, Ty::I64);
+            b.add(&row, &tid64, Ty::I64)
+        };
+        let pack = |b: &mut Body, flag: i64, count: &V| -> V {
+            let c = b.resize(count, Ty::I32, Ty::I64, false);
+            let f = b.c64(flag << 32);
+            b.or(&c, &f, Ty::I64)
+        };
+        let my_word = word_index(b, &tile_id);
+        let my_ptr = b.gep(&status, &my_word, Ty::I64, "i64", 1);
+        let is_first = b.cmp("eq", &tile_id, &zero, Ty::I32);
+        let prefix = b.if_ty(
+            &is_first,
+            "i32",
+            1,
+            |b| {
+                let w = pack(b, FLAG_INCLUSIVE, &mine);
+                b.store_atomic(&w, &my_ptr, Ty::I64, "monotonic");
+                vec![b.c32(0)]
+            },
+            |b| {
+                let w = pack(b, FLAG_AGGREGATE, &mine);
+                b.store_atomic(&w, &my_ptr, Ty::I64, "monotonic");
+                let one = b.c32(1);
+                let pred0 = b.sub(&tile_id, &one, Ty::I32);
+                let z = b.c32(0);
+                let go = b.cbool(true);
+                let out = b.while_(
+                    &[
+                        (pred0, "i32".into()),
+                        (z.clone(), "i32".into()),
+                        (go, "i1".into()),
+                    ],
+                    |_, args| (args[2].clone(), args.to_vec()),
+                    |b, args| {
+                        let (pred, acc) = (&args[0], &args[1]);
+                        let index = word_index(b, pred);
+                        let q = b.gep(&status, &index, Ty::I64, "i64", 1);
+                        let z64 = b.c64(0);
+                        let word = b.while_(
+                            &[(z64, "i64".into())],
+                            |b, _| {
+                                let w = b.load_atomic(&q, Ty::I64, "monotonic");
+                                let c32 = b.c64(32);
+                                let flag = b.shru(&w, &c32, Ty::I64);
+                                let z = b.c64(0);
+                                let empty = b.cmp("eq", &flag, &z, Ty::I64);
+                                (empty, vec![w])
+                            },
+                            |_, args| args.to_vec(),
+                        );
+                        let word = &word[0];
+                        let c32 = b.c64(32);
+                        let flag = b.shru(word, &c32, Ty::I64);
+                        let count = b.resize(word, Ty::I64, Ty::I32, false);
+                        let acc = b.add(acc, &count, Ty::I32);
+                        let incl = b.c64(FLAG_INCLUSIVE);
+                        let more = b.cmp("ne", &flag, &incl, Ty::I64);
+                        let one = b.c32(1);
+                        let next = b.sub(pred, &one, Ty::I32);
+                        vec![next, acc, more]
+                    },
+                );
+                let acc = out[1].clone();
+                let total = b.add(&acc, &mine, Ty::I32);
+                let w = pack(b, FLAG_INCLUSIVE, &total);
+                b.store_atomic(&w, &my_ptr, Ty::I64, "monotonic");
+                vec![acc]
+            },
+        );
+        // Destination of staged position s of digit d: base[d] + s.
+        let dest_base = b.add(&global_start, &prefix[0], Ty::I32);
+        let dest_base = b.sub(&dest_base, &local_start, Ty::I32);
+        let p = b.gep(&digit_base, &th.tid, Ty::I32, "i32", 3);
+        b.store(&dest_base, &p, "i32", 4, 3);
+        let p = b.gep(&digit_start, &th.tid, Ty::I32, "i32", 3);
+        b.store(&local_start, &p, "i32", 4, 3);
+        b.barrier();
+        // Stage at the tile-local sorted position.
+        for ((key, index), (d, rank)) in keys.iter().zip(&idxs).zip(digits.iter().zip(&ranks)) {
+            let p = b.gep(&digit_start, d, Ty::I32, "i32", 3);
+            let s0 = b.load(&p, "i32", 4, 3);
+            let slot = b.add(&wbase, d, Ty::I32);
+            let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+            let wprefix = b.load(&p, "i32", 4, 3);
+            let s = b.add(&s0, &wprefix, Ty::I32);
+            let s = b.add(&s, rank, Ty::I32);
+            let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
+            b.store(key, &kp, kt.mlir(), kt.bytes(), 3);
+            let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
+            b.store(index, &ip, "i32", 4, 3);
+        }
+        b.barrier();
+        // Scatter in staged order.
+        for k in 0..items {
+            let ck = b.c32((k * BLOCK) as i64);
+            let s = b.add(&th.tid, &ck, Ty::I32);
+            let inside = b.cmp("slt", &s, &valid, Ty::I32);
+            b.if_(&inside, |b| {
+                let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
+                let key = b.load(&kp, kt.mlir(), kt.bytes(), 3);
+                let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
+                let index = b.load(&ip, "i32", 4, 3);
+                let d = digit(b, &key, kt, "%shift");
+                let p = b.gep(&digit_base, &d, Ty::I32, "i32", 3);
+                let base = b.load(&p, "i32", 4, 3);
+                let dest = b.add(&base, &s, Ty::I32);
+                let dest = b.resize(&dest, Ty::I32, Ty::I64, false);
+                if sweep.last() {
+                    let wide = b.resize(&index, Ty::I32, Ty::I64, false);
+                    let q = b.gep(&idx_out, &dest, Ty::I64, "i64", 1);
+                    b.store(&wide, &q, "i64", 8, 1);
+                } else {
+                    let q = b.gep(&keys_out, &dest, Ty::I64, kt.mlir(), 1);
+                    b.store(&key, &q, kt.mlir(), kt.bytes(), 1);
+                    let q = b.gep(&idx_out, &dest, Ty::I64, "i32", 1);
+                    b.store(&index, &q, "i32", 4, 1);
+                }
+            });
+        }
+    });
+}
+
+/// The host code of sort_idx; adds the kernels to `m`.
+pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem) -> String {
+    let (bits, kt) = key_format(elem);
+    let passes = bits / 8;
+    zero_kernel(m);
+    histogram_kernel(m, elem, passes);
+    let sweeps: Vec<Sweep> = if passes == 1 {
+        vec![Sweep::Only]
+    } else {
+        let mut list = vec![Sweep::First];
+        list.extend(std::iter::repeat_n(Sweep::Mid, passes - 2));
+        list.push(Sweep::Last);
+        list
+    };
+    let mut kinds = sweeps.clone();
+    kinds.dedup();
+    for sweep in kinds {
+        sweep_kernel(m, elem, sweep);
+    }
+    let module = m.name.clone();
+    let t = elem.mlir();
+    let memref = format!("memref<?x{t}>");
+    let tile = (BLOCK * items(kt)) as i64;
+    let kbytes = kt.bytes() as i64;
+    // Regions: keys A, keys B, indices A, indices B, status, hist, counters.
+    let layout = move |b: &mut Body, n: &V| -> Vec<V> {
+        let kb = b.cidx(kbytes);
+        let keys = b.op(format!("arith.muli {n}, {kb} : index"));
+        let four = b.cidx(4);
+        let idx = b.op(format!("arith.muli {n}, {four} : index"));
+        let tiles = host::blocks(b, n, tile, 1);
+        let words = b.cidx((passes * DIGITS * 8) as i64);
+        let status = b.op(format!("arith.muli {tiles}, {words} : index"));
+        let hist = b.cidx((passes * DIGITS * 4) as i64);
+        let counters = b.cidx((passes * 4) as i64);
+        let none = b.cidx(0);
+        if passes == 1 {
+            vec![
+                none.clone(),
+                none.clone(),
+                none.clone(),
+                none,
+                status,
+                hist,
+                counters,
+            ]
+        } else {
+            vec![keys.clone(), keys, idx.clone(), idx, status, hist, counters]
+        }
+    };
+    let memref_for_body = memref.clone();
+    let body = move |b: &mut Body, ctx: &host::Ctx| -> Option<V> {
+        let keys = host::memref_ptr(b, "%keys", &memref_for_body, t, elem.bytes());
+        let out = host::memref_ptr(b, "%indices", "memref<?xindex>", "index", 8);
+        let r = &ctx.regions;
+        let t0 = b.op("gpu.wait async");
+        // Zero status, histograms and counters (contiguous regions 4..6).
+        let end = b.cidx((passes * 4) as i64);
+        let end = b.op(format!("arith.addi {}, {end} : index", ctx.offsets[6]));
+        let bytes = b.op(format!("arith.subi {end}, {} : index", ctx.offsets[4]));
+        let t1 = launch_zero(b, &t0, &module, &r[4], &bytes);
+        let hgrid = host::blocks(b, &ctx.n, (BLOCK * 16) as i64, 1);
+        let hmax = b.cidx(HISTOGRAM_GRID);
+        let hgrid = b.op(format!("arith.minui {hgrid}, {hmax} : index"));
+        let mut token = host::launch(
+            b,
+            &t1,
+            &module,
+            "histogram",
+            &hgrid,
+            BLOCK,
+            &[
+                (keys.clone(), "!llvm.ptr"),
+                (ctx.n64.clone(), "i64"),
+                (r[5].clone(), "!llvm.ptr"),
+            ],
+        );
+        let tiles = host::blocks(b, &ctx.n, tile, 1);
+        let tiles64 = b.idx_to(&tiles, Ty::I64);
+        let words = b.c64((DIGITS * 8) as i64);
+        let pass_status = b.mul(&tiles64, &words, Ty::I64);
+        for (pass, sweep) in sweeps.iter().enumerate() {
+            let (keys_in, idx_in) = if pass == 0 {
+                (keys.clone(), keys.clone())
+            } else {
+                (r[(pass - 1) % 2].clone(), r[2 + (pass - 1) % 2].clone())
+            };
+            let (keys_out, idx_out) = if sweep.last() {
+                (out.clone(), out.clone())
+            } else {
+                (r[pass % 2].clone(), r[2 + pass % 2].clone())
+            };
+            let shift = b.c32((8 * pass) as i64);
+            let ps = b.c64(pass as i64);
+            let soff = b.mul(&pass_status, &ps, Ty::I64);
+            let status = b.op(format!(
+                "llvm.getelementptr {}[{soff}] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+                r[4]
+            ));
+            let hoff = b.c64((pass * DIGITS) as i64);
+            let hist = b.op(format!(
+                "llvm.getelementptr {}[{hoff}] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
+                r[5]
+            ));
+            let coff = b.c64(pass as i64);
+            let counter = b.op(format!(
+                "llvm.getelementptr {}[{coff}] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
+                r[6]
+            ));
+            token = host::launch(
+                b,
+                &token,
+                &module,
+                sweep.name(),
+                &tiles,
+                BLOCK,
+                &[
+                    (keys_in, "!llvm.ptr"),
+                    (idx_in, "!llvm.ptr"),
+                    (keys_out, "!llvm.ptr"),
+                    (idx_out, "!llvm.ptr"),
+                    (ctx.n64.clone(), "i64"),
+                    (shift, "i32"),
+                    (hist, "!llvm.ptr"),
+                    (status, "!llvm.ptr"),
+                    (counter, "!llvm.ptr"),
+                ],
+            );
+        }
+        b.line(format!("gpu.wait [{token}]"));
+        None
+    };
+    host::emit(&HostSpec {
+        symbol: symbol.to_string(),
+        params: vec![
+            HostParam::new("keys", memref),
+            HostParam::new("indices", "memref<?xindex>"),
+            HostParam::new("n", "index"),
+        ],
+        count: "n",
+        result: None,
+        layout: &layout,
+        body: &body,
+    })
+}
