@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Differential test of cuda-target executables on a GPU machine that has no
+compiler (the lent GPU machine has CUDA and Python, no LLVM or Rust).
+
+Here, where pgpu is built:
+
+    scripts/gpu_differential.py build gpu-check
+
+compiles every examples/bsgp program with `pgpu compile --target cuda` into
+gpu-check/ (stripped), and writes the expected output of every case: the
+argument sets of test-suite/run/bsgp/*.test (lines `%t.exe ARGS`), checked by
+the reference interpreter there, plus larger sizes below (LARGE). Expected
+outputs come from the same executable run here on the CPU device, whose
+kernels and collectives are the CPU runtime's. Then, on the GPU machine
+(carry gpu-check/):
+
+    python3 scripts/gpu_differential.py check gpu-check
+
+runs every case with `--device cuda` and compares output and exit status;
+it prints one line per case and exits 1 if any differs. `check` also runs
+the out-of-bounds program and expects its kernel report.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Sizes that fill a GPU, per example (its argi arguments).
+LARGE = {
+    "listing1_find_faces": ["1000000 300000"],
+    "listing9_find_faces_get": ["1000000 300000"],
+    "radix_sort": ["1000000 30"],
+    "stream_compaction": ["1000000"],
+    "histogram": ["1000000 64"],
+    "particle_binning": ["200000"],
+}
+
+OUT_OF_BOUNDS = "test-suite/run/errors/Inputs/kernel-out-of-bounds.bsgp"
+OUT_OF_BOUNDS_REPORT = "error: in kernel main kernel 0: CUDA_ERROR_ASSERT"
+
+
+def cases():
+    """(example, arguments) pairs: the run tests' and LARGE."""
+    found = []
+    for test in sorted(glob.glob(os.path.join(ROOT, "test-suite/run/bsgp/*.test"))):
+        name = os.path.basename(test)[: -len(".test")]
+        with open(test) as text:
+            for match in re.finditer(r"// RUN: %t\.exe ?(.*?) > %t\.native", text.read()):
+                found.append((name, match.group(1).strip()))
+    for name, sizes in LARGE.items():
+        found.extend((name, args) for args in sizes)
+    return found
+
+
+def build(directory):
+    pgpu = os.environ.get("PGPU", os.path.join(ROOT, "target/debug/pgpu"))
+    os.makedirs(directory, exist_ok=True)
+    programs = sorted(glob.glob(os.path.join(ROOT, "examples/bsgp/*.bsgp")))
+    programs.append(os.path.join(ROOT, OUT_OF_BOUNDS))
+    for program in programs:
+        name = os.path.basename(program)[: -len(".bsgp")]
+        exe = os.path.join(directory, name)
+        subprocess.run([pgpu, "compile", "--target", "cuda", program, "-o", exe], check=True)
+        if shutil.which("strip"):
+            subprocess.run(["strip", exe], check=True)
+    expected = []
+    for name, args in cases():
+        run = subprocess.run(
+            [os.path.join(directory, name), "--device", "cpu", *args.split()],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        expected.append({"name": name, "args": args, "status": run.returncode, "stdout": run.stdout})
+    with open(os.path.join(directory, "expected.json"), "w") as out:
+        json.dump(expected, out)
+    print(f"{len(expected)} cases in {directory}")
+
+
+def check(directory):
+    with open(os.path.join(directory, "expected.json")) as text:
+        expected = json.load(text)
+    failures = 0
+    for case in expected:
+        run = subprocess.run(
+            [os.path.join(directory, case["name"]), "--device", "cuda", *case["args"].split()],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        same = run.returncode == case["status"] and run.stdout == case["stdout"]
+        print(f"{'SAME' if same else 'DIFF'} {case['name']} {case['args']}".rstrip())
+        if not same:
+            failures += 1
+            print(f"  status {run.returncode} (expected {case['status']})")
+            print("  " + run.stderr[:600].replace("\n", "\n  "))
+    oob = os.path.basename(OUT_OF_BOUNDS)[: -len(".bsgp")]
+    run = subprocess.run(
+        [os.path.join(directory, oob), "--device", "cuda"], capture_output=True, text=True, timeout=120
+    )
+    reported = run.returncode == 1 and OUT_OF_BOUNDS_REPORT in run.stderr
+    print(f"{'SAME' if reported else 'DIFF'} {oob} (kernel error report)")
+    failures += 0 if reported else 1
+    print(f"{len(expected) + 1 - failures} of {len(expected) + 1} cases agree")
+    return 1 if failures else 0
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("build", "check"):
+        print(__doc__)
+        return 2
+    if sys.argv[1] == "build":
+        build(sys.argv[2])
+        return 0
+    return check(sys.argv[2])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

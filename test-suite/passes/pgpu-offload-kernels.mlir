@@ -1,0 +1,115 @@
+// RUN: pgpu-opt %s --pgpu-offload-kernels | FileCheck %s
+// RUN: pgpu-opt %s --pgpu-offload-kernels=block-size=128 | FileCheck %s --check-prefix=BLOCK
+// RUN: not pgpu-opt %s --pgpu-offload-kernels=block-size=2048 2>&1 | FileCheck %s --check-prefix=BAD
+// Running offloaded programs: test-suite/run/native/cuda-target.test (CPU
+// device) and test-suite/run/cuda (GPU machines only).
+
+func.func private @helper(i32) -> i32
+
+func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out: memref<?xi32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %seven = arith.constant 7 : i32
+  // The host fills the input: one sync before the loop, for writing.
+  scf.for %i = %c0 to %n step %c1 {
+    memref.store %seven, %in[%i] : memref<?xi32, strided<[1], offset: ?>>
+  }
+  %cell = memref.alloca() : memref<index>
+  // A kernel: reads %in, writes %out and the cell.
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %in[%i] : memref<?xi32, strided<[1], offset: ?>>
+    %y = arith.addi %x, %seven : i32
+    memref.store %y, %out[%i] : memref<?xi32>
+    memref.store %i, %cell[] : memref<index>
+    scf.reduce
+  }
+  // A collective.
+  %total = pgpu.list.scan add %out, %out[%n] : memref<?xi32>, memref<?xi32> -> i32
+  // A kernel that calls a function stays on the host.
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %out[%i] : memref<?xi32>
+    %y = func.call @helper(%x) : (i32) -> i32
+    memref.store %y, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  // The host reads a result.
+  %first = memref.load %out[%c0] : memref<?xi32>
+  %sum = arith.addi %first, %total : i32
+  return %sum : i32
+}
+
+// BLOCK: gpu.launch blocks({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128,
+// BAD: block-size 2048 is not between 1 and 1024
+
+// CHECK-LABEL: func.func @program(
+// CHECK-SAME: %[[N:[^:]*]]: index, %[[IN:[^:]*]]: memref<?xi32, strided<[1], offset: ?>>, %[[OUT:[^:]*]]: memref<?xi32>)
+// The host loop writing %in syncs once, before the loop.
+// CHECK: %[[INPTR:.*]] = memref.extract_aligned_pointer_as_index %[[IN]]
+// CHECK: %[[INP:.*]] = llvm.inttoptr
+// CHECK: call @pgpu_rt_to_host(%[[INP]], %[[W1:.*]]) : (!llvm.ptr, i32) -> ()
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// The stack cell a kernel writes becomes a runtime allocation.
+// CHECK-NEXT: %[[CELL:.*]] = memref.alloc() : memref<index>
+// The kernel: device choice, launch site, device views, launch.
+// CHECK-NEXT: %[[CUDA:.*]] = call @pgpu_rt_device_is_cuda() : () -> i32
+// CHECK: %[[ON:.*]] = arith.cmpi ne, %[[CUDA]]
+// CHECK-NEXT: scf.if %[[ON]] {
+// CHECK: func.call @pgpu_rt_launch_site(
+// CHECK: %[[D0:.*]] = builtin.unrealized_conversion_cast %[[IN]] : memref<?xi32, strided<[1], offset: ?>> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+// CHECK-NEXT: %[[A0:.*]] = llvm.extractvalue %[[D0]][1]
+// CHECK-NEXT: %[[READ:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[DEV0:.*]] = func.call @pgpu_rt_to_device(%[[A0]], %[[READ]])
+// CHECK-NEXT: %[[S0:.*]] = llvm.insertvalue %[[DEV0]], %[[D0]][0]
+// CHECK-NEXT: %[[S1:.*]] = llvm.insertvalue %[[DEV0]], %[[S0]][1]
+// CHECK-NEXT: %[[VIN:.*]] = builtin.unrealized_conversion_cast %[[S1]] : {{.*}} to memref<?xi32, strided<[1], offset: ?>>
+// %out and the cell are written: their host copies become stale.
+// CHECK: %[[WRITE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: func.call @pgpu_rt_to_device(%{{.*}}, %[[WRITE]])
+// CHECK: %[[VOUT:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xi32>
+// CHECK: %[[VCELL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<index>
+// CHECK: %[[TRIPS:.*]] = arith.ceildivsi
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[TRIPS]], %[[BS:.*]] : index
+// CHECK: gpu.launch blocks(%[[BX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BLOCKS]], {{.*}}) threads(%[[TX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BS]],
+// CHECK-NEXT: %[[BASE:.*]] = arith.muli %[[BX]], %[[BS]] : index
+// CHECK-NEXT: %[[J:.*]] = arith.addi %[[BASE]], %[[TX]] : index
+// CHECK-NEXT: %[[INSIDE:.*]] = arith.cmpi slt, %[[J]], %[[TRIPS]] : index
+// CHECK-NEXT: scf.if %[[INSIDE]] {
+// CHECK: %[[I:.*]] = arith.addi
+// CHECK-NEXT: memref.load %[[VIN]][%[[I]]]
+// CHECK: memref.store %{{.*}}, %[[VOUT]][%[[I]]]
+// CHECK-NEXT: memref.store %[[I]], %[[VCELL]][]
+// CHECK: gpu.terminator
+// The CPU version stays, on the host lists.
+// CHECK: } else {
+// CHECK-NEXT: scf.parallel
+// CHECK-NEXT: memref.load %[[IN]]
+// CHECK: } {pgpu.device_dispatch}
+// The collective: dense device views (offset folded into the pointer).
+// CHECK: %[[TOTAL:.*]] = scf.if %{{.*}} -> (i32) {
+// CHECK: %[[OFF:.*]] = llvm.extractvalue %{{.*}}[2]
+// CHECK: %[[DEV:.*]] = func.call @pgpu_rt_to_device(
+// CHECK-NEXT: %[[FIRST:.*]] = llvm.getelementptr %[[DEV]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+// CHECK: llvm.insertvalue %[[FIRST]], %{{.*}}[1]
+// CHECK: %[[EXCLUSIVE:.*]] = arith.constant false
+// CHECK-NEXT: %[[GPU:.*]] = func.call @pgpu_coll_scan_add_i32(%{{.*}}, %{{.*}}, %[[N]], %[[EXCLUSIVE]]) : (memref<?xi32>, memref<?xi32>, index, i1) -> i32
+// CHECK-NEXT: scf.yield %[[GPU]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[CPU:.*]] = pgpu.list.scan add %[[OUT]], %[[OUT]][%[[N]]]
+// CHECK-NEXT: scf.yield %[[CPU]] : i32
+// CHECK-NEXT: } {pgpu.device_dispatch}
+// A kernel calling a function stays on the host; a user function might
+// launch kernels, so its accesses sync where they are.
+// CHECK: scf.parallel
+// CHECK: func.call @pgpu_rt_to_host(%{{.*}}, %{{.*}})
+// CHECK-NEXT: memref.load %[[OUT]]
+// CHECK-NEXT: func.call @helper
+// CHECK: func.call @pgpu_rt_to_host(
+// CHECK-NEXT: memref.store
+// The host's read of the result.
+// CHECK: call @pgpu_rt_to_host(%{{.*}}, %{{.*}}) : (!llvm.ptr, i32) -> ()
+// CHECK-NEXT: %[[FIRSTVAL:.*]] = memref.load %[[OUT]][%{{.*}}]
+// CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[FIRSTVAL]], %[[TOTAL]]
+// CHECK-NEXT: memref.dealloc %[[CELL]] : memref<index>
+// CHECK-NEXT: return %[[SUM]] : i32
