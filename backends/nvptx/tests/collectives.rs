@@ -1,5 +1,6 @@
-//! Every generated collective module goes through the upstream pipeline to
-//! PTX for sm_90 (host code included, down to the LLVM dialect).
+//! Every generated collective module, in every configuration (float order
+//! `_tree`, look-back `_packed`, both), goes through the upstream pipeline
+//! to PTX for sm_90 (host code included, down to the LLVM dialect).
 //!
 //! With `PGPU_COLLECTIVES_DUMP=<dir>` the test also writes, per module,
 //! `<symbol>.mlir` (the generated text) and `<symbol>.llvm.mlir` (the
@@ -9,7 +10,7 @@
 
 use melior::{ir::operation::OperationLike, pass::PassManager};
 use pgpu_backend_nvptx::{
-    collectives::{self, Config, FloatOrder},
+    collectives::{self, Collective, Config, FloatOrder, Lookback},
     extract_ptx,
 };
 use pgpu_pass_infra::tool;
@@ -52,32 +53,37 @@ fn every_collective_lowers_to_ptx() {
     }
     let mut jobs = Vec::new();
     for (collective, elem) in collectives::all() {
-        for order in [FloatOrder::Blocked, FloatOrder::Tree] {
-            let config = Config { float_order: order };
-            let uses_order = matches!(
-                collective,
-                collectives::Collective::Reduce(_) | collectives::Collective::Scan(_)
-            ) && elem.is_float();
-            if order == FloatOrder::Tree && !uses_order {
+        let float_order =
+            matches!(collective, Collective::Reduce(_) | Collective::Scan(_)) && elem.is_float();
+        let lookback = matches!(
+            collective,
+            Collective::Scan(_) | Collective::Compact | Collective::Split | Collective::Expand
+        );
+        for (order, tuning, suffix) in [
+            (FloatOrder::Blocked, Lookback::Separate, ""),
+            (FloatOrder::Tree, Lookback::Separate, "_tree"),
+            (FloatOrder::Blocked, Lookback::Packed, "_packed"),
+            (FloatOrder::Tree, Lookback::Packed, "_tree_packed"),
+        ] {
+            if (order == FloatOrder::Tree && !float_order)
+                || (tuning == Lookback::Packed && !lookback)
+            {
                 continue;
             }
+            let config = Config {
+                float_order: order,
+                lookback: tuning,
+            };
             let generated = collectives::generate(collective, elem, &config).expect("generates");
-            let mut name = generated.symbol.clone();
-            if order == FloatOrder::Tree {
-                // A separate module for the tree order: rename every symbol.
-                name = format!("{name}_tree");
-            }
+            // Variants are separate modules: every symbol gets the suffix.
+            let name = format!("{}{suffix}", generated.symbol);
             if only
                 .as_ref()
                 .is_some_and(|only| !name.contains(only.as_str()))
             {
                 continue;
             }
-            let text = if order == FloatOrder::Tree {
-                generated.text.replace(&generated.symbol, &name)
-            } else {
-                generated.text
-            };
+            let text = generated.text.replace(&generated.symbol, &name);
             jobs.push((name, text));
         }
     }

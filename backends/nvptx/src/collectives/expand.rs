@@ -22,13 +22,13 @@ use super::op::Op;
 use super::scan::{self, LookbackKernel, STATUS_PARAMS, TileCtx};
 use super::sort::{launch_zero, zero_kernel};
 use super::tile::{self, TileLoad};
-use super::{BLOCK, Elem, Kind, ROWS};
+use super::{BLOCK, Config, Elem, Kind, ROWS};
 
 /// Output slots per thread of `expand_fill`.
 const SLOTS_PER_THREAD: usize = 8;
 
-fn scan_kernel(m: &mut GpuModule, elem: Elem) {
-    let vec = elem.scan_vec();
+fn scan_kernel(m: &mut GpuModule, elem: Elem, config: &Config) {
+    let vec = elem.scan_vec(config);
     let ty = elem.storage();
     let op = Op::new(Ty::I64, Kind::Add);
     let mut params: Vec<Param> = vec![
@@ -96,6 +96,7 @@ fn scan_kernel(m: &mut GpuModule, elem: Elem) {
             op,
             vec,
             counts: true,
+            lookback: config.lookback,
             prologue: &prologue,
             load: &load,
             store: &store,
@@ -206,15 +207,15 @@ fn fill_kernel(m: &mut GpuModule, elem: Elem) {
 }
 
 /// The host code of expand; adds the kernels to `m`.
-pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem) -> String {
+pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, config: &Config) -> String {
     zero_kernel(m);
-    scan_kernel(m, elem);
+    scan_kernel(m, elem, config);
     fill_kernel(m, elem);
     let module = m.name.clone();
     let t = elem.mlir();
     let memref = format!("memref<?x{t}>");
     let bytes = elem.bytes();
-    let tile = (BLOCK * ROWS * elem.scan_vec()) as i64;
+    let tile = (BLOCK * ROWS * elem.scan_vec(config)) as i64;
     let op = Op::new(Ty::I64, Kind::Add);
     // Regions: flags, aggs, incls, counter, total, offsets.
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {

@@ -20,7 +20,7 @@ use super::op::Op;
 use super::scan::{self, LookbackKernel, STATUS_PARAMS, TileCtx};
 use super::sort::{launch_zero, zero_kernel};
 use super::tile::{self, TileLoad};
-use super::{BLOCK, Elem, Kind, ROWS};
+use super::{BLOCK, Config, Elem, Kind, ROWS};
 
 /// Grid bound of `count_true`.
 const COUNT_GRID: i64 = 1024;
@@ -72,8 +72,8 @@ fn count_kernel(m: &mut GpuModule) {
 }
 
 /// Kernel `partition`.
-fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool) {
-    let vec = elem.scan_vec();
+fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool, config: &Config) {
+    let vec = elem.scan_vec(config);
     let vty = elem.storage().int();
     let op = Op::new(Ty::I64, Kind::Add);
     let mut params: Vec<Param> = vec![
@@ -193,6 +193,7 @@ fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool) {
             op,
             vec,
             counts: true,
+            lookback: config.lookback,
             prologue: &prologue,
             load: &load,
             store: &store,
@@ -202,17 +203,23 @@ fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool) {
 }
 
 /// The host code of compact (`split` false) or split; adds the kernels.
-pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, split: bool) -> String {
+pub fn generate(
+    m: &mut GpuModule,
+    symbol: &str,
+    elem: Elem,
+    split: bool,
+    config: &Config,
+) -> String {
     zero_kernel(m);
     if split {
         count_kernel(m);
     }
-    partition_kernel(m, elem, split);
+    partition_kernel(m, elem, split, config);
     let module = m.name.clone();
     let t = elem.mlir();
     let memref = format!("memref<?x{t}>");
     let bytes = elem.bytes();
-    let tile = (BLOCK * ROWS * elem.scan_vec()) as i64;
+    let tile = (BLOCK * ROWS * elem.scan_vec(config)) as i64;
     let op = Op::new(Ty::I64, Kind::Add);
     // Regions: flags, aggs, incls, counter, trues, kept.
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {

@@ -5,8 +5,8 @@
 //! "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016). Each
 //! block takes the next tile id from a global counter (`atomicrmw add`), so
 //! every tile's predecessors have started and the look-back cannot wait on
-//! a tile that never runs. Per tile (layout in [`super::tile`]; 32 KiB
-//! tiles for 4- and 8-byte elements, 16 KiB for narrower ones):
+//! a tile that never runs. Per tile (layout in [`super::tile`]; 16 KiB,
+//! or 32 KiB for 4- and 8-byte elements with [`Lookback::Packed`]):
 //!
 //! 1. each thread loads its `4 x VEC` items (16-byte vector loads on full,
 //!    aligned tiles) and folds each of its 4 rows;
@@ -28,13 +28,15 @@
 //!    (16-byte vector stores on full, aligned tiles). The last tile's
 //!    thread 0 writes the total.
 //!
-//! The status of a tile ([`Packing`]) is one 64-bit word holding flag and
-//! value for values of up to 32 bits (and for the non-negative counts of
-//! compact, split and expand), written and read with single relaxed
-//! atomics, so a look-back step costs one memory round trip; 64-bit values
-//! keep separate flags, stored with release and loaded with acquire
-//! semantics after and before their values. The status words and the tile
-//! counter start at zero (kernel `init`).
+//! The status of a tile ([`Packing`]): by default a 32-bit flag separate
+//! from the value (8- and 16-bit values widened to 32 bits), the flag
+//! stored with release semantics after the value and loaded with acquire
+//! semantics before it. With [`Lookback::Packed`] (and 32 KiB tiles for 4-
+//! and 8-byte elements), values of up to 32 bits and the non-negative
+//! counts of compact, split and expand share one 64-bit word with their
+//! flag, written and read with single relaxed atomics, so that a look-back
+//! step costs one memory round trip; 64-bit values keep separate flags.
+//! The status and the tile counter start at zero (kernel `init`).
 //!
 //! **Blocked float order** (float `add`/`mul`, the default): as the
 //! runtime, block totals of 65536 elements ([`super::reduce`]'s
@@ -49,7 +51,7 @@ use super::host::{self, HostParam, HostSpec};
 use super::op::Op;
 use super::reduce;
 use super::tile::{self, Threads, TileLoad};
-use super::{BLOCK, Config, Elem, Kind, ROWS, SEQUENTIAL_BLOCK};
+use super::{BLOCK, Config, Elem, Kind, Lookback, ROWS, SEQUENTIAL_BLOCK};
 
 /// Flag values of the status words.
 const FLAG_AGGREGATE: i64 = 1;
@@ -72,8 +74,10 @@ pub enum Packing {
 }
 
 impl Packing {
-    pub fn of(op: &Op, counts: bool) -> Self {
-        if counts {
+    pub fn of(op: &Op, counts: bool, lookback: Lookback) -> Self {
+        if lookback == Lookback::Separate {
+            Packing::Separate
+        } else if counts {
             Packing::Count62
         } else if op.status_ty().bytes() == 4 {
             Packing::Word32
@@ -440,6 +444,7 @@ pub struct LookbackKernel<'a> {
     pub vec: usize,
     /// The scanned values are non-negative i64 counts below 2^62.
     pub counts: bool,
+    pub lookback: Lookback,
     /// Returns (the alignment condition of the vector path, env values).
     pub prologue: &'a dyn Fn(&mut Body) -> (V, Vec<V>),
     /// The items to scan, `[row][element]`, of `op.ty`.
@@ -495,7 +500,7 @@ pub fn lookback_kernel(m: &mut GpuModule, k: &LookbackKernel) {
             flags,
             aggs,
             incls,
-            packing: Packing::of(&op, k.counts),
+            packing: Packing::of(&op, k.counts, k.lookback),
         };
         let (prefixes, total) = block_scan(
             b,
@@ -585,9 +590,9 @@ pub const STATUS_PARAMS: [Param; 4] = [
 ];
 
 /// Kernel `scan` of the look-back path.
-fn lookback_scan_kernel(m: &mut GpuModule, elem: Elem, op: Op) {
+fn lookback_scan_kernel(m: &mut GpuModule, elem: Elem, op: Op, config: &Config) {
     let ty = op.ty;
-    let vec = elem.scan_vec();
+    let vec = elem.scan_vec(config);
     let mut params: Vec<Param> = vec![
         ("values", "!llvm.ptr"),
         ("out", "!llvm.ptr"),
@@ -664,6 +669,7 @@ fn lookback_scan_kernel(m: &mut GpuModule, elem: Elem, op: Op) {
             op,
             vec,
             counts: false,
+            lookback: config.lookback,
             prologue: &prologue,
             load: &load,
             store: &store,
@@ -849,13 +855,13 @@ pub fn generate(
         blocked_scan_kernel(m, op);
     } else {
         init_kernel(m);
-        lookback_scan_kernel(m, elem, op);
+        lookback_scan_kernel(m, elem, op, config);
     }
     let module = m.name.clone();
     let t = elem.mlir();
     let memref = format!("memref<?x{t}>");
     let bytes = elem.bytes() as i64;
-    let tile_elems = (BLOCK * ROWS * elem.scan_vec()) as i64;
+    let tile_elems = (BLOCK * ROWS * elem.scan_vec(config)) as i64;
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {
         if blocked {
             let count = host::blocks(b, n, SEQUENTIAL_BLOCK as i64, 1);
