@@ -24,7 +24,7 @@ build: setup
 	$(CARGO) build --workspace --bins --lib
 
 run: build
-	$(PROFILE_DIR)/pgpu compile $(EXAMPLE) -o $(PROFILE_DIR)/example
+	$(PROFILE_DIR)/pgpu compile --target cuda --chip $(CHIP) $(EXAMPLE) -o $(PROFILE_DIR)/example
 	$(PROFILE_DIR)/example $(ARGS)
 
 ptx: build

@@ -2,7 +2,7 @@
 // RUN: pgpu-opt %s --pgpu-offload-kernels=block-size=128 | FileCheck %s --check-prefix=BLOCK
 // RUN: not pgpu-opt %s --pgpu-offload-kernels=block-size=2048 2>&1 | FileCheck %s --check-prefix=BAD
 // Running offloaded programs: test-suite/run/native/cuda-target.test (CPU
-// device) and test-suite/run/cuda (GPU machines only).
+// device) and test-suite/gpu (GPU machines only).
 
 func.func private @helper(i32) -> i32
 

@@ -1,16 +1,19 @@
 //! `pgpu`: the driver for users.
 //!
-//! * `pgpu compile FILE -o PROG [--target cpu] [-O N]` compiles FILE
-//!   (MLIR; BSGP source for `.bsgp`; C-subset source for `.c`) to a native
-//!   executable ([`compile`]); `--print-pipeline` shows the pass pipelines.
+//! * `pgpu compile FILE -o PROG [--target cpu|cuda] [--chip sm_XX] [-O N]`
+//!   compiles FILE (MLIR; BSGP source for `.bsgp`; C-subset source for
+//!   `.c`) to a native executable ([`compile`], docs/backends.md);
+//!   `--print-pipeline` shows the pass pipelines, `--unchecked` leaves out
+//!   the run-time checks.
 //! * `pgpu run FILE [-- ARGS...]` compiles FILE into a temporary directory,
 //!   runs it with ARGS and exits with its status; `--interpret` runs `@main`
 //!   with the reference interpreter (`pgpu-interp`) instead, which reports a
 //!   run-time error as `file:line:col: error: ...` with the source line and
 //!   exit status 1.
-//! * `pgpu emit FILE --stage pgpu|supersteps|kernels|llvm` prints the
+//! * `pgpu emit FILE --stage pgpu|supersteps|kernels|llvm|ptx` prints the
 //!   module at that stage: the frontend's output (docs/frontend-ir.md),
-//!   after the pipelines of `pgpu-kernel-passes`, or the optimized LLVM IR.
+//!   after the pipelines of `pgpu-kernel-passes`, the optimized host LLVM
+//!   IR, or the kernels' PTX (cuda target).
 //!
 //! Source languages are chosen by file extension in [`load_module`], the one
 //! place to extend for new frontends.
