@@ -56,7 +56,11 @@ pub fn runtime_library() -> Result<PathBuf, LinkError> {
 
 /// Links `objects` with the runtime into the executable `output`.
 pub fn link_executable(objects: &[&Path], output: &Path) -> Result<(), LinkError> {
-    let runtime = runtime_library()?;
+    link_with(objects, &runtime_library()?, output)
+}
+
+/// Links `objects` with the runtime library `runtime` into `output`.
+fn link_with(objects: &[&Path], runtime: &Path, output: &Path) -> Result<(), LinkError> {
     let directory = match output.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -73,7 +77,7 @@ pub fn link_executable(objects: &[&Path], output: &Path) -> Result<(), LinkError
     let mut command = Command::new(&compiler);
     command.arg("-o").arg(temporary.path());
     command.args(objects);
-    command.arg(&runtime);
+    command.arg(runtime);
     command.args(SYSTEM_LIBRARIES);
     let shown = format!("{command:?}");
     let result = command.output().map_err(|error| LinkError::Spawn {
@@ -99,4 +103,38 @@ pub fn link_executable(objects: &[&Path], output: &Path) -> Result<(), LinkError
         .persist(output)
         .map_err(|error| output_error(error.error.to_string()))?;
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_link_leaves_no_output() {
+        let scratch = tempfile::tempdir().unwrap();
+        let object = scratch.path().join("not-an-object.o");
+        std::fs::write(&object, b"this is not an object file").unwrap();
+        let runtime = scratch.path().join("libfake.a");
+        std::fs::write(&runtime, b"!<arch>\n").unwrap();
+        let output = scratch.path().join("program");
+        let error = link_with(&[object.as_path()], &runtime, &output).unwrap_err();
+        assert!(matches!(error, LinkError::Failed { .. }), "{error}");
+        assert!(error.to_string().contains("linking failed"));
+        assert!(!output.exists());
+        // Only the inputs are left in the directory: no temporary file.
+        let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+        assert_eq!(left.len(), 2);
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_output_error() {
+        let scratch = tempfile::tempdir().unwrap();
+        let output = scratch.path().join("missing").join("program");
+        let runtime = scratch.path().join("libfake.a");
+        std::fs::write(&runtime, b"!<arch>\n").unwrap();
+        let error = link_with(&[], &runtime, &output).unwrap_err();
+        assert!(matches!(error, LinkError::Output { .. }), "{error}");
+        assert!(error.to_string().contains("missing"));
+    }
 }
