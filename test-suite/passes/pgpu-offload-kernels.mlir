@@ -38,7 +38,7 @@ func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out:
   return %sum : i32
 }
 
-// BLOCK: gpu.launch blocks({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128,
+// BLOCK: gpu.launch async [%{{.*}}] blocks({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128,
 // BAD: block-size 2048 is not between 1 and 1024
 
 // CHECK-LABEL: func.func @program(
@@ -71,7 +71,9 @@ func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out:
 // CHECK: %[[VCELL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<index>
 // CHECK: %[[TRIPS:.*]] = arith.ceildivsi
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[TRIPS]], %[[BS:.*]] : index
-// CHECK: gpu.launch blocks(%[[BX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BLOCKS]], {{.*}}) threads(%[[TX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BS]],
+// Asynchronous: the runtime's one stream orders it, host accesses wait.
+// CHECK: %[[STREAM:.*]] = gpu.wait async
+// CHECK-NEXT: %{{.*}} = gpu.launch async [%[[STREAM]]] blocks(%[[BX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BLOCKS]], {{.*}}) threads(%[[TX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BS]],
 // CHECK-NEXT: %[[BASE:.*]] = arith.muli %[[BX]], %[[BS]] : index
 // CHECK-NEXT: %[[J:.*]] = arith.addi %[[BASE]], %[[TX]] : index
 // CHECK-NEXT: %[[INSIDE:.*]] = arith.cmpi slt, %[[J]], %[[TRIPS]] : index

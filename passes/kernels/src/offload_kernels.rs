@@ -8,7 +8,8 @@
 //! scf.if (pgpu_rt_device_is_cuda() != 0) {
 //!   pgpu_rt_launch_site("f kernel k", file, line, col)
 //!   %view = device view of every list the kernel uses (pgpu_rt_to_device)
-//!   gpu.launch blocks(ceil(n / N)) threads(N) {
+//!   %stream = gpu.wait async
+//!   gpu.launch async [%stream] blocks(ceil(n / N)) threads(N) {
 //!     %j = block_id * N + thread_id
 //!     scf.if (%j < n) { body with %i = lb + j * step, on the views }
 //!   }
@@ -578,7 +579,13 @@ impl Offload {
         let positive = inside.cmpi(4, trips, inside.index(0)?)?;
         let (_, launch_yield, _) = inside.if_op(positive, &[], false)?;
         let launcher = inside.moved_to(launch_yield);
-        let segments = launcher.segment_sizes(&[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])?;
+        // Asynchronous: nothing waits for the kernel here. The runtime's
+        // one stream orders it before later copies and launches, and every
+        // host access of a list it writes waits for the device
+        // (pgpu_rt_to_host downloads after a synchronization).
+        let token = launcher.parse_type("!gpu.async.token")?;
+        let stream = launcher.value("gpu.wait", &[], token, &[])?;
+        let segments = launcher.segment_sizes(&[1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])?;
         let arguments: Vec<(Type, melior::ir::Location)> =
             (0..12).map(|_| (index, kernel.melior_location())).collect();
         let body = Block::new(&arguments);
@@ -586,8 +593,8 @@ impl Offload {
         region.append_block(body);
         let launch = launcher.op_with_regions(
             "gpu.launch",
-            &[blocks, one, one, block_size, one, one],
-            &[],
+            &[stream, blocks, one, one, block_size, one, one],
+            &[token],
             &[("operandSegmentSizes", segments)],
             vec![region],
         )?;
