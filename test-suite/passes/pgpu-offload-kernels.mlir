@@ -115,3 +115,40 @@ func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out:
 // CHECK-NEXT: %[[SUM:.*]] = arith.addi %[[FIRSTVAL]], %[[TOTAL]]
 // CHECK-NEXT: memref.dealloc %[[CELL]] : memref<index>
 // CHECK-NEXT: return %[[SUM]] : i32
+
+// A global list variable read in a kernel: its descriptor is loaded before
+// the kernel, which then runs on the GPU; a kernel that replaces the
+// variable's list keeps its global accesses and stays on the host.
+memref.global @list : memref<memref<?xi32>> = uninitialized
+
+// CHECK-LABEL: func.func @globals(
+// CHECK: %[[G:.*]] = memref.get_global @list
+// CHECK-NEXT: %[[L:.*]] = memref.load %[[G]][] : memref<memref<?xi32>>
+// CHECK-NEXT: call @pgpu_rt_device_is_cuda
+// CHECK: builtin.unrealized_conversion_cast %[[L]] : memref<?xi32> to !llvm.struct
+// CHECK: gpu.launch async
+// CHECK-NOT: memref.get_global
+// CHECK: } else {
+// CHECK-NEXT: scf.parallel
+// CHECK-NEXT: memref.store %{{.*}}, %[[L]]
+// CHECK: {pgpu.device_dispatch}
+// CHECK-NEXT: scf.parallel
+// CHECK-NEXT: memref.get_global @list
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[] : memref<memref<?xi32>>
+func.func @globals(%n: index, %other: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %seven = arith.constant 7 : i32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %g = memref.get_global @list : memref<memref<?xi32>>
+    %l = memref.load %g[] : memref<memref<?xi32>>
+    memref.store %seven, %l[%i] : memref<?xi32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %g = memref.get_global @list : memref<memref<?xi32>>
+    memref.store %other, %g[] : memref<memref<?xi32>>
+    scf.reduce
+  }
+  return
+}

@@ -34,8 +34,10 @@
 //! loop over a list syncs once. Accesses in the CPU branch of a dispatch
 //! need no sync (that branch runs only on the CPU device).
 //!
-//! Kernels that call functions (printf, random numbers, user functions),
-//! read host globals or have results stay on the host: their accesses are
+//! Reads of host globals (a global list variable's descriptor) that a
+//! kernel does not write move out of it first. Kernels that call functions
+//! (printf, random numbers, user functions), still touch host globals or
+//! have results stay on the host: their accesses are
 //! host accesses. Host stack cells (`memref.alloca`) that kernels use
 //! become runtime allocations freed at the end of their block, so that
 //! they have device mirrors.
@@ -135,6 +137,9 @@ impl Pass for OffloadKernels {
                 heap_allocate(alloca)?;
             }
         }
+        for kernel in &kernels {
+            hoist_global_reads(*kernel);
+        }
         for kernel in kernels {
             if is_offloadable(kernel) {
                 offload.offload(kernel)?;
@@ -181,6 +186,55 @@ fn is_offloadable(kernel: Op) -> bool {
                 || name == "memref.get_global"
                 || name.starts_with("pgpu.")
         })
+}
+
+/// Moves reads of host globals out of `kernel` when it does not write them:
+/// `memref.get_global` and the `memref.load`s of its value without indices
+/// (a global list variable holds its list's descriptor) go before the
+/// kernel, so that the GPU version gets the list as an argument. A global
+/// the kernel stores into, or any global of a kernel that calls functions,
+/// stays (and keeps the kernel on the host).
+fn hoist_global_reads(kernel: Op) {
+    let nested = kernel.nested();
+    // A called function might write a global.
+    if nested
+        .iter()
+        .any(|op| op.is("func.call") || op.is("func.call_indirect"))
+    {
+        return;
+    }
+    let written: Vec<String> = nested
+        .iter()
+        .filter(|op| op.is("memref.get_global"))
+        .filter(|op| {
+            op.result(0)
+                .uses()
+                .iter()
+                .any(|found| !(found.owner.is("memref.load") && found.index == 0))
+        })
+        .filter_map(|op| symbol_attribute(*op, "name"))
+        .collect();
+    for op in nested {
+        if !op.is("memref.get_global") {
+            continue;
+        }
+        let Some(name) = symbol_attribute(op, "name") else {
+            continue;
+        };
+        let loads: Vec<Op> = op
+            .result(0)
+            .uses()
+            .iter()
+            .map(|found| found.owner)
+            .collect();
+        if written.contains(&name) || loads.iter().any(|load| load.num_operands() != 1) {
+            continue;
+        }
+        op.move_before(kernel);
+        for load in loads {
+            load.move_before(kernel);
+        }
+    }
 }
 
 /// Replaces a host `memref.alloca` that kernels use by `memref.alloc`
