@@ -77,11 +77,11 @@ func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out:
 // CHECK-NEXT: %[[BASE:.*]] = arith.muli %[[BX]], %[[BS]] : index
 // CHECK-NEXT: %[[J:.*]] = arith.addi %[[BASE]], %[[TX]] : index
 // CHECK-NEXT: %[[INSIDE:.*]] = arith.cmpi slt, %[[J]], %[[TRIPS]] : index
+// A unit range: the iteration is the thread's linear id.
 // CHECK-NEXT: scf.if %[[INSIDE]] {
-// CHECK: %[[I:.*]] = arith.addi
-// CHECK-NEXT: memref.load %[[VIN]][%[[I]]]
-// CHECK: memref.store %{{.*}}, %[[VOUT]][%[[I]]]
-// CHECK-NEXT: memref.store %[[I]], %[[VCELL]][]
+// CHECK-NEXT: memref.load %[[VIN]][%[[J]]]
+// CHECK: memref.store %{{.*}}, %[[VOUT]][%[[J]]]
+// CHECK-NEXT: memref.store %[[J]], %[[VCELL]][]
 // CHECK: gpu.terminator
 // The CPU version stays, on the host lists.
 // CHECK: } else {
@@ -120,6 +120,20 @@ func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out:
 // the kernel, which then runs on the GPU; a kernel that replaces the
 // variable's list keeps its global accesses and stays on the host.
 memref.global @list : memref<memref<?xi32>> = uninitialized
+
+// CHECK-LABEL: func.func @strided(
+// CHECK: gpu.launch async
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: %[[SCALED:.*]] = arith.muli %{{.*}}, %[[STEP:.*]] : index
+// CHECK-NEXT: %[[K:.*]] = arith.addi %[[LB:.*]], %[[SCALED]] : index
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[K]]]
+func.func @strided(%out: memref<?xf32>, %lb: index, %ub: index, %step: index, %v: f32) {
+  scf.parallel (%i) = (%lb) to (%ub) step (%step) {
+    memref.store %v, %out[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
 
 // CHECK-LABEL: func.func @globals(
 // CHECK: %[[G:.*]] = memref.get_global @list

@@ -50,6 +50,7 @@ use crate::{
     build::{Builder, Built},
     inline_spmd::symbol_attribute,
     ir::{Blk, Op, Val},
+    outline_cpu_kernels::is_index_constant,
     runtime_calls::RuntimeCalls,
 };
 use melior::ir::{
@@ -670,8 +671,14 @@ impl Offload {
         let in_range = thread.cmpi(2, linear, trips)?;
         let (_, body_yield, _) = thread.if_op(in_range, &[], false)?;
         let lane = thread.moved_to(body_yield);
-        let strided = lane.value("arith.muli", &[linear, step], index, &[])?;
-        let induction = lane.value("arith.addi", &[lower, strided], index, &[])?;
+        // The usual unit range needs no arithmetic (and no kernel
+        // parameters for its bounds).
+        let induction = if is_index_constant(lower, 0) && is_index_constant(step, 1) {
+            linear
+        } else {
+            let strided = lane.value("arith.muli", &[linear, step], index, &[])?;
+            lane.value("arith.addi", &[lower, strided], index, &[])?
+        };
 
         // The kernel body, cloned, on the device views.
         at.insert_detached(gpu_side);

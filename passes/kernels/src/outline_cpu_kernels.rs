@@ -478,7 +478,7 @@ fn trip_count(at: &Builder, lower: Val, upper: Val, step: Val) -> Built<Val> {
 }
 
 /// Whether `value` is `arith.constant <expected> : index`.
-fn is_index_constant(value: Val, expected: i64) -> bool {
+pub(crate) fn is_index_constant(value: Val, expected: i64) -> bool {
     value.defining_op().is_some_and(|op| {
         op.is("arith.constant")
             && op
