@@ -172,6 +172,7 @@ pub fn compile_file(
     }
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &text)?;
+    check_entry(&module, &name)?;
     run_pipeline(
         &context,
         &mut module,
@@ -180,6 +181,32 @@ pub fn compile_file(
         &text,
     )?;
     native.build_executable(&context, &mut module, &name, &text, output)
+}
+
+/// An executable needs the program's `@main() -> i32`.
+fn check_entry(module: &Module, name: &str) -> Result<(), ()> {
+    use melior::ir::{BlockLike, operation::OperationLike};
+    let mut current = module.body().first_operation();
+    while let Some(op) = current {
+        let is_main = op.name().as_string_ref().as_str() == Ok("func.func")
+            && op
+                .attribute("sym_name")
+                .is_ok_and(|symbol| symbol.to_string() == "\"main\"");
+        if is_main {
+            let signature = op
+                .attribute("function_type")
+                .map(|ty| ty.to_string())
+                .unwrap_or_default();
+            if signature == "() -> i32" {
+                return Ok(());
+            }
+            eprintln!("{name}: error: the program's @main must be () -> i32, not {signature}");
+            return Err(());
+        }
+        current = op.next_in_block();
+    }
+    eprintln!("{name}: error: the program has no @main() -> i32 to build an executable from");
+    Err(())
 }
 
 /// `pgpu run FILE -- ARGS`: compiles into a temporary directory and runs;
