@@ -180,7 +180,54 @@ pub fn compile_file(
         &name,
         &text,
     )?;
+    check_lowerable(&module, &name, &text)?;
     native.build_executable(&context, &mut module, &name, &text, output)
+}
+
+/// Ops the native backends cannot compile yet (Fork's synchronous groups,
+/// loop speculation): a diagnostic at the first one, instead of a failure
+/// deep in the lowering.
+fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
+    use melior::ir::operation::{OperationLike, WalkOrder, WalkResult};
+    let mut found = None;
+    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+        let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+        let unsupported = op_name == "pgpu.spawn"
+            || op_name.starts_with("pgpu.group.")
+            || op_name.starts_with("pgpu.spec.")
+            || matches!(
+                op_name.as_str(),
+                "pgpu.seq" | "pgpu.farm" | "pgpu.multiprefix"
+            );
+        if unsupported && found.is_none() {
+            found = Some((
+                op_name,
+                pgpu_pass_infra::diagnostics::file_position(op.location()),
+            ));
+            return WalkResult::Interrupt;
+        }
+        WalkResult::Advance
+    });
+    let Some((op_name, position)) = found else {
+        return Ok(());
+    };
+    let what = if op_name.starts_with("pgpu.spec.") {
+        "loop speculation"
+    } else {
+        "synchronous groups (Fork)"
+    };
+    use pgpu_pass_infra::diagnostics::{Record, Severity};
+    let record = Record {
+        severity: Severity::Error,
+        position,
+        message: format!(
+            "'{op_name}': the native backends do not compile {what} yet; run the program with `pgpu run --interpret`"
+        ),
+        notes: vec![],
+    };
+    let source = pgpu_pass_infra::diagnostics::SourceText { name, text };
+    eprint!("{}", record.render(&source));
+    Err(())
 }
 
 /// An executable needs the program's `@main() -> i32`.
