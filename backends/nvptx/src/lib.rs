@@ -56,22 +56,63 @@ impl Default for Options {
 pub enum OptionsError {
     #[error("'{0}' is not an NVIDIA chip name of the form sm_XX (e.g. sm_90)")]
     Chip(String),
+    #[error("'{0}' is not an NVPTX processor of LLVM 22 (sm_20 to sm_121f)")]
+    UnknownChip(String),
+    #[error(
+        "'{0}' is older than sm_70, which pgpu's GPU collectives need (warp-synchronous match and vote)"
+    )]
+    ChipTooOld(String),
     #[error("block size {0} is not between 1 and 1024")]
     BlockSize(u32),
     #[error("optimization level {0} is not between 0 and 3")]
     OptLevel(u8),
 }
 
+/// The NVPTX processors of LLVM 22 (`llc -march=nvptx64 -mcpu=help`),
+/// without their `a`/`f` variants; LLVM only warns about an unknown one.
+pub const KNOWN_CHIPS: &[u32] = &[
+    20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101,
+    103, 110, 120, 121,
+];
+
+/// The oldest chip the generated collectives run on.
+pub const MINIMUM_CHIP: u32 = 70;
+
 impl Options {
+    /// Checks the options; `chip` must be a processor LLVM knows, and at
+    /// least [`MINIMUM_CHIP`] (use [`Options::validate_syntax`] where the
+    /// collectives are not involved).
     pub fn validate(&self) -> Result<(), OptionsError> {
+        let number = self.validate_syntax()?;
+        if number < MINIMUM_CHIP {
+            return Err(OptionsError::ChipTooOld(self.chip.clone()));
+        }
+        Ok(())
+    }
+
+    /// Checks the options without the collectives' minimum chip; returns
+    /// the chip's number.
+    pub fn validate_syntax(&self) -> Result<u32, OptionsError> {
         let chip_number = self
             .chip
             .strip_prefix("sm_")
             .map(|rest| rest.trim_end_matches(['a', 'f']));
-        if !chip_number
-            .is_some_and(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
-        {
+        let Some(number) = chip_number
+            .filter(|number| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
+            .and_then(|number| number.parse::<u32>().ok())
+        else {
             return Err(OptionsError::Chip(self.chip.clone()));
+        };
+        let variant = &self.chip["sm_".len() + number.to_string().len()..];
+        // `a` variants exist from sm_90, `f` variants from sm_100.
+        let variant_known = match variant {
+            "" => true,
+            "a" => number >= 90,
+            "f" => number >= 100,
+            _ => false,
+        };
+        if !KNOWN_CHIPS.contains(&number) || !variant_known {
+            return Err(OptionsError::UnknownChip(self.chip.clone()));
         }
         if !(1..=1024).contains(&self.block_size) {
             return Err(OptionsError::BlockSize(self.block_size));
@@ -79,7 +120,7 @@ impl Options {
         if self.opt_level > 3 {
             return Err(OptionsError::OptLevel(self.opt_level));
         }
-        Ok(())
+        Ok(number)
     }
 }
 
@@ -206,5 +247,24 @@ mod tests {
             .validate()
             .is_ok()
         );
+        let chip = |chip: &str| Options {
+            chip: chip.into(),
+            ..Options::default()
+        };
+        assert_eq!(
+            chip("sm_999").validate(),
+            Err(OptionsError::UnknownChip("sm_999".into()))
+        );
+        assert_eq!(
+            chip("sm_80a").validate(),
+            Err(OptionsError::UnknownChip("sm_80a".into()))
+        );
+        assert_eq!(
+            chip("sm_60").validate(),
+            Err(OptionsError::ChipTooOld("sm_60".into()))
+        );
+        assert_eq!(chip("sm_60").validate_syntax(), Ok(60));
+        assert!(chip("sm_100f").validate().is_ok());
+        assert!(chip("sm_121a").validate().is_ok());
     }
 }

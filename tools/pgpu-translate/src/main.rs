@@ -120,7 +120,7 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
         block_size: options.block_size,
         opt_level: options.opt_level,
     };
-    target.validate()?;
+    target.validate_syntax()?;
     let pipeline = nvptx::pipeline(&target);
     if options.print_pipeline {
         write_output(&options.output, &format!("{pipeline}\n"))?;
