@@ -39,10 +39,11 @@ finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,conver
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,reconcile-unrealized-casts";
 
-/// Upstream's run-time checks (bounds of every memref access), reported
+/// Upstream's run-time checks (bounds of every memref access) and ours
+/// (integer division by zero and signed overflow), reported
 /// with the kernel's name and source position.
-pub const RUN_TIME_CHECKS: &str =
-    "generate-runtime-verification{verbose-level=0},pgpu-report-run-time-errors";
+pub const RUN_TIME_CHECKS: &str = "generate-runtime-verification{verbose-level=0},\
+pgpu-check-division,pgpu-report-run-time-errors";
 
 /// The pipeline from the kernel stage to the LLVM dialect for executables
 /// that run on a CUDA GPU or, when none is usable, on the CPU: every

@@ -21,6 +21,8 @@
 //!   run time and keeps host code's list accesses coherent;
 //! * `pgpu-outline-cpu-kernels` runs host kernels on the CPU runtime's
 //!   thread pool (`pgpu_rt_parallel_for`);
+//! * `pgpu-check-division` asserts non-zero divisors and no signed
+//!   division overflow;
 //! * `pgpu-report-run-time-errors` makes failed run-time checks report the
 //!   kernel and source line;
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
@@ -31,6 +33,7 @@
 pub mod buffer_flow;
 mod buffer_plan;
 mod build;
+mod check_division;
 mod eliminate_barriers;
 mod form_supersteps;
 mod grid_fuse;
@@ -46,6 +49,7 @@ mod split_kernels;
 mod value_saving;
 
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
+pub use check_division::CheckDivision;
 pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
 pub use grid_fuse::GridFuse;
@@ -81,5 +85,6 @@ pgpu_pass_infra::declare_passes![
     OffloadKernels,
     OutlineCpuKernels,
     ReportRunTimeErrors,
+    CheckDivision,
     SpawnToParallel
 ];
