@@ -90,15 +90,7 @@ pub fn spmd_inline_functions(program: &Hir) -> Vec<FuncId> {
 /// when there is no error.
 pub fn check_source(path: &str, text: &str) -> pgpu_csubset::CheckResult {
     let _ = path;
-    let (hir, mut diagnostics) = pgpu_csubset::analyze_source(text, Language::Bsgp);
-    diagnostics.extend(check(&hir));
-    diagnostics.sort_by_key(|d| d.span().start);
-    let hir = if diagnostics.iter().any(Diagnostic::is_error) {
-        None
-    } else {
-        Some(hir)
-    };
-    pgpu_csubset::CheckResult { hir, diagnostics }
+    pgpu_csubset::frontend::check_source(text, Language::Bsgp, check)
 }
 
 /// Functions called (transitively) from spawn bodies outside `require`.

@@ -27,6 +27,7 @@
 pub mod ast;
 pub mod db;
 pub mod diag;
+pub mod frontend;
 pub mod hir;
 pub mod hir_print;
 pub mod hir_verify;

@@ -210,11 +210,16 @@ fn print_diagnostics(diagnostics: Vec<pgpu_csubset::Diagnostic>, name: &str, tex
 
 /// Loads FILE into a module of `context`, printing diagnostics on failure.
 /// The extension picks the frontend: `.bsgp` is BSGP source
-/// (`pgpu_bsgp::compile_to_module`), `.c` the plain C subset, anything else
+/// (`pgpu_bsgp::compile_to_module`), `.fork` Fork source
+/// (`pgpu_fork::compile_to_module`), `.c` the plain C subset, anything else
 /// MLIR text.
 fn load_module<'c>(context: &'c Context, name: &str, text: &str) -> Result<Module<'c>, ()> {
     if name.ends_with(".bsgp") {
         return pgpu_bsgp::compile_to_module(context, name, text)
+            .map_err(|diagnostics| print_diagnostics(diagnostics, name, text));
+    }
+    if name.ends_with(".fork") {
+        return pgpu_fork::compile_to_module(context, name, text)
             .map_err(|diagnostics| print_diagnostics(diagnostics, name, text));
     }
     if name.ends_with(".c") {

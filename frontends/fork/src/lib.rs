@@ -1,0 +1,49 @@
+//! The Fork frontend (seeds/fork-to-cuda.txt, Sections 2-3): the C-subset
+//! front end parses and checks Fork source into the typed HIR, [`check`]
+//! enforces Fork's own rules, [`lower`] lowers its constructs to the `pgpu`
+//! group ops (docs/frontend-ir.md), and [`groups`] turns the control flow
+//! of synchronous code whose condition is private into group splitting
+//! (`pgpu.group.split`, group shrinking for loops).
+//!
+//! Entry points: [`compile_to_module`] (a verified module or the
+//! diagnostics), [`compile`] (also keeps the warnings of a successful
+//! compilation) and [`lower_to_mlir`] (source text in, MLIR text out).
+
+pub mod check;
+pub mod groups;
+pub mod lower;
+
+use melior::{Context, ir::Module};
+pub use pgpu_csubset::Diagnostic;
+pub use pgpu_csubset::frontend::{Compiled, create_context, load_dialects, print_module};
+
+/// Parses, checks and lowers Fork source `text` (named `path` in
+/// diagnostics and locations) into a verified module of `context`, which
+/// must have the upstream and `pgpu` dialects registered.
+pub fn compile<'c>(context: &'c Context, path: &str, text: &str) -> Compiled<'c> {
+    let checked = check::check_source(path, text);
+    pgpu_csubset::frontend::compile(
+        context,
+        checked,
+        &lower::ForkLowering,
+        path,
+        text,
+        |context, hir, module| groups::split_private_control(context, hir, module, path, text),
+    )
+}
+
+/// Parses, checks and lowers Fork source into a verified module, or
+/// returns the diagnostics (errors and warnings) that stopped it.
+pub fn compile_to_module<'c>(
+    context: &'c Context,
+    path: &str,
+    text: &str,
+) -> Result<Module<'c>, Vec<Diagnostic>> {
+    compile(context, path, text).into_result()
+}
+
+/// The lowered module of `text` as MLIR text (with locations when
+/// `debug_info`), or the diagnostics.
+pub fn lower_to_mlir(path: &str, text: &str, debug_info: bool) -> Result<String, Vec<Diagnostic>> {
+    pgpu_csubset::frontend::lower_to_mlir(compile, path, text, debug_info)
+}

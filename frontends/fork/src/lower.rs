@@ -1,0 +1,273 @@
+//! Lowering of the Fork constructs (seeds/fork-to-cuda.txt, Section 3) to
+//! the `pgpu` group ops, as an [`Extension`] of the common C-subset
+//! lowering (docs/frontend-ir.md):
+//!
+//! - `start(P) s` is `pgpu.spawn synchronous` (P cast to `index`). Host
+//!   variables are captured read-only; locals of the body are private, and
+//!   shared data lives in globals or arrays reached through pointers.
+//! - `$`, `@` are `pgpu.group.rank`/`pgpu.group.id` cast to `int`.
+//! - `fork(k; @ = e1; $ = e2) s` is `pgpu.group.fork`; the private
+//!   variables the body changes leave it through `pgpu.group.merge`.
+//! - `seq s` is `pgpu.seq`; `farm s` is `pgpu.farm`, whose results are the
+//!   private variables the body changes.
+//! - `mpadd(p, v)` etc. are `pgpu.multiprefix add|max|and|or v to p[0]`.
+//! - `sync` functions carry `pgpu.synchronous`.
+//!
+//! `if`/`?:` and loops whose condition is private are lowered by the common
+//! lowering and then turned into group splitting by [`crate::groups`].
+
+use melior::ir::{
+    Attribute, Block, Region, RegionLike, Type as MType, attribute::IntegerAttribute,
+    r#type::IntegerType,
+};
+use pgpu_csubset::{
+    Diagnostic,
+    hir::{Expr, ExprKind, FnMode, Function, Hir, MpOp, Stmt, StmtKind},
+    lower::{
+        Extension, Key, LowerCx, LowerResult, Rv,
+        builder::{block_ref, results},
+    },
+    span::Span,
+};
+
+/// Code of a `seq` body that assigns a private variable of the group code
+/// around it (only processor 0 runs it, so the value could not leave it).
+pub const E_SEQ_ASSIGNS: &str = "fork::E210";
+
+/// Code of a host variable assigned inside `start`.
+pub const E_HOST_ASSIGNED: &str = "fork::E211";
+
+/// The Fork constructs' lowering.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ForkLowering;
+
+impl Extension for ForkLowering {
+    fn lower_stmt<'c>(&self, cx: &mut LowerCx<'c, '_>, stmt: &Stmt) -> LowerResult<()> {
+        match &stmt.kind {
+            StmtKind::Start { count, body } => lower_start(cx, count, body, stmt.span),
+            StmtKind::Fork {
+                groups,
+                group_id,
+                rank,
+                body,
+            } => lower_fork(cx, [groups, group_id, rank], body, stmt.span),
+            StmtKind::Seq(body) => lower_seq(cx, body, stmt.span),
+            StmtKind::Farm(body) => lower_farm(cx, body, stmt.span),
+            StmtKind::Barrier {
+                rank_reassigned: false,
+            } => {
+                let location = cx.loc(stmt.span);
+                cx.b().op("pgpu.barrier", location, &[], &[], &[], vec![])?;
+                Ok(())
+            }
+            _ => Err(cx.unsupported(stmt.span, "this statement (not Fork)")),
+        }
+    }
+
+    fn lower_expr<'c>(&self, cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<'c>> {
+        let location = cx.loc(expr.span);
+        let index = MType::index(cx.context);
+        match &expr.kind {
+            ExprKind::GroupRank | ExprKind::GroupId => {
+                let name = if matches!(expr.kind, ExprKind::GroupRank) {
+                    "pgpu.group.rank"
+                } else {
+                    "pgpu.group.id"
+                };
+                let value = cx.b().op1(name, location, &[], index, &[])?;
+                let ty = cx.mlir_type(&expr.ty, expr.span)?;
+                Ok(Rv::Scalar(cx.b().from_index(value, ty, location)?))
+            }
+            ExprKind::MultiPrefix { op, ptr, value } => {
+                let memref = cx
+                    .lower_expr(ptr)?
+                    .scalar()
+                    .ok_or_else(|| cx.unsupported(ptr.span, "a multiprefix on a struct"))?;
+                let v = cx.lower_scalar(value)?;
+                let zero = cx.b().const_index(0, location)?;
+                let unsigned = expr.ty.is_unsigned();
+                let kind = match op {
+                    MpOp::Add => 0,
+                    MpOp::Max if unsigned => 5,
+                    MpOp::Max => 3,
+                    MpOp::And => 6,
+                    MpOp::Or => 7,
+                };
+                let kind: Attribute =
+                    IntegerAttribute::new(IntegerType::new(cx.context, 32).into(), kind).into();
+                let ty = cx.mlir_type(&expr.ty, expr.span)?;
+                let out = cx.b().op1(
+                    "pgpu.multiprefix",
+                    location,
+                    &[v, memref, zero],
+                    ty,
+                    &[("kind", kind)],
+                )?;
+                Ok(Rv::Scalar(out))
+            }
+            _ => Err(cx.unsupported(expr.span, "this expression (not Fork)")),
+        }
+    }
+
+    fn function_attributes(&self, _hir: &Hir, function: &Function) -> Vec<&'static str> {
+        if function.mode == Some(FnMode::Sync) {
+            vec!["pgpu.synchronous"]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Lowers `body` into a fresh block; returns the block and the keys whose
+/// values the body changed (the environment is restored).
+fn lower_region<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    body: &Stmt,
+    private_scope: bool,
+) -> LowerResult<(Block<'c>, Vec<Key>, pgpu_csubset::lower::env::Env<'c>)> {
+    let before = cx.env.clone();
+    let block = Block::new(&[]);
+    let outer_scope = if private_scope {
+        cx.alloca_scope.replace(block_ref(&block))
+    } else {
+        cx.alloca_scope
+    };
+    let lowered = cx.at_block(block_ref(&block), |cx| {
+        cx.lower_scoped(|cx| cx.lower_stmt(body))
+    });
+    cx.alloca_scope = outer_scope;
+    let after = std::mem::replace(&mut cx.env, before.clone());
+    lowered?;
+    let keys = after.changed_since(&before);
+    Ok((block, keys, after))
+}
+
+fn key_name(cx: &LowerCx<'_, '_>, key: Key) -> String {
+    match key {
+        Key::Var(var) => cx
+            .hir
+            .var(var)
+            .map_or_else(|| "a variable".into(), |v| format!("'{}'", v.name)),
+        _ => "control flow (break/continue/return)".into(),
+    }
+}
+
+fn lower_start<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    count: &Expr,
+    body: &Stmt,
+    span: Span,
+) -> LowerResult<()> {
+    let location = cx.loc(span);
+    let n = cx.lower_index(count)?;
+    let (block, keys, _) = lower_region(cx, body, true)?;
+    if let Some(&key) = keys.first() {
+        return Err(Diagnostic::error(
+            E_HOST_ASSIGNED,
+            format!(
+                "{} is a host variable and cannot be assigned inside 'start'",
+                key_name(cx, key)
+            ),
+            span,
+        )
+        .with_help("declare it as a global (shared by the group) or inside the start body"));
+    }
+    let end = cx.loc(Span::new(
+        span.end.saturating_sub(1) as usize,
+        span.end as usize,
+    ));
+    cx.b()
+        .at(block_ref(&block))
+        .op("pgpu.yield", end, &[], &[], &[], vec![])?;
+    let region = Region::new();
+    region.append_block(block);
+    let unit = Attribute::unit(cx.context);
+    cx.b().op(
+        "pgpu.spawn",
+        location,
+        &[n],
+        &[],
+        &[("synchronous", unit)],
+        vec![region],
+    )?;
+    Ok(())
+}
+
+fn lower_fork<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    [groups, id, rank]: [&Expr; 3],
+    body: &Stmt,
+    span: Span,
+) -> LowerResult<()> {
+    let location = cx.loc(span);
+    let k = cx.lower_index(groups)?;
+    let id = cx.lower_index(id)?;
+    let rank = cx.lower_index(rank)?;
+    let (block, keys, after) = lower_region(cx, body, false)?;
+    let types = cx.key_types(&keys)?;
+    let before = std::mem::replace(&mut cx.env, after);
+    let values = cx.key_values(&keys)?;
+    cx.env = before;
+    cx.b()
+        .at(block_ref(&block))
+        .op("pgpu.group.merge", location, &values, &[], &[], vec![])?;
+    let region = Region::new();
+    region.append_block(block);
+    let op = cx.b().op(
+        "pgpu.group.fork",
+        location,
+        &[k, id, rank],
+        &types,
+        &[],
+        vec![region],
+    )?;
+    let out = results(op)?;
+    cx.rebind(&keys, &out)?;
+    Ok(())
+}
+
+fn lower_seq<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResult<()> {
+    let location = cx.loc(span);
+    let (block, keys, _) = lower_region(cx, body, false)?;
+    if let Some(&key) = keys.first() {
+        return Err(Diagnostic::error(
+            E_SEQ_ASSIGNS,
+            format!(
+                "'seq' assigns {}, a private variable of the group code around it",
+                key_name(cx, key)
+            ),
+            span,
+        )
+        .with_help(
+            "only group rank 0 runs a seq body: pass results through a shared (global) variable",
+        ));
+    }
+    cx.b()
+        .at(block_ref(&block))
+        .op("pgpu.yield", location, &[], &[], &[], vec![])?;
+    let region = Region::new();
+    region.append_block(block);
+    cx.b()
+        .op("pgpu.seq", location, &[], &[], &[], vec![region])?;
+    Ok(())
+}
+
+fn lower_farm<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResult<()> {
+    let location = cx.loc(span);
+    let (block, keys, after) = lower_region(cx, body, false)?;
+    let types = cx.key_types(&keys)?;
+    let before = std::mem::replace(&mut cx.env, after);
+    let values = cx.key_values(&keys)?;
+    cx.env = before;
+    cx.b()
+        .at(block_ref(&block))
+        .op("pgpu.yield", location, &values, &[], &[], vec![])?;
+    let region = Region::new();
+    region.append_block(block);
+    let op = cx
+        .b()
+        .op("pgpu.farm", location, &[], &types, &[], vec![region])?;
+    let out = results(op)?;
+    cx.rebind(&keys, &out)?;
+    Ok(())
+}
