@@ -1,7 +1,7 @@
 //! The Fork frontend (seeds/fork-to-cuda.txt, Sections 2-3): the C-subset
 //! front end parses and checks Fork source into the typed HIR, [`check`]
 //! enforces Fork's own rules, [`lower`] lowers its constructs to the `pgpu`
-//! group ops (docs/frontend-ir.md), and [`groups`] turns the control flow
+//! group ops (docs/frontend-ir.md), and `pgpu-split-private-control` (passes/kernels) turns the control flow
 //! of synchronous code whose condition is private into group splitting
 //! (`pgpu.group.split`, group shrinking for loops).
 //!
@@ -10,7 +10,6 @@
 //! compilation) and [`lower_to_mlir`] (source text in, MLIR text out).
 
 pub mod check;
-pub mod groups;
 pub mod lower;
 
 use melior::{Context, ir::Module};
@@ -28,8 +27,33 @@ pub fn compile<'c>(context: &'c Context, path: &str, text: &str) -> Compiled<'c>
         &lower::ForkLowering,
         path,
         text,
-        |context, hir, module| groups::split_private_control(context, hir, module, path, text),
+        |context, _, module| split_private_control(context, module, path),
     )
+}
+
+/// Runs `pgpu-split-private-control` (group splitting for control flow on
+/// private values, `passes/kernels`) on the lowered module.
+fn split_private_control<'c>(
+    context: &'c Context,
+    mut module: Module<'c>,
+    path: &str,
+) -> Result<Module<'c>, Vec<Diagnostic>> {
+    pgpu_kernel_passes::register_passes();
+    let internal = |message: String| {
+        vec![Diagnostic::error(
+            "fork::E299",
+            format!("internal error in Fork group splitting ({path}): {message}"),
+            pgpu_csubset::span::Span::new(0, 0),
+        )]
+    };
+    let manager = melior::pass::PassManager::new(context);
+    melior::utility::parse_pass_pipeline(
+        manager.as_operation_pass_manager(),
+        "builtin.module(pgpu-split-private-control)",
+    )
+    .and_then(|()| manager.run(&mut module))
+    .map_err(|error| internal(error.to_string()))?;
+    Ok(module)
 }
 
 /// Parses, checks and lowers Fork source into a verified module, or

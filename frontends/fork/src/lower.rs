@@ -14,7 +14,7 @@
 //! - `sync` functions carry `pgpu.synchronous`.
 //!
 //! `if`/`?:` and loops whose condition is private are lowered by the common
-//! lowering and then turned into group splitting by [`crate::groups`].
+//! lowering and then turned into group splitting by `pgpu-split-private-control`.
 
 use melior::ir::{
     Attribute, Block, Region, RegionLike, Type as MType, attribute::IntegerAttribute,

@@ -25,6 +25,8 @@
 //!   division overflow;
 //! * `pgpu-report-run-time-errors` makes failed run-time checks report the
 //!   kernel and source line;
+//! * `pgpu-split-private-control` turns control flow on private values in
+//!   Fork's synchronous code into group splits and shrinking loops;
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -46,6 +48,7 @@ mod report_run_time_errors;
 mod runtime_calls;
 mod spawn_to_parallel;
 mod split_kernels;
+mod split_private_control;
 mod value_saving;
 
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
@@ -60,6 +63,7 @@ pub use outline_cpu_kernels::OutlineCpuKernels;
 pub use report_run_time_errors::ReportRunTimeErrors;
 pub use spawn_to_parallel::SpawnToParallel;
 pub use split_kernels::SplitKernels;
+pub use split_private_control::SplitPrivateControl;
 pub use value_saving::{PrintSavedValues, SaveValues};
 
 /// From the frontends' `pgpu` IR to supersteps whose results are exactly
@@ -86,5 +90,6 @@ pgpu_pass_infra::declare_passes![
     OutlineCpuKernels,
     ReportRunTimeErrors,
     CheckDivision,
-    SpawnToParallel
+    SpawnToParallel,
+    SplitPrivateControl
 ];

@@ -1,0 +1,437 @@
+//! `pgpu-split-private-control`: Fork's group splitting for control flow on
+//! private values (seeds/fork-to-cuda.txt, Section 3, Figures 4 and 5).
+//!
+//! In synchronous code (the body of a `pgpu.spawn synchronous`, or of a
+//! function marked `pgpu.synchronous`; not inside `pgpu.seq`, `pgpu.farm`
+//! or `pgpu.require`), where every member of a group executes every
+//! statement together, a branch or loop whose condition differs between
+//! members cannot stay ordinary control flow:
+//!
+//! * `scf.if` on a private condition becomes `pgpu.group.split` (its
+//!   regions moved, `scf.yield` becoming `pgpu.group.merge`): the members
+//!   that take each side form a subgroup.
+//! * `scf.while` on a private condition shrinks the group (Figure 5): a
+//!   private cell `active` starts true; each evaluation of the condition
+//!   does `active &= condition`; the loop goes on while any member is
+//!   active (a group-wide `or` through `pgpu.multiprefix or` on a scratch
+//!   cell); the body runs in `pgpu.group.split %active`, so that members
+//!   that left the loop wait at the merge, passing their values on.
+//! * `scf.for` with private bounds runs the group's largest trip count
+//!   (`pgpu.multiprefix max` on a scratch cell) with the body split on
+//!   `iteration < own trip count`.
+//!
+//! A value is private unless it is defined outside synchronous code, is a
+//! constant, `pgpu.group.size` or `pgpu.group.id`, an `arith`/`math` result
+//! of values that are not private, or the induction variable of an
+//! `scf.for` whose bounds are not private. Loads are private (a shared
+//! value read into a condition splits correctly, if needlessly).
+//!
+//! The scratch cells are module globals (`@__fork_any`,
+//! `@__fork_max_<type>`): each use stores the identity, combines with a
+//! multiprefix and reads the result back in three synchronous steps. That
+//! is exact where sibling subgroups run one after the other (the reference
+//! interpreter); concurrent siblings need a cell per group, which the
+//! native lowering of synchronous groups will provide. We write this pass
+//! because Fork's group semantics have no upstream counterpart.
+
+use crate::{
+    build::{Builder, Built},
+    ir::{Blk, Op, Val},
+    runtime_calls::RuntimeCalls,
+};
+use melior::ir::{OperationRef, Region, RegionLike, Type};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use std::collections::HashMap;
+
+/// The pass; it has no options.
+#[derive(Debug, Default)]
+pub struct SplitPrivateControl;
+
+impl Pass for SplitPrivateControl {
+    const ARGUMENT: &'static str = "pgpu-split-private-control";
+    const SUMMARY: &'static str =
+        "Turn control flow on private values in synchronous code into Fork group splits";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+
+    fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
+        use melior::dialect::DialectHandle;
+        vec![
+            DialectHandle::arith(),
+            DialectHandle::memref(),
+            DialectHandle::scf(),
+        ]
+    }
+
+    fn from_options(_: &PassOptions) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let module = Op::of(module);
+        let mut splitter = Splitter {
+            runtime: RuntimeCalls::new(module),
+            private: HashMap::new(),
+            globals: vec![],
+        };
+        let candidates: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| {
+                matches!(op.name().as_str(), "scf.if" | "scf.while" | "scf.for")
+                    && is_synchronous(*op)
+            })
+            .collect();
+        // Decide on the original IR, then rewrite (rewriting adds values
+        // the analysis need not see).
+        let mut work = vec![];
+        for op in candidates {
+            let private = match op.name().as_str() {
+                "scf.if" => splitter.is_private(op.operand(0)),
+                "scf.while" => splitter.while_condition_is_private(op),
+                _ => (0..3).any(|index| splitter.is_private(op.operand(index))),
+            };
+            if private {
+                work.push(op);
+            }
+        }
+        for op in work {
+            match op.name().as_str() {
+                "scf.if" => split_if(op)?,
+                "scf.while" => splitter.shrink_while(op)?,
+                _ => splitter.shrink_for(op)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `op` is in synchronous code.
+fn is_synchronous(op: Op) -> bool {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        match parent.name().as_str() {
+            "pgpu.seq" | "pgpu.farm" | "pgpu.require" => return false,
+            "pgpu.spawn" => return parent.has_attribute("synchronous"),
+            "func.func" => return parent.has_attribute("pgpu.synchronous"),
+            _ => {}
+        }
+        current = parent.parent();
+    }
+    false
+}
+
+/// The op owning a block argument.
+fn argument_owner(value: Val) -> Option<(Op, usize)> {
+    if value.defining_op().is_some() {
+        return None;
+    }
+    // SAFETY: a live block argument.
+    let (block, number) = unsafe {
+        (
+            mlir_sys::mlirBlockArgumentGetOwner(value.0),
+            mlir_sys::mlirBlockArgumentGetArgNumber(value.0),
+        )
+    };
+    Some((Blk(block).parent_op()?, usize::try_from(number).ok()?))
+}
+
+struct Splitter {
+    runtime: RuntimeCalls,
+    private: HashMap<Val, bool>,
+    /// Scratch globals made so far (name).
+    globals: Vec<String>,
+}
+
+impl Splitter {
+    fn is_private(&mut self, value: Val) -> bool {
+        if let Some(known) = self.private.get(&value) {
+            return *known;
+        }
+        // Cycles (loop-carried values) count as private meanwhile.
+        self.private.insert(value, true);
+        let private = match value.defining_op() {
+            Some(op) => {
+                let name = op.name();
+                let outside = !is_synchronous(op) && !op.is("pgpu.spawn");
+                let uniform_op = matches!(
+                    name.as_str(),
+                    "arith.constant" | "pgpu.group.size" | "pgpu.group.id"
+                );
+                if outside || uniform_op {
+                    false
+                } else if (name.starts_with("arith.") || name.starts_with("math."))
+                    && op.num_regions() == 0
+                {
+                    op.operands()
+                        .into_iter()
+                        .any(|operand| self.is_private(operand))
+                } else {
+                    true
+                }
+            }
+            None => match argument_owner(value) {
+                Some((owner, 0)) if owner.is("scf.for") => {
+                    (0..3).any(|index| self.is_private(owner.operand(index)))
+                }
+                Some((owner, _)) if owner.is("func.func") => {
+                    owner.has_attribute("pgpu.synchronous")
+                }
+                Some((owner, _)) => is_synchronous(owner) || owner.is("pgpu.spawn"),
+                None => true,
+            },
+        };
+        self.private.insert(value, private);
+        private
+    }
+
+    /// Whether the condition of an `scf.while` is private.
+    fn while_condition_is_private(&mut self, op: Op) -> bool {
+        op.entry_block(0)
+            .and_then(|block| block.terminator())
+            .is_some_and(|condition| self.is_private(condition.operand(0)))
+    }
+
+    /// The scratch global `@name : memref<ty>`, declared once.
+    fn scratch(&mut self, at: &Builder, name: &str, ty: &str) -> Built<Val> {
+        if !self.globals.iter().any(|known| known == name) {
+            self.runtime.parse_into_module(&format!(
+                "memref.global \"private\" @{name} : memref<{ty}> = dense<0>"
+            ))?;
+            self.globals.push(name.to_string());
+        }
+        at.value(
+            "memref.get_global",
+            &[],
+            at.parse_type(&format!("memref<{ty}>"))?,
+            &[("name", at.parse_attribute(&format!("@{name}"))?)],
+        )
+    }
+
+    /// The group-wide combination of the private `value` with `kind`
+    /// (`or`, `max`) through a scratch cell holding `identity`.
+    fn group_combine(&mut self, at: &Builder, value: Val, kind: i64, identity: i64) -> Built<Val> {
+        let ty = value.melior_type();
+        let text = ty.to_string();
+        let name = format!("__fork_{}_{text}", if kind == 7 { "any" } else { "max" });
+        let cell = self.scratch(at, &name, &text)?;
+        let start = at.constant(ty, identity)?;
+        at.op("memref.store", &[start, cell], &[], &[])?;
+        let i32_type = at.parse_type("i32")?;
+        let kind = melior::ir::attribute::IntegerAttribute::new(i32_type, kind).into();
+        at.op("pgpu.multiprefix", &[value, cell], &[ty], &[("kind", kind)])?;
+        at.value("memref.load", &[cell], ty, &[])
+    }
+
+    /// `scf.while` on a private condition: the group shrinks.
+    fn shrink_while(&mut self, op: Op) -> Built<()> {
+        let at = Builder::before(op);
+        let (Some(before), Some(after)) = (op.entry_block(0), op.entry_block(1)) else {
+            return Err(at.fail("scf.while without its two regions"));
+        };
+        let Some(condition) = before.terminator() else {
+            return Err(at.fail("scf.while without scf.condition"));
+        };
+        let Some(yield_op) = after.terminator() else {
+            return Err(at.fail("scf.while without scf.yield"));
+        };
+        let i1 = at.parse_type("i1")?;
+        let cell_type = at.parse_type("memref<i1>")?;
+        let segments = at.segment_sizes(&[0, 0])?;
+        let active = at.value(
+            "memref.alloca",
+            &[],
+            cell_type,
+            &[("operandSegmentSizes", segments)],
+        )?;
+        let all = at.constant(i1, 1)?;
+        at.op("memref.store", &[all, active], &[], &[])?;
+
+        // Before: active &= condition; go on while any member is active.
+        let check = Builder::before(condition);
+        let was = check.value("memref.load", &[active], i1, &[])?;
+        let still = check.value("arith.andi", &[condition.operand(0), was], i1, &[])?;
+        check.op("memref.store", &[still, active], &[], &[])?;
+        let as_i32 = check.value("arith.extui", &[still], check.parse_type("i32")?, &[])?;
+        let any_i32 = self.group_combine(&check, as_i32, 7, 0)?;
+        let zero = check.constant(check.parse_type("i32")?, 0)?;
+        let any = check.cmpi(1, any_i32, zero)?;
+        condition.set_operand(0, any);
+
+        // After: the body in a split on `active`; members that left pass
+        // their values on.
+        let body = Builder::before(yield_op);
+        let now = body.value("memref.load", &[active], i1, &[])?;
+        let carried = after.arguments();
+        let types: Vec<Type> = yield_op
+            .operands()
+            .iter()
+            .map(|value| value.melior_type())
+            .collect();
+        let split = self.split_around(&body, now, after, yield_op, &carried, &types)?;
+        yield_op.set_operands(&split.results());
+        Ok(())
+    }
+
+    /// `scf.for` with private bounds: the group runs its largest trip
+    /// count, each member its own iterations.
+    fn shrink_for(&mut self, op: Op) -> Built<()> {
+        let at = Builder::before(op);
+        let (lower, upper, step) = (op.operand(0), op.operand(1), op.operand(2));
+        let ty = lower.melior_type();
+        let Some(body) = op.entry_block(0) else {
+            return Err(at.fail("scf.for without a body"));
+        };
+        let Some(yield_op) = body.terminator() else {
+            return Err(at.fail("scf.for without scf.yield"));
+        };
+        // trips = max(0, ceil((upper - lower) / step)); step > 0.
+        let span = at.value("arith.subi", &[upper, lower], ty, &[])?;
+        let trips = at.value("arith.ceildivsi", &[span, step], ty, &[])?;
+        let zero = at.constant(ty, 0)?;
+        let trips = at.value("arith.maxsi", &[trips, zero], ty, &[])?;
+        let most = self.group_combine(&at, trips, 3, 0)?;
+        let one = at.constant(ty, 1)?;
+        op.set_operand(0, zero);
+        op.set_operand(1, most);
+        op.set_operand(2, one);
+
+        let arguments = body.arguments();
+        let iteration = arguments[0];
+        let Some(first) = body.first() else {
+            return Err(at.fail("scf.for without a body"));
+        };
+        let inside = Builder::before(first);
+        let scaled = inside.value("arith.muli", &[iteration, step], ty, &[])?;
+        let induction = inside.value("arith.addi", &[lower, scaled], ty, &[])?;
+        for found in iteration.uses() {
+            if Some(found.owner) != scaled.defining_op() {
+                found.owner.set_operand(found.index, induction);
+            }
+        }
+        let active = inside.cmpi(2, iteration, trips)?;
+        let tail = Builder::before(yield_op);
+        let carried: Vec<Val> = arguments[1..].to_vec();
+        let types: Vec<Type> = yield_op
+            .operands()
+            .iter()
+            .map(|value| value.melior_type())
+            .collect();
+        // The split covers what follows the induction computation.
+        let after = active.defining_op().ok_or(PassFailure)?;
+        let split = self.split_ops(&tail, active, after.next(), yield_op, &carried, &types)?;
+        yield_op.set_operands(&split.results());
+        Ok(())
+    }
+
+    /// Moves the ops of `block` before `yield_op` into the then-region of a
+    /// new `pgpu.group.split %condition` (built before `yield_op`), which
+    /// merges the yielded values; the else-region merges `carried`.
+    fn split_around(
+        &mut self,
+        at: &Builder,
+        condition: Val,
+        block: Blk,
+        yield_op: Op,
+        carried: &[Val],
+        types: &[Type],
+    ) -> Built<Op> {
+        let first = block.first();
+        self.split_ops(at, condition, first, yield_op, carried, types)
+    }
+
+    fn split_ops(
+        &mut self,
+        at: &Builder,
+        condition: Val,
+        first: Option<Op>,
+        yield_op: Op,
+        carried: &[Val],
+        types: &[Type],
+    ) -> Built<Op> {
+        // The ops to move: from `first` up to the split's own setup.
+        let mut moving = vec![];
+        let mut current = first;
+        while let Some(op) = current {
+            if op == yield_op {
+                break;
+            }
+            moving.push(op);
+            current = op.next();
+        }
+        let (split, then_merge, else_merge) = group_split(at, condition, types)?;
+        for op in moving {
+            // The split's condition stays outside.
+            if condition.defining_op() != Some(op) {
+                op.move_before(then_merge);
+            }
+        }
+        then_merge.set_operands(&yield_op.operands());
+        else_merge.set_operands(carried);
+        Ok(split)
+    }
+}
+
+/// `pgpu.group.split %condition -> (types) { merge } else { merge }`
+/// before `at`; returns it and its two merges.
+fn group_split(at: &Builder, condition: Val, types: &[Type]) -> Built<(Op, Op, Op)> {
+    let regions = vec![Region::new(), Region::new()];
+    for region in &regions {
+        region.append_block(melior::ir::Block::new(&[]));
+    }
+    let split = at.op_with_regions("pgpu.group.split", &[condition], types, &[], regions)?;
+    let mut merges = vec![];
+    for index in 0..2 {
+        let Some(block) = split.entry_block(index) else {
+            return Err(at.fail("internal error: group.split without a region"));
+        };
+        let merge = melior::ir::operation::OperationBuilder::new(
+            "pgpu.group.merge",
+            split.melior_location(),
+        )
+        .build()
+        .map_err(|error| at.fail(&format!("cannot build pgpu.group.merge: {error}")))?;
+        merges.push(block.append(merge));
+    }
+    Ok((split, merges[0], merges[1]))
+}
+
+/// `scf.if` on a private condition becomes `pgpu.group.split`.
+fn split_if(op: Op) -> Built<()> {
+    let at = Builder::before(op);
+    let types: Vec<Type> = op
+        .results()
+        .iter()
+        .map(|value| value.melior_type())
+        .collect();
+    let regions = vec![Region::new(), Region::new()];
+    let split = at.op_with_regions("pgpu.group.split", &[op.operand(0)], &types, &[], regions)?;
+    for index in 0..2 {
+        // SAFETY: live ops; the bodies move from the scf.if to the split.
+        unsafe { mlir_sys::mlirRegionTakeBody(split.region(index), op.region(index)) };
+        let Some(block) = split.entry_block(index) else {
+            continue;
+        };
+        if let Some(terminator) = block.terminator().filter(|t| t.is("scf.yield")) {
+            let merge = melior::ir::operation::OperationBuilder::new(
+                "pgpu.group.merge",
+                terminator.melior_location(),
+            )
+            .add_operands(
+                &terminator
+                    .operands()
+                    .iter()
+                    .map(|value| value.melior())
+                    .collect::<Vec<_>>(),
+            )
+            .build()
+            .map_err(|error| at.fail(&format!("cannot build pgpu.group.merge: {error}")))?;
+            block.insert_before(terminator, merge);
+            terminator.erase();
+        }
+    }
+    for (old, new) in op.results().into_iter().zip(split.results()) {
+        old.replace_all_uses(new);
+    }
+    op.erase();
+    Ok(())
+}
