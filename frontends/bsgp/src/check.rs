@@ -660,6 +660,7 @@ fn direct_children<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
         | DTempFree
         | GroupRank
         | GroupId
+        | GroupSize
         | Error
         | Scan { .. } => {}
         Unary { operand, .. } => out.push(operand),

@@ -871,6 +871,8 @@ pub enum ExprKind {
     GroupRank,
     /// Fork `@` (`int`).
     GroupId,
+    /// Fork `groupsize()` (`int`): the size of the current group.
+    GroupSize,
     /// Fork `mpadd(p, v)` etc. -> old value.
     MultiPrefix {
         /// Operator.
@@ -1014,6 +1016,7 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
         | DTempFree
         | GroupRank
         | GroupId
+        | GroupSize
         | Error => {}
         Unary { operand, .. } => v.visit_expr(operand),
         Binary { lhs, rhs, .. } | PtrDiff { lhs, rhs } | Comma { lhs, rhs } => {

@@ -493,6 +493,7 @@ impl Printer<'_> {
             DTempFree => "dtempfree()".into(),
             GroupRank => "$".into(),
             GroupId => "@".into(),
+            GroupSize => "groupsize()".into(),
             MultiPrefix { op, ptr, value } => {
                 let n = match op {
                     MpOp::Add => "mpadd",

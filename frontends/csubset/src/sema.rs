@@ -2438,6 +2438,12 @@ impl Sema {
                 }
                 rv(ExprKind::DTempFree, Type::Void, span)
             }
+            "groupsize" if fork => {
+                if !self.arity(name, args, 0, 0, span) {
+                    return err_expr(span);
+                }
+                rv(ExprKind::GroupSize, Type::Int, span)
+            }
             "mpadd" | "mpmax" | "mpand" | "mpor" if fork => {
                 if !self.arity(name, args, 2, 2, span) {
                     return err_expr(span);

@@ -202,6 +202,7 @@ impl Checker<'_> {
         match &expr.kind {
             ExprKind::GroupRank => self.group_only("'$'", mode, expr.span),
             ExprKind::GroupId => self.group_only("'@'", mode, expr.span),
+            ExprKind::GroupSize => self.group_only("'groupsize()'", mode, expr.span),
             ExprKind::MultiPrefix { .. } => {
                 self.group_only("a multiprefix operation", mode, expr.span)
             }

@@ -68,11 +68,11 @@ impl Extension for ForkLowering {
         let location = cx.loc(expr.span);
         let index = MType::index(cx.context);
         match &expr.kind {
-            ExprKind::GroupRank | ExprKind::GroupId => {
-                let name = if matches!(expr.kind, ExprKind::GroupRank) {
-                    "pgpu.group.rank"
-                } else {
-                    "pgpu.group.id"
+            ExprKind::GroupRank | ExprKind::GroupId | ExprKind::GroupSize => {
+                let name = match expr.kind {
+                    ExprKind::GroupRank => "pgpu.group.rank",
+                    ExprKind::GroupId => "pgpu.group.id",
+                    _ => "pgpu.group.size",
                 };
                 let value = cx.b().op1(name, location, &[], index, &[])?;
                 let ty = cx.mlir_type(&expr.ty, expr.span)?;

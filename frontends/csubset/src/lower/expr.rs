@@ -201,7 +201,10 @@ impl<'c> LowerCx<'c, '_> {
                 self.lower_expr(lhs)?;
                 self.lower_expr(rhs)?
             }
-            ExprKind::GroupRank | ExprKind::GroupId | ExprKind::MultiPrefix { .. } => {
+            ExprKind::GroupRank
+            | ExprKind::GroupId
+            | ExprKind::GroupSize
+            | ExprKind::MultiPrefix { .. } => {
                 let ext = self.ext;
                 ext.lower_expr(self, expr)?
             }
