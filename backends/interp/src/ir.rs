@@ -178,6 +178,7 @@ pub enum Rmw {
     AndI,
     MaxNumF,
     MinNumF,
+    XorI,
 }
 
 /// Static parts of a view op (`memref.subview`, `memref.reinterpret_cast`):
@@ -1307,22 +1308,24 @@ impl Converter {
             "memref.extract_strided_metadata" => ExtractStridedMetadata,
             "memref.copy" => Copy,
             "memref.atomic_rmw" => {
+                // MLIR 22's `arith::AtomicRMWKind` numbering.
                 let kind = match kind_attr("kind") {
                     Some(0) => Some(Rmw::AddF),
                     Some(1) => Some(Rmw::AddI),
-                    Some(2) => Some(Rmw::Assign),
-                    Some(3) => Some(Rmw::MaxF),
-                    Some(4) => Some(Rmw::MaxS),
-                    Some(5) => Some(Rmw::MaxU),
-                    Some(6) => Some(Rmw::MinF),
-                    Some(7) => Some(Rmw::MinS),
-                    Some(8) => Some(Rmw::MinU),
-                    Some(9) => Some(Rmw::MulF),
-                    Some(10) => Some(Rmw::MulI),
-                    Some(11) => Some(Rmw::OrI),
-                    Some(12) => Some(Rmw::AndI),
-                    Some(13) => Some(Rmw::MaxNumF),
-                    Some(14) => Some(Rmw::MinNumF),
+                    Some(2) => Some(Rmw::AndI),
+                    Some(3) => Some(Rmw::Assign),
+                    Some(4) => Some(Rmw::MaxF),
+                    Some(5) => Some(Rmw::MaxNumF),
+                    Some(6) => Some(Rmw::MaxS),
+                    Some(7) => Some(Rmw::MaxU),
+                    Some(8) => Some(Rmw::MinF),
+                    Some(9) => Some(Rmw::MinNumF),
+                    Some(10) => Some(Rmw::MinS),
+                    Some(11) => Some(Rmw::MinU),
+                    Some(12) => Some(Rmw::MulF),
+                    Some(13) => Some(Rmw::MulI),
+                    Some(14) => Some(Rmw::OrI),
+                    Some(15) => Some(Rmw::XorI),
                     _ => None,
                 };
                 match kind {

@@ -212,6 +212,7 @@ pub fn rmw(kind: Rmw, old: &Val, value: &Val, width: u32) -> Option<Val> {
         Rmw::MinU => Comb::UMin,
         Rmw::OrI => Comb::Or,
         Rmw::AndI => Comb::And,
+        Rmw::XorI => Comb::Xor,
     };
     combine(comb, old, value, width)
 }

@@ -55,6 +55,11 @@ impl<'c> Builder<'c> {
         }
     }
 
+    /// The builder's location.
+    pub fn location(&self) -> Location<'c> {
+        self.location
+    }
+
     /// Inserts a detached op (e.g. a clone) at the insertion point.
     pub fn insert_detached(&self, op: Op) {
         self.block.insert_raw_before(self.before, op);

@@ -27,6 +27,8 @@
 //!   kernel and source line;
 //! * `pgpu-split-private-control` turns control flow on private values in
 //!   Fork's synchronous code into group splits and shrinking loops;
+//! * `pgpu-lower-synchronous` runs Fork groups that do not split as BSGP
+//!   spawns (barriers at shared writes, Priority CRCW by claims);
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -41,6 +43,7 @@ mod form_supersteps;
 mod grid_fuse;
 mod inline_spmd;
 mod ir;
+mod lower_synchronous;
 mod lower_to_runtime;
 mod offload_kernels;
 mod outline_cpu_kernels;
@@ -57,6 +60,7 @@ pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
 pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
+pub use lower_synchronous::LowerSynchronous;
 pub use lower_to_runtime::LowerToRuntime;
 pub use offload_kernels::OffloadKernels;
 pub use outline_cpu_kernels::OutlineCpuKernels;
@@ -68,12 +72,12 @@ pub use value_saving::{PrintSavedValues, SaveValues};
 
 /// From the frontends' `pgpu` IR to supersteps whose results are exactly
 /// the saved values (`pgpu emit --stage supersteps`).
-pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
+pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-lower-synchronous,pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
 
 /// From the frontends' `pgpu` IR to host code plus one kernel per
 /// superstep (`pgpu emit --stage kernels`); `pgpu-opt --pass-pipeline=`
 /// replays it.
-pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
+pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-lower-synchronous,pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
 
 pgpu_pass_infra::declare_passes![
     InlineSpmd,
@@ -91,5 +95,6 @@ pgpu_pass_infra::declare_passes![
     ReportRunTimeErrors,
     CheckDivision,
     SpawnToParallel,
-    SplitPrivateControl
+    SplitPrivateControl,
+    LowerSynchronous
 ];

@@ -7,8 +7,9 @@
 //! decides:
 //!
 //! * **dead**: no superstep uses it (nothing to save);
-//! * **recomputed**: it is computed from constants, values of the host and
-//!   rank or size queries by pure ops, and no rank reassignment (for
+//! * **recomputed**: it is computed from constants, global addresses
+//!   (`memref.get_global`), values of the host and rank or size queries by
+//!   pure ops, and no rank reassignment (for
 //!   `pgpu.rank`) or thread fork/kill (for `pgpu.size`) lies between its
 //!   definition and any use. This is the paper's constant propagation of
 //!   `thread.rank` (step 2: "rk1 can be replaced by thread.rank");
@@ -218,6 +219,8 @@ impl Supersteps {
         let allowed = match name.as_str() {
             "pgpu.rank" => !Self::changes_between(&self.ranks_change, step, last),
             "pgpu.size" => !Self::changes_between(&self.size_changes, step, last),
+            // A global's address, the same everywhere.
+            "memref.get_global" => true,
             _ => is_pure(op),
         };
         if !allowed || chain.len() >= MAX_RECOMPUTED_OPS {
@@ -244,6 +247,7 @@ impl Supersteps {
             return true;
         }
         match op.name().as_str() {
+            "memref.get_global" => true,
             "pgpu.superstep" => op
                 .entry_block(0)
                 .and_then(Blk::terminator)

@@ -1,0 +1,360 @@
+//! `pgpu-lower-synchronous`: runs Fork's synchronous groups as BSGP spawns,
+//! for groups that do not split (seeds/fork-to-cuda.txt, Section 3, the
+//! single-group rules of Figure 3).
+//!
+//! A synchronous group executes every statement in lock step: the reads of
+//! a step see memory from before it, and of concurrent writes to one
+//! element the lowest rank's wins (Priority CRCW). A BSGP spawn gives the
+//! same results when
+//!
+//! * every store to shared memory (anything but the processor's own
+//!   `memref.alloca` cells) has a barrier before it (all earlier reads of
+//!   every processor are done: no write-after-read across processors) and
+//!   after it (all writes are visible to later reads): the paper's kernel
+//!   split at every shared write, which `pgpu-form-supersteps` and
+//!   `pgpu-split-kernels` then perform;
+//! * a store whose index is not one element per processor (`rank`,
+//!   `rank + c`, `rank - c` for a `c` equal in all processors, through
+//!   integer casts) resolves its conflicts explicitly: every writer takes
+//!   `atomic min` of its rank on a claim cell of the element, and after a
+//!   barrier only the winner stores and then resets the cell. Claim cells
+//!   start at `INT32_MAX`: a global target gets a claim global with that
+//!   initializer; a list from outside the group gets a claim list filled by
+//!   the host before the spawn and freed after it;
+//! * `pgpu.group.rank` and `pgpu.group.size` become `pgpu.rank` and
+//!   `pgpu.size`, and `pgpu.group.id` the initial group's 0.
+//!
+//! Groups the rules do not cover stay synchronous (and `pgpu compile`
+//! reports them): group splits, `fork`, `seq`, `farm`, multiprefix, calls,
+//! shared stores under control flow (those need the kernel split inside
+//! loops and branches: host-side loops, Figure 5), and conflicting stores
+//! to lists of rank other than 1.
+//!
+//! We write this pass because Fork's group semantics have no upstream
+//! counterpart.
+
+use crate::{
+    build::{Builder, Built},
+    inline_spmd::symbol_attribute,
+    ir::{Blk, Op, Val, string_ref},
+    runtime_calls::RuntimeCalls,
+};
+use melior::ir::{
+    OperationRef,
+    attribute::IntegerAttribute,
+    r#type::{MemRefType, ShapedTypeLike},
+};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+
+/// The pass; it has no options.
+#[derive(Debug, Default)]
+pub struct LowerSynchronous;
+
+impl Pass for LowerSynchronous {
+    const ARGUMENT: &'static str = "pgpu-lower-synchronous";
+    const SUMMARY: &'static str = "Run Fork groups that do not split as BSGP spawns (barriers at shared writes, Priority CRCW)";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+
+    fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
+        use melior::dialect::DialectHandle;
+        vec![
+            DialectHandle::arith(),
+            DialectHandle::memref(),
+            DialectHandle::scf(),
+        ]
+    }
+
+    fn from_options(_: &PassOptions) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let module = Op::of(module);
+        let mut runtime = RuntimeCalls::new(module);
+        let spawns: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| op.is("pgpu.spawn") && op.has_attribute("synchronous"))
+            .collect();
+        for spawn in spawns {
+            if let Some(plan) = plan(spawn) {
+                lower(&mut runtime, spawn, plan)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn defined_within(value: Val, scope: Op) -> bool {
+    match value.defining_op() {
+        Some(op) => op.is_within(scope),
+        None => {
+            // SAFETY: a live block argument.
+            let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
+            Blk(block)
+                .parent_op()
+                .is_some_and(|owner| owner.is_within(scope))
+        }
+    }
+}
+
+/// Whether `memref` is a processor's own cell (an `alloca` in the group).
+fn is_private_memory(memref: Val, spawn: Op) -> bool {
+    memref
+        .defining_op()
+        .is_some_and(|op| op.is("memref.alloca") && op.is_within(spawn))
+}
+
+/// Whether `index` names one element per processor.
+fn is_rank_injective(index: Val, spawn: Op) -> bool {
+    let Some(op) = index.defining_op() else {
+        return false;
+    };
+    match op.name().as_str() {
+        "pgpu.group.rank" | "pgpu.rank" => true,
+        "arith.index_cast" | "arith.index_castui" | "arith.extsi" | "arith.extui" => {
+            is_rank_injective(op.operand(0), spawn)
+        }
+        "arith.addi" => {
+            let (a, b) = (op.operand(0), op.operand(1));
+            (is_rank_injective(a, spawn) && is_uniform(b, spawn))
+                || (is_rank_injective(b, spawn) && is_uniform(a, spawn))
+        }
+        "arith.subi" => is_rank_injective(op.operand(0), spawn) && is_uniform(op.operand(1), spawn),
+        _ => false,
+    }
+}
+
+/// A value equal in all processors: from outside the group, or a constant.
+fn is_uniform(value: Val, spawn: Op) -> bool {
+    !defined_within(value, spawn)
+        || value
+            .defining_op()
+            .is_some_and(|op| op.is("arith.constant"))
+}
+
+/// A shared store and how it resolves conflicts.
+struct SharedStore {
+    op: Op,
+    /// Not one element per processor: needs claims.
+    conflicting: bool,
+}
+
+/// The shared stores of a group the pass can lower, or `None`.
+fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
+    let body = spawn.entry_block(0)?;
+    let mut stores = vec![];
+    for op in spawn.nested() {
+        let name = op.name();
+        if name.starts_with("pgpu.group.split")
+            || name.starts_with("pgpu.group.fork")
+            || matches!(
+                name.as_str(),
+                "pgpu.seq"
+                    | "pgpu.farm"
+                    | "pgpu.multiprefix"
+                    | "pgpu.barrier"
+                    | "func.call"
+                    | "func.call_indirect"
+                    | "memref.copy"
+                    | "memref.atomic_rmw"
+                    | "pgpu.spawn"
+            )
+        {
+            return None;
+        }
+        if !op.is("memref.store") || is_private_memory(op.operand(1), spawn) {
+            continue;
+        }
+        if op.block_of() != body {
+            return None;
+        }
+        let indices: Vec<Val> = op.operands()[2..].to_vec();
+        let conflicting = !(indices.len() == 1 && is_rank_injective(indices[0], spawn));
+        // Claims for a global scalar or list, or a list from outside.
+        let target = op.operand(1);
+        let global = target
+            .defining_op()
+            .is_some_and(|op| op.is("memref.get_global"));
+        if conflicting && !(indices.len() == 1 || (indices.is_empty() && global)) {
+            return None;
+        }
+        if conflicting && !global && defined_within(target, spawn) {
+            return None;
+        }
+        stores.push(SharedStore { op, conflicting });
+    }
+    Some(stores)
+}
+
+fn barrier(at: &Builder) -> Built<()> {
+    at.op("pgpu.barrier", &[], &[], &[]).map(|_| ())
+}
+
+fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Built<()> {
+    // Group queries of the one group.
+    for op in spawn.nested() {
+        let replacement = match op.name().as_str() {
+            "pgpu.group.rank" => "pgpu.rank",
+            "pgpu.group.size" => "pgpu.size",
+            "pgpu.group.id" => "arith.constant",
+            _ => continue,
+        };
+        let at = Builder::before(op);
+        let index = at.index_type();
+        let value = if replacement == "arith.constant" {
+            at.index(0)?
+        } else {
+            at.value(replacement, &[], index, &[])?
+        };
+        op.result(0).replace_all_uses(value);
+        op.erase();
+    }
+    for store in stores {
+        let at = Builder::before(store.op);
+        barrier(&at)?;
+        let last = if store.conflicting {
+            resolve_conflicts(runtime, spawn, store.op)?
+        } else {
+            store.op
+        };
+        let after = last
+            .next()
+            .ok_or_else(|| at.fail("internal error: a store ends the group"))?;
+        barrier(&at.moved_to(after))?;
+    }
+    // SAFETY: live op; removes the attribute by name.
+    unsafe {
+        mlir_sys::mlirOperationRemoveAttributeByName(spawn.0, string_ref("synchronous"));
+    }
+    Ok(())
+}
+
+/// Rewrites the shared `store` (one index) into the claim protocol:
+/// `atomic min` of the rank on the element's claim cell, barrier, the
+/// winner stores, barrier, the winner resets the cell. Returns the last op
+/// (the reset).
+fn resolve_conflicts(runtime: &mut RuntimeCalls, spawn: Op, store: Op) -> Built<Op> {
+    let at = Builder::before(store);
+    let target = store.operand(1);
+    let indices: Vec<Val> = store.operands()[2..].to_vec();
+    let i32_type = at.parse_type("i32")?;
+    let claim = claim_cells(runtime, spawn, target, &at)?;
+    let rank = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+    let rank = at.value("arith.index_cast", &[rank], i32_type, &[])?;
+    let i64_type = at.parse_type("i64")?;
+    // `mins` in MLIR 22's `arith::AtomicRMWKind`.
+    let min_kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, 10).into();
+    let mut operands = vec![rank, claim];
+    operands.extend(&indices);
+    at.op(
+        "memref.atomic_rmw",
+        &operands,
+        &[i32_type],
+        &[("kind", min_kind)],
+    )?;
+    barrier(&at)?;
+    let mut cell = vec![claim];
+    cell.extend(&indices);
+    let winner = at.value("memref.load", &cell, i32_type, &[])?;
+    let wins = at.cmpi(0, winner, rank)?;
+    let (_, then_yield, _) = at.if_op(wins, &[], false)?;
+    store.move_before(then_yield);
+    let after = Builder::before(
+        then_yield
+            .parent()
+            .and_then(|op| op.next())
+            .ok_or_else(|| at.fail("internal error: nothing after the claim"))?,
+    );
+    barrier(&after)?;
+    let (reset, reset_yield, _) = after.if_op(wins, &[], false)?;
+    let inside = after.moved_to(reset_yield);
+    let maximum = inside.constant(i32_type, i64::from(i32::MAX))?;
+    let mut reset_operands = vec![maximum];
+    reset_operands.extend(&cell);
+    inside.op("memref.store", &reset_operands, &[], &[])?;
+    Ok(reset)
+}
+
+/// The claim cells of `target`'s elements, as a value usable at `at`.
+fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder) -> Built<Val> {
+    let target_type =
+        MemRefType::try_from(target.melior_type()).map_err(|_| at.fail("a store to a non-list"))?;
+    // A global list: a claim global of the same shape.
+    if let Some(global) = target.defining_op().filter(|op| op.is("memref.get_global"))
+        && let Some(name) = symbol_attribute(global, "name")
+    {
+        let shape = target_type.to_string();
+        let element = target_type.element().to_string();
+        let dims = shape
+            .trim_start_matches("memref<")
+            .trim_end_matches('>')
+            .strip_suffix(element.as_str())
+            .unwrap_or("")
+            .to_string();
+        let claim_name = format!("__crcw_claim_{name}");
+        let claim_type = format!("memref<{dims}i32>");
+        let exists = runtime.module.entry_block(0).is_some_and(|block| {
+            block
+                .ops()
+                .into_iter()
+                .any(|op| symbol_attribute(op, "sym_name").as_deref() == Some(claim_name.as_str()))
+        });
+        if !exists {
+            runtime.parse_into_module(&format!(
+                "memref.global \"private\" @{claim_name} : {claim_type} = dense<{}>",
+                i32::MAX
+            ))?;
+        }
+        return at.value(
+            "memref.get_global",
+            &[],
+            at.parse_type(&claim_type)?,
+            &[("name", at.parse_attribute(&format!("@{claim_name}"))?)],
+        );
+    }
+    if defined_within(target, spawn) {
+        return Err(at.fail("conflicting stores to a list made inside the group"));
+    }
+    // A list from outside: a claim list filled before the spawn.
+    let host = Builder::before(spawn);
+    let zero = host.index(0)?;
+    let length = host.value("memref.dim", &[target, zero], host.index_type(), &[])?;
+    let i32_type = host.parse_type("i32")?;
+    let claim = host.alloc(i32_type, length)?;
+    let one = host.index(1)?;
+    let maximum = host.constant(i32_type, i64::from(i32::MAX))?;
+    let fill = host.op_with_regions(
+        "scf.for",
+        &[zero, length, one],
+        &[],
+        &[],
+        vec![loop_region(&host)?],
+    )?;
+    let Some(body) = fill.entry_block(0) else {
+        return Err(host.fail("internal error: scf.for without a body"));
+    };
+    let induction = body.arguments()[0];
+    let Some(end) = body.terminator() else {
+        return Err(host.fail("internal error: scf.for without scf.yield"));
+    };
+    host.moved_to(end).store(maximum, claim, induction)?;
+    let next = spawn
+        .next()
+        .ok_or_else(|| host.fail("internal error: nothing after the group"))?;
+    host.moved_to(next).dealloc(claim)?;
+    Ok(claim)
+}
+
+/// A region with one block `(%i: index)` ending in `scf.yield`.
+fn loop_region<'c>(at: &Builder<'c>) -> Built<melior::ir::Region<'c>> {
+    use melior::ir::{BlockLike, RegionLike};
+    let block = melior::ir::Block::new(&[(at.index_type(), at.location())]);
+    let terminator = melior::ir::operation::OperationBuilder::new("scf.yield", at.location())
+        .build()
+        .map_err(|error| at.fail(&format!("cannot build scf.yield: {error}")))?;
+    block.append_operation(terminator);
+    let region = melior::ir::Region::new();
+    region.append_block(block);
+    Ok(region)
+}

@@ -1,0 +1,101 @@
+// RUN: pgpu-opt %s --split-input-file --pgpu-lower-synchronous | FileCheck %s
+// Equivalence with Fork's semantics: pgpu-lower-synchronous-semantics.mlir.
+
+memref.global @a : memref<8xi32> = dense<0>
+memref.global @c : memref<i32> = dense<0>
+
+// CHECK-DAG: memref.global "private" @__crcw_claim_c : memref<i32> = dense<2147483647>
+// CHECK-LABEL: func.func @main
+// The group becomes a BSGP spawn; its queries the spawn's.
+// CHECK: pgpu.spawn %{{.*}} {
+// CHECK-NOT: synchronous
+// CHECK: %[[RANK:.*]] = pgpu.rank : index
+// A read, then a store one element per processor: barriers around it.
+// CHECK: memref.load
+// CHECK: pgpu.barrier
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[RANK]]] : memref<8xi32>
+// CHECK-NEXT: pgpu.barrier
+// A conflicting store: claims by atomic min of the rank, the winner stores
+// and resets its claim.
+// CHECK: pgpu.barrier
+// CHECK-NEXT: %[[CLAIM:.*]] = memref.get_global @__crcw_claim_c
+// CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
+// CHECK-NEXT: %[[R32:.*]] = arith.index_cast %[[R]] : index to i32
+// CHECK-NEXT: memref.atomic_rmw mins %[[R32]], %[[CLAIM]][] : (i32, memref<i32>) -> i32
+// CHECK-NEXT: pgpu.barrier
+// CHECK-NEXT: %[[WINNER:.*]] = memref.load %[[CLAIM]][]
+// CHECK-NEXT: %[[WINS:.*]] = arith.cmpi eq, %[[WINNER]], %[[R32]] : i32
+// CHECK-NEXT: scf.if %[[WINS]] {
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[] : memref<i32>
+// CHECK-NEXT: }
+// CHECK-NEXT: pgpu.barrier
+// CHECK-NEXT: scf.if %[[WINS]] {
+// CHECK-NEXT: %[[MAX:.*]] = arith.constant 2147483647 : i32
+// CHECK-NEXT: memref.store %[[MAX]], %[[CLAIM]][] : memref<i32>
+// CHECK-NEXT: }
+// CHECK-NEXT: pgpu.barrier
+func.func @main() -> i32 {
+  %c4 = arith.constant 4 : index
+  pgpu.spawn synchronous %c4 {
+    %r = pgpu.group.rank : index
+    %a = memref.get_global @a : memref<8xi32>
+    %size = pgpu.group.size : index
+    %next = arith.addi %r, %size : index
+    %v = memref.load %a[%next] : memref<8xi32>
+    memref.store %v, %a[%r] : memref<8xi32>
+    %c = memref.get_global @c : memref<i32>
+    %r32 = arith.index_cast %r : index to i32
+    memref.store %r32, %c[] : memref<i32>
+    pgpu.yield
+  }
+  %c = memref.get_global @c : memref<i32>
+  %winner = memref.load %c[] : memref<i32>
+  pgpu.printf "winner %d\n"(%winner) : i32
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+
+// -----
+
+// A list from outside the group: its claim list is filled before the spawn
+// and freed after it.
+// CHECK-LABEL: func.func @outside(
+// CHECK-SAME: %[[LIST:[^:]*]]: memref<?xi32>
+// CHECK: %[[LEN:.*]] = memref.dim %[[LIST]], %{{.*}} : memref<?xi32>
+// CHECK-NEXT: %[[CL:.*]] = memref.alloc(%[[LEN]]) : memref<?xi32>
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[CL]][
+// CHECK: pgpu.spawn
+// CHECK: memref.atomic_rmw mins %{{.*}}, %[[CL]][
+// CHECK: memref.dealloc %[[CL]] : memref<?xi32>
+func.func @outside(%list: memref<?xi32>) {
+  %c6 = arith.constant 6 : index
+  %c2 = arith.constant 2 : index
+  pgpu.spawn synchronous %c6 {
+    %r = pgpu.group.rank : index
+    %half = arith.divui %r, %c2 : index
+    %r32 = arith.index_cast %r : index to i32
+    memref.store %r32, %list[%half] : memref<?xi32>
+    pgpu.yield
+  }
+  return
+}
+
+// -----
+
+// Groups that split stay synchronous.
+// CHECK-LABEL: func.func @splits
+// CHECK: pgpu.spawn synchronous
+func.func @splits() {
+  %c4 = arith.constant 4 : index
+  %c2 = arith.constant 2 : index
+  pgpu.spawn synchronous %c4 {
+    %r = pgpu.group.rank : index
+    %low = arith.cmpi ult, %r, %c2 : index
+    pgpu.group.split %low {
+      pgpu.group.merge
+    }
+    pgpu.yield
+  }
+  return
+}
