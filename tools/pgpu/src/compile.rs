@@ -214,7 +214,7 @@ fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
     let what = if op_name.starts_with("pgpu.spec.") {
         "loop speculation"
     } else {
-        "synchronous groups (Fork)"
+        "Fork groups that split, or use seq, farm, multiprefix, calls or shared stores under control flow,"
     };
     use pgpu_pass_infra::diagnostics::{Record, Severity};
     let record = Record {
