@@ -99,3 +99,33 @@ func.func @splits() {
   }
   return
 }
+
+// -----
+
+// A multiprefix on one location: the old value, a rank-order scan, rank 0
+// stores the new value.
+// CHECK-LABEL: func.func @tickets(
+// CHECK-SAME: %[[CELL:[^:]*]]: memref<1xi32>
+// CHECK: pgpu.barrier
+// CHECK-NEXT: %[[OLD:.*]] = memref.load %[[CELL]][%{{.*}}] : memref<1xi32>
+// CHECK-NEXT: %[[PREFIX:.*]], %[[TOTAL:.*]] = pgpu.scan add %{{.*}} : i32
+// CHECK-NEXT: %[[MINE:.*]] = arith.addi %[[OLD]], %[[PREFIX]] : i32
+// CHECK-NEXT: %[[NEW:.*]] = arith.addi %[[OLD]], %[[TOTAL]] : i32
+// CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: memref.store %[[NEW]], %[[CELL]][%{{.*}}] : memref<1xi32>
+// CHECK: pgpu.barrier
+// CHECK: memref.store %[[MINE]]
+func.func @tickets(%cell: memref<1xi32>, %out: memref<4xi32>) {
+  %c4 = arith.constant 4 : index
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  pgpu.spawn synchronous %c4 {
+    %t = pgpu.multiprefix add %one to %cell[%c0] : memref<1xi32>
+    %r = pgpu.group.rank : index
+    memref.store %t, %out[%r] : memref<4xi32>
+    pgpu.yield
+  }
+  return
+}

@@ -21,11 +21,16 @@
 //!   start at `INT32_MAX`: a global target gets a claim global with that
 //!   initializer; a list from outside the group gets a claim list filled by
 //!   the host before the spawn and freed after it;
+//! * a multiprefix on one location of the group (Fork's `mpadd` etc.)
+//!   becomes a read of the old value, a `pgpu.scan` in rank order (each
+//!   processor's result is `old op prefix`) and rank 0's store of
+//!   `old op total`, between barriers;
 //! * `pgpu.group.rank` and `pgpu.group.size` become `pgpu.rank` and
 //!   `pgpu.size`, and `pgpu.group.id` the initial group's 0.
 //!
 //! Groups the rules do not cover stay synchronous (and `pgpu compile`
-//! reports them): group splits, `fork`, `seq`, `farm`, multiprefix, calls,
+//! reports them): group splits, `fork`, `seq`, `farm`, multiprefix on
+//! locations that differ between processors, calls,
 //! shared stores under control flow (those need the kernel split inside
 //! loops and branches: host-side loops, Figure 5), and conflicting stores
 //! to lists of rank other than 1.
@@ -40,8 +45,9 @@ use crate::{
     runtime_calls::RuntimeCalls,
 };
 use melior::ir::{
-    OperationRef,
+    OperationRef, TypeLike,
     attribute::IntegerAttribute,
+    operation::OperationLike,
     r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
@@ -152,7 +158,6 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
                 name.as_str(),
                 "pgpu.seq"
                     | "pgpu.farm"
-                    | "pgpu.multiprefix"
                     | "pgpu.barrier"
                     | "func.call"
                     | "func.call_indirect"
@@ -162,6 +167,20 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
             )
         {
             return None;
+        }
+        if op.is("pgpu.multiprefix") {
+            // One location for the whole group, at the top level.
+            let uniform = op.operands()[1..]
+                .iter()
+                .all(|operand| is_same_everywhere(*operand, spawn));
+            if op.block_of() != body || !uniform || combine_op(op).is_none() {
+                return None;
+            }
+            stores.push(SharedStore {
+                op,
+                conflicting: false,
+            });
+            continue;
         }
         if !op.is("memref.store") || is_private_memory(op.operand(1), spawn) {
             continue;
@@ -185,6 +204,89 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         stores.push(SharedStore { op, conflicting });
     }
     Some(stores)
+}
+
+/// Whether `value` is the same in every processor: uniform, a global's
+/// address, or a view or pure computation of such values.
+fn is_same_everywhere(value: Val, spawn: Op) -> bool {
+    if is_uniform(value, spawn) {
+        return true;
+    }
+    let Some(op) = value.defining_op() else {
+        return false;
+    };
+    let name = op.name();
+    let transparent = name == "memref.get_global"
+        || matches!(
+            name.as_str(),
+            "memref.reinterpret_cast" | "memref.cast" | "memref.subview"
+        )
+        || (name.starts_with("arith.") && op.num_regions() == 0);
+    transparent
+        && op
+            .operands()
+            .into_iter()
+            .all(|operand| is_same_everywhere(operand, spawn))
+}
+
+/// The `arith` op combining two values of a multiprefix's kind and type.
+fn combine_op(op: Op) -> Option<&'static str> {
+    let kind = op
+        .melior()
+        .attribute("kind")
+        .ok()
+        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())?
+        .value();
+    let float = op.result(0).melior_type().is_float();
+    Some(match (kind, float) {
+        (0, false) => "arith.addi",
+        (0, true) => "arith.addf",
+        (1, false) => "arith.muli",
+        (1, true) => "arith.mulf",
+        (2, false) => "arith.minsi",
+        (2, true) => "arith.minimumf",
+        (3, false) => "arith.maxsi",
+        (3, true) => "arith.maximumf",
+        (4, false) => "arith.minui",
+        (5, false) => "arith.maxui",
+        (6, false) => "arith.andi",
+        (7, false) => "arith.ori",
+        (8, false) => "arith.xori",
+        _ => return None,
+    })
+}
+
+/// A multiprefix on one location of the group: every processor reads the
+/// old value, a `pgpu.scan` of the values in rank order gives each its
+/// prefix and the total, the result is `old op prefix`, and rank 0 stores
+/// `old op total`. Returns the last op (the store's `scf.if`).
+fn multiprefix(op: Op) -> Built<Op> {
+    let at = Builder::before(op);
+    let Some(combine) = combine_op(op) else {
+        return Err(at.fail("internal error: an unsupported multiprefix"));
+    };
+    let ty = op.result(0).melior_type();
+    let mut cell = op.operands()[1..].to_vec();
+    let value = op.operand(0);
+    let old = at.value("memref.load", &cell, ty, &[])?;
+    let kind = op
+        .melior()
+        .attribute("kind")
+        .map_err(|_| at.fail("multiprefix without a kind"))?;
+    let scan = at.op("pgpu.scan", &[value], &[ty, ty], &[("kind", kind)])?;
+    let result = at.value(combine, &[old, scan.result(0)], ty, &[])?;
+    let total = at.value(combine, &[old, scan.result(1)], ty, &[])?;
+    let rank = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+    let zero = at.index(0)?;
+    let first = at.cmpi(0, rank, zero)?;
+    let (store_if, then_yield, _) = at.if_op(first, &[], false)?;
+    let mut operands = vec![total];
+    operands.append(&mut cell);
+    at.moved_to(then_yield)
+        .op("memref.store", &operands, &[], &[])?;
+    op.result(0).replace_all_uses(result);
+    op.erase();
+    Ok(store_if)
 }
 
 fn barrier(at: &Builder) -> Built<()> {
@@ -213,7 +315,9 @@ fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Bui
     for store in stores {
         let at = Builder::before(store.op);
         barrier(&at)?;
-        let last = if store.conflicting {
+        let last = if store.op.is("pgpu.multiprefix") {
+            multiprefix(store.op)?
+        } else if store.conflicting {
             resolve_conflicts(runtime, spawn, store.op)?
         } else {
             store.op
