@@ -7,12 +7,14 @@
 //! - `start` only in host code (groups do not nest through `start`).
 //! - `sync` functions are called only from synchronous group code.
 //! - `barrier` only in asynchronous code (`farm` or an `async` function).
+//! - No `sh` local variables yet (they need one cell per group; globals
+//!   are shared).
 //!
 //! Every violation is a diagnostic with the construct's span.
 
 use pgpu_csubset::{
     Diagnostic,
-    hir::{Block, Expr, ExprKind, FnMode, Hir, Init, Language, Stmt, StmtKind},
+    hir::{Block, Expr, ExprKind, FnMode, Hir, Init, Language, Stmt, StmtKind, Storage},
     lower::control::for_each_child,
 };
 
@@ -26,6 +28,8 @@ pub const E_SYNC_CALL: &str = "fork::E202";
 pub const E_BARRIER: &str = "fork::E203";
 /// Code of a synchronous-only construct in asynchronous code.
 pub const E_ASYNC: &str = "fork::E204";
+/// Code of a shared (`sh`) local variable (not supported yet).
+pub const E_SHARED_LOCAL: &str = "fork::E205";
 
 /// Where a statement runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,7 +117,25 @@ impl Checker<'_> {
     fn stmt(&mut self, stmt: &Stmt, mode: Mode) {
         match &stmt.kind {
             StmtKind::Expr(e) => self.expr(e, mode),
-            StmtKind::Decl { init, .. } => {
+            StmtKind::Decl { var, init } => {
+                if let Some(v) = self.hir.var(*var)
+                    && v.storage == Some(Storage::Shared)
+                {
+                    // One cell per group (and per group of every recursive
+                    // call) is not implemented: the lowering would make it
+                    // private, silently changing the program's meaning.
+                    self.diags.push(
+                        Diagnostic::error(
+                            E_SHARED_LOCAL,
+                            format!(
+                                "the shared local variable '{}' is not supported yet (shared locals need one cell per group)",
+                                v.name
+                            ),
+                            v.span,
+                        )
+                        .with_help("declare it as a global (shared by all groups), or index a global array by something unique to the group"),
+                    );
+                }
                 if let Some(i) = init {
                     self.init(i, mode);
                 }

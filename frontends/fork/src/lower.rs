@@ -110,11 +110,40 @@ impl Extension for ForkLowering {
     }
 
     fn function_attributes(&self, _hir: &Hir, function: &Function) -> Vec<&'static str> {
-        if function.mode == Some(FnMode::Sync) {
-            vec!["pgpu.synchronous"]
-        } else {
-            Vec::new()
+        match function.mode {
+            Some(FnMode::Sync) => vec!["pgpu.synchronous"],
+            // The dialect allows a barrier outside a spawn only in functions
+            // marked `pgpu.synchronous` or `pgpu.spmd_inline`: an `async`
+            // function with a barrier is SPMD code inlined into its callers.
+            Some(FnMode::Async) if function.body.stmts.iter().any(has_barrier) => {
+                vec!["pgpu.spmd_inline"]
+            }
+            _ => Vec::new(),
         }
+    }
+}
+
+/// Whether `stmt` contains a `barrier` statement.
+fn has_barrier(stmt: &Stmt) -> bool {
+    match &stmt.kind {
+        StmtKind::Barrier { .. } => true,
+        StmtKind::Block(b)
+        | StmtKind::Spawn { body: b, .. }
+        | StmtKind::Require { body: b, .. } => b.stmts.iter().any(has_barrier),
+        StmtKind::If {
+            then_branch,
+            else_branch,
+            ..
+        } => has_barrier(then_branch) || else_branch.as_deref().is_some_and(has_barrier),
+        StmtKind::While { body, .. }
+        | StmtKind::DoWhile { body, .. }
+        | StmtKind::For { body, .. }
+        | StmtKind::Start { body, .. }
+        | StmtKind::Fork { body, .. }
+        | StmtKind::Seq(body)
+        | StmtKind::Farm(body) => has_barrier(body),
+        StmtKind::Par { branches } => branches.iter().any(has_barrier),
+        _ => false,
     }
 }
 
