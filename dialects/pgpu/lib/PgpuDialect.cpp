@@ -136,11 +136,16 @@ static LogicalResult verifyBarrierPosition(Operation *op) {
 
 /// Checks that `op` is in Fork synchronous code; with `allowAsync` false also
 /// that no `pgpu.farm` or `pgpu.seq` lies between it and its SPMD scope.
+/// With `allowAsync`, a function marked `pgpu.spmd_inline` (Fork's `async`
+/// functions, called from `pgpu.farm`, where the group structure is
+/// read-only) is a valid scope too.
 static LogicalResult verifySynchronousCode(Operation *op, bool allowAsync) {
   Operation *scope;
   if (failed(verifyPerThread(op, &scope)))
     return failure();
-  if (!isSynchronousScope(scope))
+  bool asyncFunction =
+      allowAsync && scope->hasAttr(PgpuDialect::getSpmdInlineAttrName());
+  if (!isSynchronousScope(scope) && !asyncFunction)
     return op->emitOpError(
         "must be nested in synchronous code ('pgpu.spawn synchronous' or a "
         "function marked 'pgpu.synchronous')");

@@ -115,12 +115,35 @@ impl Extension for ForkLowering {
             // The dialect allows a barrier outside a spawn only in functions
             // marked `pgpu.synchronous` or `pgpu.spmd_inline`: an `async`
             // function with a barrier is SPMD code inlined into its callers.
-            Some(FnMode::Async) if function.body.stmts.iter().any(has_barrier) => {
+            // The same for an `async` function that reads the group
+            // structure (`$`, `@`, `groupsize()`), read-only in async code.
+            Some(FnMode::Async)
+                if function.body.stmts.iter().any(has_barrier) || reads_group(&function.body) =>
+            {
                 vec!["pgpu.spmd_inline"]
             }
             _ => Vec::new(),
         }
     }
+}
+
+/// Whether `body` reads `$`, `@` or `groupsize()`.
+fn reads_group(body: &pgpu_csubset::hir::Block) -> bool {
+    struct Reads(bool);
+    impl pgpu_csubset::hir::Visitor for Reads {
+        fn visit_expr(&mut self, expr: &Expr) {
+            if matches!(
+                expr.kind,
+                ExprKind::GroupRank | ExprKind::GroupId | ExprKind::GroupSize
+            ) {
+                self.0 = true;
+            }
+            pgpu_csubset::hir::walk_expr(self, expr);
+        }
+    }
+    let mut reads = Reads(false);
+    pgpu_csubset::hir::walk_block(&mut reads, body);
+    reads.0
 }
 
 /// Whether `stmt` contains a `barrier` statement.

@@ -391,9 +391,13 @@ func.func @group_rank_in_bsgp_spawn(%n: index) {
 
 // -----
 
-func.func @group_id_in_spmd_inline_function() attributes {pgpu.spmd_inline} {
-  // expected-error @+1 {{'pgpu.group.id' op must be nested in synchronous code}}
-  %g = pgpu.group.id : index
+// Fork's async functions (`pgpu.spmd_inline`) may read the group structure
+// (ops.mlir) but not change it.
+func.func @group_split_in_spmd_inline_function(%c: i1) attributes {pgpu.spmd_inline} {
+  // expected-error @+1 {{'pgpu.group.split' op must be nested in synchronous code}}
+  pgpu.group.split %c {
+    pgpu.group.merge
+  }
   return
 }
 

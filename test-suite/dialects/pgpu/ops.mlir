@@ -674,3 +674,14 @@ func.func @grid_spawn(%n: index) {
   }
   return
 }
+
+// Fork's async functions read the group structure.
+// CHECK-LABEL: func.func @async_reads_group
+// CHECK: pgpu.group.rank : index
+// CHECK: pgpu.group.size : index
+func.func @async_reads_group() -> index attributes {pgpu.spmd_inline} {
+  %r = pgpu.group.rank : index
+  %s = pgpu.group.size : index
+  %t = arith.addi %r, %s : index
+  return %t : index
+}

@@ -30,7 +30,9 @@ def Pgpu_GroupRankOp : Pgpu_GroupQueryOp<"group.rank", "the group-relative rank"
     (`pgpu.group.split`) assigns "new group-local IDs" `0 .. size-1` in the
     order of the parent ranks (Section 3); `pgpu.group.fork` sets it to its
     `rank` operand. Only valid in synchronous code: inside a synchronous
-    spawn or a function marked `pgpu.synchronous`, not in host code.
+    spawn or a function marked `pgpu.synchronous` (or read-only in a
+    function marked `pgpu.spmd_inline`: Fork's `async` functions called
+    from `pgpu.farm`), not in host code.
 
     ```mlir
     %me = pgpu.group.rank : index
@@ -44,7 +46,7 @@ def Pgpu_GroupIdOp : Pgpu_GroupQueryOp<"group.id", "the group id"> {
     Fork's `@` (seeds/fork-to-cuda.txt, Section 3): 0 in the group started
     by a synchronous `pgpu.spawn`; `pgpu.group.fork` sets it to its `id`
     operand; the subgroups of `pgpu.group.split` keep the id of the parent
-    group. Only valid in synchronous code.
+    group. Valid where `pgpu.group.rank` is.
 
     ```mlir
     %g = pgpu.group.id : index
@@ -57,7 +59,7 @@ def Pgpu_GroupSizeOp : Pgpu_GroupQueryOp<"group.size", "the group size"> {
   let description = [{
     Fork's `groupsize()` (seeds/fork-to-cuda.txt, Section 3; the host
     function `ComputeSubgroups` of Figure 4 computes it for the subgroups
-    of a split). Only valid in synchronous code.
+    of a split). Valid where `pgpu.group.rank` is.
 
     ```mlir
     %p = pgpu.group.size : index
