@@ -129,3 +129,42 @@ func.func @tickets(%cell: memref<1xi32>, %out: memref<4xi32>) {
   }
   return
 }
+
+// -----
+
+// seq: rank 0 alone, between barriers; farm: its region inline, its
+// barrier the spawn's, its results the values it yields.
+// CHECK-LABEL: func.func @modes(
+// CHECK: pgpu.spawn
+// CHECK: pgpu.barrier
+// CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: pgpu.printf "once\0A"
+// CHECK-NEXT: }
+// CHECK-NEXT: pgpu.barrier
+// CHECK-NEXT: %[[ME:.*]] = pgpu.rank : index
+// CHECK-NEXT: pgpu.barrier
+// CHECK-NEXT: %[[V:.*]] = memref.load %{{.*}}[%[[ME]]]
+// CHECK-NEXT: pgpu.barrier
+// CHECK: memref.store %[[V]], %{{.*}}[%[[ME]]]
+// CHECK-NEXT: pgpu.barrier
+// CHECK-NOT: pgpu.farm
+// CHECK-NOT: pgpu.seq
+func.func @modes(%list: memref<4xi32>) {
+  %c4 = arith.constant 4 : index
+  pgpu.spawn synchronous %c4 {
+    pgpu.seq {
+      pgpu.printf "once\n"
+    }
+    %r = pgpu.group.rank : index
+    %v = pgpu.farm -> (i32) {
+      %x = memref.load %list[%r] : memref<4xi32>
+      pgpu.barrier
+      pgpu.yield %x : i32
+    }
+    memref.store %v, %list[%r] : memref<4xi32>
+    pgpu.yield
+  }
+  return
+}

@@ -25,12 +25,16 @@
 //!   becomes a read of the old value, a `pgpu.scan` in rank order (each
 //!   processor's result is `old op prefix`) and rank 0's store of
 //!   `old op total`, between barriers;
+//! * `seq` (Fork's one-processor mode) becomes `if (rank == 0)` and `farm`
+//!   (asynchronous mode: immediate writes, explicit barriers) its region
+//!   inline, both between barriers;
 //! * `pgpu.group.rank` and `pgpu.group.size` become `pgpu.rank` and
 //!   `pgpu.size`, and `pgpu.group.id` the initial group's 0.
 //!
 //! Groups the rules do not cover stay synchronous (and `pgpu compile`
-//! reports them): group splits, `fork`, `seq`, `farm`, multiprefix on
-//! locations that differ between processors, calls,
+//! reports them): group splits, `fork`, `seq`/`farm` below the top level,
+//! multiprefix on locations that differ between processors or in `farm`,
+//! calls,
 //! shared stores under control flow (those need the kernel split inside
 //! loops and branches: host-side loops, Figure 5), and conflicting stores
 //! to lists of rank other than 1.
@@ -156,10 +160,7 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
             || name.starts_with("pgpu.group.fork")
             || matches!(
                 name.as_str(),
-                "pgpu.seq"
-                    | "pgpu.farm"
-                    | "pgpu.barrier"
-                    | "func.call"
+                "func.call"
                     | "func.call_indirect"
                     | "memref.copy"
                     | "memref.atomic_rmw"
@@ -168,7 +169,30 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         {
             return None;
         }
+        // `seq` and `farm` at the top level; barriers only directly in a
+        // top-level `farm`.
+        let mode = mode_ancestor(op, spawn);
+        if matches!(name.as_str(), "pgpu.seq" | "pgpu.farm") {
+            if op.block_of() != body {
+                return None;
+            }
+            stores.push(SharedStore {
+                op,
+                conflicting: false,
+            });
+            continue;
+        }
+        if name == "pgpu.barrier"
+            && !op
+                .parent()
+                .is_some_and(|parent| parent.is("pgpu.farm") && parent.block_of() == body)
+        {
+            return None;
+        }
         if op.is("pgpu.multiprefix") {
+            if mode.is_some() {
+                return None;
+            }
             // One location for the whole group, at the top level.
             let uniform = op.operands()[1..]
                 .iter()
@@ -183,6 +207,10 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
             continue;
         }
         if !op.is("memref.store") || is_private_memory(op.operand(1), spawn) {
+            continue;
+        }
+        // In `seq` one processor writes; in `farm` writes are immediate.
+        if mode.is_some() {
             continue;
         }
         if op.block_of() != body {
@@ -204,6 +232,70 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         stores.push(SharedStore { op, conflicting });
     }
     Some(stores)
+}
+
+/// The `pgpu.seq` or `pgpu.farm` that `op` is nested in, below `spawn`.
+fn mode_ancestor(op: Op, spawn: Op) -> Option<Op> {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        if parent == spawn {
+            return None;
+        }
+        if parent.is("pgpu.seq") || parent.is("pgpu.farm") {
+            return Some(parent);
+        }
+        current = parent.parent();
+    }
+    None
+}
+
+/// Fork's `seq`: rank 0 runs the region, between barriers. Returns the
+/// `scf.if` that replaces it.
+fn sequential(op: Op) -> Built<Op> {
+    let at = Builder::before(op);
+    let rank = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+    let zero = at.index(0)?;
+    let first = at.cmpi(0, rank, zero)?;
+    let (only, then_yield, _) = at.if_op(first, &[], false)?;
+    move_body(op, then_yield)?;
+    op.erase();
+    Ok(only)
+}
+
+/// Fork's `farm`: every processor runs the region, between barriers, its
+/// explicit barriers now the spawn's. Returns the last op moved out (or
+/// the barrier before it).
+fn farm(op: Op) -> Built<Op> {
+    let at = Builder::before(op);
+    let yielded = move_body(op, op)?;
+    for (result, value) in op.results().into_iter().zip(yielded) {
+        result.replace_all_uses(value);
+    }
+    let last = op
+        .block_of()
+        .ops()
+        .into_iter()
+        .take_while(|other| *other != op)
+        .last();
+    op.erase();
+    last.ok_or_else(|| at.fail("internal error: an empty farm"))
+}
+
+/// Moves the body of the one-region `op` (without its `pgpu.yield`) before
+/// `before`; returns the yielded values.
+fn move_body(op: Op, before: Op) -> Built<Vec<Val>> {
+    let Some(block) = op.entry_block(0) else {
+        return Ok(vec![]);
+    };
+    let mut yielded = vec![];
+    for inner in block.ops() {
+        if inner.is("pgpu.yield") {
+            yielded = inner.operands();
+            continue;
+        }
+        inner.move_before(before);
+    }
+    Ok(yielded)
 }
 
 /// Whether `value` is the same in every processor: uniform, a global's
@@ -317,6 +409,10 @@ fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Bui
         barrier(&at)?;
         let last = if store.op.is("pgpu.multiprefix") {
             multiprefix(store.op)?
+        } else if store.op.is("pgpu.seq") {
+            sequential(store.op)?
+        } else if store.op.is("pgpu.farm") {
+            farm(store.op)?
         } else if store.conflicting {
             resolve_conflicts(runtime, spawn, store.op)?
         } else {
