@@ -72,12 +72,12 @@ pub use value_saving::{PrintSavedValues, SaveValues};
 
 /// From the frontends' `pgpu` IR to supersteps whose results are exactly
 /// the saved values (`pgpu emit --stage supersteps`).
-pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-lower-synchronous,pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
+pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
 
 /// From the frontends' `pgpu` IR to host code plus one kernel per
 /// superstep (`pgpu emit --stage kernels`); `pgpu-opt --pass-pipeline=`
 /// replays it.
-pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-lower-synchronous,pgpu-inline-spmd,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
+pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
 
 pgpu_pass_infra::declare_passes![
     InlineSpmd,
