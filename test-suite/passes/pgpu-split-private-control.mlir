@@ -83,3 +83,30 @@ func.func @main() -> i32 {
   %r = arith.constant 0 : i32
   return %r : i32
 }
+
+// A loop-carried value that stays the same in all members (it starts and
+// changes uniformly) keeps the loop ordinary: no shrinking, no split.
+// CHECK-LABEL: func.func @uniform_doubling
+// CHECK: scf.while
+// CHECK-NOT: pgpu.multiprefix
+// CHECK-NOT: pgpu.group.split
+// CHECK: return
+func.func @uniform_doubling(%n: i32, %out: memref<8xi32>) {
+  %c8 = arith.constant 8 : index
+  pgpu.spawn synchronous %c8 {
+    %one = arith.constant 1 : i32
+    %two = arith.constant 2 : i32
+    %d = scf.while (%x = %one) : (i32) -> i32 {
+      %more = arith.cmpi slt, %x, %n : i32
+      scf.condition(%more) %x : i32
+    } do {
+    ^bb0(%x: i32):
+      %y = arith.muli %x, %two : i32
+      scf.yield %y : i32
+    }
+    %r = pgpu.group.rank : index
+    memref.store %d, %out[%r] : memref<8xi32>
+    pgpu.yield
+  }
+  return
+}

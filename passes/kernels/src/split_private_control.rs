@@ -71,6 +71,7 @@ impl Pass for SplitPrivateControl {
         let mut splitter = Splitter {
             runtime: RuntimeCalls::new(module),
             private: HashMap::new(),
+            log: vec![],
             globals: vec![],
         };
         let candidates: Vec<Op> = module
@@ -120,6 +121,71 @@ fn is_synchronous(op: Op) -> bool {
     false
 }
 
+/// The values a loop-carried value (an `scf.for`/`scf.while` iteration
+/// argument or result) or an `scf.if` result depends on in synchronous
+/// code: it is uniform when they all are. `None` for other values.
+fn carried_inputs(value: Val) -> Option<Vec<Val>> {
+    let terminator = |op: Op, region: usize| op.entry_block(region).and_then(Blk::terminator);
+    if let Some(op) = value.defining_op() {
+        if !is_synchronous(op) {
+            return None;
+        }
+        let index = op.results().iter().position(|result| *result == value)?;
+        return match op.name().as_str() {
+            "scf.for" => {
+                let yielded = terminator(op, 0)?.operand(index);
+                Some(vec![
+                    op.operand(0),
+                    op.operand(1),
+                    op.operand(2),
+                    op.operand(3 + index),
+                    yielded,
+                ])
+            }
+            "scf.while" => {
+                let condition = terminator(op, 0)?;
+                Some(vec![condition.operand(0), condition.operand(index + 1)])
+            }
+            "scf.if" => {
+                let mut inputs = vec![op.operand(0)];
+                for region in 0..2 {
+                    inputs.push(terminator(op, region)?.operand(index));
+                }
+                Some(inputs)
+            }
+            _ => None,
+        };
+    }
+    let (owner, number) = argument_owner(value)?;
+    if !is_synchronous(owner) {
+        return None;
+    }
+    // SAFETY: a live block argument.
+    let block = Blk(unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) });
+    match owner.name().as_str() {
+        "scf.for" if number > 0 => {
+            let yielded = terminator(owner, 0)?.operand(number - 1);
+            Some(vec![
+                owner.operand(0),
+                owner.operand(1),
+                owner.operand(2),
+                owner.operand(3 + number - 1),
+                yielded,
+            ])
+        }
+        "scf.while" => {
+            let condition = terminator(owner, 0)?;
+            if Some(block) == owner.entry_block(0) {
+                let yielded = terminator(owner, 1)?.operand(number);
+                Some(vec![condition.operand(0), owner.operand(number), yielded])
+            } else {
+                Some(vec![condition.operand(0), condition.operand(number + 1)])
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The op owning a block argument.
 fn argument_owner(value: Val) -> Option<(Op, usize)> {
     if value.defining_op().is_some() {
@@ -138,6 +204,8 @@ fn argument_owner(value: Val) -> Option<(Op, usize)> {
 struct Splitter {
     runtime: RuntimeCalls,
     private: HashMap<Val, bool>,
+    /// The values `private` learned, in order (to take tentative ones back).
+    log: Vec<Val>,
     /// Scratch globals made so far (name).
     globals: Vec<String>,
 }
@@ -147,8 +215,21 @@ impl Splitter {
         if let Some(known) = self.private.get(&value) {
             return *known;
         }
-        // Cycles (loop-carried values) count as private meanwhile.
-        self.private.insert(value, true);
+        if let Some(inputs) = carried_inputs(value) {
+            // A value carried around a loop (or out of a branch): assume it
+            // is uniform, and take back everything concluded meanwhile if an
+            // input turns out private (the only cycles in SSA are these).
+            let mark = self.log.len();
+            self.remember(value, false);
+            if inputs.into_iter().any(|input| self.is_private(input)) {
+                for tentative in self.log.drain(mark..) {
+                    self.private.remove(&tentative);
+                }
+                self.remember(value, true);
+                return true;
+            }
+            return false;
+        }
         let private = match value.defining_op() {
             Some(op) => {
                 let name = op.name();
@@ -180,8 +261,13 @@ impl Splitter {
                 None => true,
             },
         };
-        self.private.insert(value, private);
+        self.remember(value, private);
         private
+    }
+
+    fn remember(&mut self, value: Val, private: bool) {
+        self.private.insert(value, private);
+        self.log.push(value);
     }
 
     /// Whether the condition of an `scf.while` is private.
