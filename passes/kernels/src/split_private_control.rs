@@ -22,9 +22,13 @@
 //!
 //! A value is private unless it is defined outside synchronous code, is a
 //! constant, `pgpu.group.size` or `pgpu.group.id`, an `arith`/`math` result
-//! of values that are not private, or the induction variable of an
-//! `scf.for` whose bounds are not private. Loads are private (a shared
-//! value read into a condition splits correctly, if needlessly).
+//! of values that are not private, the induction variable of an `scf.for`
+//! whose bounds are not private, or a loop-carried value (iteration
+//! argument or result) or `scf.if` result whose inputs (initial and
+//! yielded values, bounds, condition) are not private; those are decided
+//! optimistically around the loop's cycle and taken back if an input turns
+//! out private. Loads are private (a shared value read into a condition
+//! splits correctly, if needlessly).
 //!
 //! The scratch cells are module globals (`@__fork_any`,
 //! `@__fork_max_<type>`): each use stores the identity, combines with a
