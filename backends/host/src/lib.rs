@@ -87,6 +87,10 @@ pub fn cpu_pipeline(checked: bool) -> String {
 pub enum HostError {
     #[error("cannot translate the module to LLVM IR (is it all in the LLVM dialect?)")]
     Translate,
+    #[error(
+        "'{op}'{position} has no lowering to LLVM on this target (not supported in compiled programs)"
+    )]
+    Unlowered { op: String, position: String },
     #[error("the generated LLVM IR is invalid: {0}")]
     InvalidIr(String),
     #[error("LLVM has no target for this host: {0}")]
@@ -99,11 +103,78 @@ pub enum HostError {
     Link(#[from] link::LinkError),
 }
 
+/// The first op the lowering left outside the LLVM dialect (the module
+/// itself, `gpu.binary` and `gpu.launch_func`, which the translation
+/// handles, excepted), as an
+/// error naming it and its source position.
+fn check_lowered(module: &Module) -> Result<(), HostError> {
+    use melior::ir::operation::{OperationLike, WalkOrder, WalkResult};
+    // The first op left over; casts only when nothing else is (they are
+    // left around an op the lowering could not convert).
+    let mut found: Option<(String, String)> = None;
+    let mut cast: Option<(String, String)> = None;
+    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+        let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+        // The translation handles `gpu.binary` and `gpu.launch_func` itself.
+        let lowered = name.starts_with("llvm.")
+            || matches!(
+                name.as_str(),
+                "builtin.module" | "gpu.binary" | "gpu.launch_func"
+            );
+        if lowered {
+            return if name == "gpu.binary" {
+                WalkResult::Skip
+            } else {
+                WalkResult::Advance
+            };
+        }
+        // SAFETY: a location of the live module's context.
+        let position = unsafe { location_text(op.location()) };
+        if name == "builtin.unrealized_conversion_cast" {
+            cast.get_or_insert((name, position));
+            return WalkResult::Advance;
+        }
+        found = Some((name, position));
+        WalkResult::Interrupt
+    });
+    match found.or(cast) {
+        Some((op, position)) => Err(HostError::Unlowered { op, position }),
+        None => Ok(()),
+    }
+}
+
+/// `file:line:col: ` of a location, or nothing.
+///
+/// # Safety
+/// `location` belongs to a live context.
+unsafe fn location_text(location: melior::ir::Location) -> String {
+    let text = location.to_string();
+    // `loc("file":line:col)`, possibly wrapped (callsite, fused).
+    let Some(start) = text.find("loc(\"") else {
+        return String::new();
+    };
+    let rest = &text[start + 5..];
+    let Some(quote) = rest.find('"') else {
+        return String::new();
+    };
+    let file = &rest[..quote];
+    let numbers: String = rest[quote + 1..]
+        .trim_start_matches(':')
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ':')
+        .collect();
+    if numbers.is_empty() {
+        return String::new();
+    }
+    format!(" at {file}:{}", numbers.trim_end_matches(':'))
+}
+
 /// Translates an LLVM-dialect module into an LLVM module of `context`.
 pub fn translate<'l>(
     module: &Module,
     context: &'l LlvmContext,
 ) -> Result<LlvmModule<'l>, HostError> {
+    check_lowered(module)?;
     // SAFETY: melior and inkwell use the same libLLVM, so the context
     // handle types agree; the translation returns a new module owned by
     // `context` (null on failure).
