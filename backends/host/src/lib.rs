@@ -128,8 +128,7 @@ fn check_lowered(module: &Module) -> Result<(), HostError> {
                 WalkResult::Advance
             };
         }
-        // SAFETY: a location of the live module's context.
-        let position = unsafe { location_text(op.location()) };
+        let position = location_text(op.location());
         if name == "builtin.unrealized_conversion_cast" {
             cast.get_or_insert((name, position));
             return WalkResult::Advance;
@@ -143,11 +142,9 @@ fn check_lowered(module: &Module) -> Result<(), HostError> {
     }
 }
 
-/// `file:line:col: ` of a location, or nothing.
-///
-/// # Safety
-/// `location` belongs to a live context.
-unsafe fn location_text(location: melior::ir::Location) -> String {
+/// ` at file:line:col` of a location (inside callsite or fused locations
+/// too), or nothing.
+fn location_text(location: melior::ir::Location) -> String {
     let text = location.to_string();
     // `loc("file":line:col)`, possibly wrapped (callsite, fused).
     let Some(start) = text.find("loc(\"") else {
