@@ -41,6 +41,10 @@ LARGE = {
     "particle_binning": ["200000"],
 }
 
+# Fork programs that compile natively (groups that do not split), run with
+# their default arguments.
+FORK_NATIVE = ["async_group", "figure3", "mpadd_counter", "prefix_mpadd", "seq_farm"]
+
 OUT_OF_BOUNDS = "test-suite/run/errors/Inputs/kernel-out-of-bounds.bsgp"
 OUT_OF_BOUNDS_REPORT = "error: in kernel main kernel 0: CUDA_ERROR_ASSERT"
 
@@ -55,16 +59,23 @@ def cases():
                 found.append((name, match.group(1).strip()))
     for name, sizes in LARGE.items():
         found.extend((name, args) for args in sizes)
+    found.extend(("fork_" + name, "") for name in FORK_NATIVE)
     return found
 
 
 def build(directory):
     pgpu = os.environ.get("PGPU", os.path.join(ROOT, "target/debug/pgpu"))
     os.makedirs(directory, exist_ok=True)
-    programs = sorted(glob.glob(os.path.join(ROOT, "examples/bsgp/*.bsgp")))
-    programs.append(os.path.join(ROOT, OUT_OF_BOUNDS))
-    for program in programs:
-        name = os.path.basename(program)[: -len(".bsgp")]
+    programs = [
+        (os.path.basename(path)[: -len(".bsgp")], path)
+        for path in sorted(glob.glob(os.path.join(ROOT, "examples/bsgp/*.bsgp")))
+    ]
+    programs.append(("kernel-out-of-bounds", os.path.join(ROOT, OUT_OF_BOUNDS)))
+    programs.extend(
+        ("fork_" + name, os.path.join(ROOT, "examples/fork", name + ".fork"))
+        for name in FORK_NATIVE
+    )
+    for name, program in programs:
         exe = os.path.join(directory, name)
         subprocess.run([pgpu, "compile", "--target", "cuda", program, "-o", exe], check=True)
         if shutil.which("strip"):
