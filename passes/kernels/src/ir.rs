@@ -224,6 +224,18 @@ impl Op {
         false
     }
 
+    /// The `func.func` that `self` is nested in.
+    pub fn enclosing_function(self) -> Option<Op> {
+        let mut current = self.parent();
+        while let Some(parent) = current {
+            if parent.is("func.func") {
+                return Some(parent);
+            }
+            current = parent.parent();
+        }
+        None
+    }
+
     /// The ancestor of `self` (or `self`) whose parent is `scope`.
     pub fn ancestor_under(self, scope: Op) -> Option<Op> {
         let mut current = self;
@@ -376,6 +388,21 @@ impl Val {
             }
         }
         uses
+    }
+
+    /// Whether the value is defined inside `scope`: by an op nested in it,
+    /// or as an argument of a block nested in it.
+    pub fn is_defined_within(self, scope: Op) -> bool {
+        match self.defining_op() {
+            Some(op) => op.is_within(scope),
+            None => {
+                // SAFETY: a live block argument.
+                let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(self.0) };
+                Blk(block)
+                    .parent_op()
+                    .is_some_and(|owner| owner.is_within(scope))
+            }
+        }
     }
 
     /// Replaces every use of `self` by `with`.

@@ -45,7 +45,7 @@
 use crate::{
     build::{Builder, Built},
     inline_spmd::symbol_attribute,
-    ir::{Blk, Op, Val, string_ref},
+    ir::{Op, Val, string_ref},
     runtime_calls::RuntimeCalls,
 };
 use melior::ir::{
@@ -95,19 +95,6 @@ impl Pass for LowerSynchronous {
     }
 }
 
-fn defined_within(value: Val, scope: Op) -> bool {
-    match value.defining_op() {
-        Some(op) => op.is_within(scope),
-        None => {
-            // SAFETY: a live block argument.
-            let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
-            Blk(block)
-                .parent_op()
-                .is_some_and(|owner| owner.is_within(scope))
-        }
-    }
-}
-
 /// Whether `memref` is a processor's own cell (an `alloca` in the group).
 fn is_private_memory(memref: Val, spawn: Op) -> bool {
     memref
@@ -137,7 +124,7 @@ fn is_rank_injective(index: Val, spawn: Op) -> bool {
 
 /// A value equal in all processors: from outside the group, or a constant.
 fn is_uniform(value: Val, spawn: Op) -> bool {
-    !defined_within(value, spawn)
+    !value.is_defined_within(spawn)
         || value
             .defining_op()
             .is_some_and(|op| op.is("arith.constant"))
@@ -226,7 +213,7 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         if conflicting && !(indices.len() == 1 || (indices.is_empty() && global)) {
             return None;
         }
-        if conflicting && !global && defined_within(target, spawn) {
+        if conflicting && !global && target.is_defined_within(spawn) {
             return None;
         }
         stores.push(SharedStore { op, conflicting });
@@ -513,7 +500,7 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
             &[("name", at.parse_attribute(&format!("@{claim_name}"))?)],
         );
     }
-    if defined_within(target, spawn) {
+    if target.is_defined_within(spawn) {
         return Err(at.fail("conflicting stores to a list made inside the group"));
     }
     // A list from outside: a claim list filled before the spawn.

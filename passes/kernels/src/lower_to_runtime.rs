@@ -32,7 +32,7 @@
 use crate::{
     build::{Builder, Built, memref_element_type},
     ir::{Op, Val, element_bytes, string_ref},
-    runtime_calls::{RuntimeCalls, escape_bytes},
+    runtime_calls::{PROGRAM_MAIN, RuntimeCalls, escape_bytes},
 };
 use melior::ir::{OperationRef, Type, TypeLike, operation::OperationLike};
 use mlir_sys::mlirOperationGetContext;
@@ -512,11 +512,11 @@ impl Lowering {
         unsafe {
             let name = mlir_sys::mlirStringAttrGet(
                 mlirOperationGetContext(main.0),
-                string_ref("pgpu_main"),
+                string_ref(PROGRAM_MAIN),
             );
             let status = mlir_sys::mlirSymbolTableReplaceAllSymbolUses(
                 string_ref("main"),
-                string_ref("pgpu_main"),
+                string_ref(PROGRAM_MAIN),
                 self.module.0,
             );
             if status.value == 0 {
@@ -555,8 +555,8 @@ impl Lowering {
         self.runtime
             .call(&at, "pgpu_rt_init", &arguments, "(i32, !llvm.ptr)")?;
         // The renamed program entry exists: no declaration for it.
-        self.runtime.mark_declared("pgpu_main");
-        let status = self.runtime.call(&at, "pgpu_main", &[], "() -> i32")?;
+        self.runtime.mark_declared(PROGRAM_MAIN);
+        let status = self.runtime.call(&at, PROGRAM_MAIN, &[], "() -> i32")?;
         // Kernels still running on a GPU report their errors before exit.
         self.runtime.call(&at, "pgpu_rt_fini", &[], "()")?;
         terminator.set_operands(&status);

@@ -49,9 +49,10 @@
 use crate::{
     build::{Builder, Built},
     inline_spmd::symbol_attribute,
-    ir::{Blk, Op, Val},
+    ir::{Op, Val},
+    outline_cpu_kernels::is_host_code,
     outline_cpu_kernels::is_index_constant,
-    runtime_calls::RuntimeCalls,
+    runtime_calls::{RuntimeCalls, source_name},
 };
 use melior::ir::{
     Block, OperationRef, Region, RegionLike, Type,
@@ -124,11 +125,11 @@ impl Pass for OffloadKernels {
         let kernels: Vec<Op> = module
             .nested()
             .into_iter()
-            .filter(|op| op.is("scf.parallel") && is_host_op(*op))
+            .filter(|op| op.is("scf.parallel") && is_host_code(*op))
             .collect();
         for alloca in module.nested() {
             if alloca.is("memref.alloca")
-                && is_host_op(alloca)
+                && is_host_code(alloca)
                 && alloca
                     .result(0)
                     .uses()
@@ -156,23 +157,6 @@ impl Pass for OffloadKernels {
         }
         offload.sync_host_accesses(module)
     }
-}
-
-/// An op of host code: in a function, not in a GPU launch or module, not
-/// nested in an `scf.parallel`.
-fn is_host_op(op: Op) -> bool {
-    let mut current = op.parent();
-    while let Some(parent) = current {
-        let name = parent.name();
-        if name == "func.func" {
-            return true;
-        }
-        if name == "scf.parallel" || name.starts_with("gpu.") || name.starts_with("pgpu.") {
-            return false;
-        }
-        current = parent.parent();
-    }
-    false
 }
 
 /// A kernel the GPU can run: no results, one dimension, no calls, no
@@ -259,17 +243,26 @@ fn heap_allocate(alloca: Op) -> Built<()> {
     at.moved_to(terminator).dealloc(list)
 }
 
-fn defined_within(value: Val, scope: Op) -> bool {
-    match value.defining_op() {
-        Some(op) => op.is_within(scope),
-        None => {
-            // SAFETY: a live block argument.
-            let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
-            Blk(block)
-                .parent_op()
-                .is_some_and(|owner| owner.is_within(scope))
-        }
-    }
+/// `llvm.extractvalue` of the field at `position` (e.g. `3, 0`).
+fn extract(at: &Builder, aggregate: Val, position: &str, ty: Type) -> Built<Val> {
+    let position = at.parse_attribute(&format!("array<i64: {position}>"))?;
+    at.value(
+        "llvm.extractvalue",
+        &[aggregate],
+        ty,
+        &[("position", position)],
+    )
+}
+
+/// `llvm.insertvalue` of `value` at `position`.
+fn insert(at: &Builder, aggregate: Val, value: Val, position: &str, ty: Type) -> Built<Val> {
+    let position = at.parse_attribute(&format!("array<i64: {position}>"))?;
+    at.value(
+        "llvm.insertvalue",
+        &[aggregate, value],
+        ty,
+        &[("position", position)],
+    )
 }
 
 /// The LLVM descriptor type of a ranked memref type.
@@ -311,48 +304,101 @@ impl Offload {
         )
     }
 
-    /// `memref` with its pointers replaced by the device mirror's.
-    fn device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
-        let ty = memref.melior_type();
-        let Ok(memref_type) = MemRefType::try_from(ty) else {
+    /// The LLVM descriptor of `memref`: its memref type, descriptor type
+    /// and value.
+    fn host_descriptor<'c>(
+        at: &Builder<'c>,
+        memref: Val,
+    ) -> Built<(MemRefType<'c>, Type<'c>, Val)> {
+        let Ok(memref_type) = MemRefType::try_from(memref.melior_type()) else {
             return Err(at.fail("internal error: a device view of a non-memref"));
         };
         let descriptor = at.parse_type(&descriptor_type(&memref_type))?;
-        let pointer = at.parse_type("!llvm.ptr")?;
-        let i32_type = at.parse_type("i32")?;
         let host = at.value(
             "builtin.unrealized_conversion_cast",
             &[memref],
             descriptor,
             &[],
         )?;
-        let position = |field: i64| at.parse_attribute(&format!("array<i64: {field}>"));
-        let aligned = at.value(
-            "llvm.extractvalue",
-            &[host],
-            pointer,
-            &[("position", position(1)?)],
-        )?;
-        let write = at.constant(i32_type, i64::from(write))?;
-        let device = self.runtime.call(
+        Ok((memref_type, descriptor, host))
+    }
+
+    /// The device address of the descriptor `host`'s aligned pointer
+    /// (`pgpu_rt_to_device`, marking the host copy stale when `write`).
+    fn device_address(&mut self, at: &Builder, host: Val, write: bool) -> Built<Val> {
+        let aligned = extract(at, host, "1", at.parse_type("!llvm.ptr")?)?;
+        let write = at.constant(at.parse_type("i32")?, i64::from(write))?;
+        Ok(self.runtime.call(
             at,
             "pgpu_rt_to_device",
             &[aligned, write],
             "(!llvm.ptr, i32) -> !llvm.ptr",
-        )?[0];
+        )?[0])
+    }
+
+    /// `memref` with its pointers replaced by the device mirror's.
+    fn device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
+        let (_, descriptor, host) = Self::host_descriptor(at, memref)?;
+        let device = self.device_address(at, host, write)?;
+        let first = insert(at, host, device, "0", descriptor)?;
+        let both = insert(at, first, device, "1", descriptor)?;
+        at.value(
+            "builtin.unrealized_conversion_cast",
+            &[both],
+            memref.melior_type(),
+            &[],
+        )
+    }
+
+    /// A rank-1 `memref<?xT>` (identity layout) on the device mirror of
+    /// `memref`'s elements: the view's offset is folded into the pointer.
+    fn dense_device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
+        let (memref_type, descriptor, host) = Self::host_descriptor(at, memref)?;
+        if memref_type.rank() != 1 {
+            return Err(at.fail("collectives take rank-1 lists"));
+        }
+        let element = memref_type.element().to_string();
+        let llvm_element = if element == "index" {
+            "i64".to_string()
+        } else {
+            element.clone()
+        };
+        let pointer = at.parse_type("!llvm.ptr")?;
+        let i64_type = at.parse_type("i64")?;
+        let offset = extract(at, host, "2", i64_type)?;
+        let size = extract(at, host, "3, 0", i64_type)?;
+        let device = self.device_address(at, host, write)?;
         let first = at.value(
-            "llvm.insertvalue",
-            &[host, device],
-            descriptor,
-            &[("position", position(0)?)],
+            "llvm.getelementptr",
+            &[device, offset],
+            pointer,
+            &[
+                (
+                    "rawConstantIndices",
+                    at.parse_attribute("array<i32: -2147483648>")?,
+                ),
+                ("elem_type", at.parse_attribute(&llvm_element)?),
+            ],
         )?;
-        let both = at.value(
-            "llvm.insertvalue",
-            &[first, device],
-            descriptor,
-            &[("position", position(1)?)],
-        )?;
-        at.value("builtin.unrealized_conversion_cast", &[both], ty, &[])
+        let zero = at.constant(i64_type, 0)?;
+        let one = at.constant(i64_type, 1)?;
+        let mut dense = at.value("llvm.mlir.undef", &[], descriptor, &[])?;
+        for (value, field) in [
+            (device, "0"),
+            (first, "1"),
+            (zero, "2"),
+            (size, "3, 0"),
+            (one, "4, 0"),
+        ] {
+            dense = insert(at, dense, value, field, descriptor)?;
+        }
+        let dense_type = at.parse_type(&format!("memref<?x{element}>"))?;
+        at.value(
+            "builtin.unrealized_conversion_cast",
+            &[dense],
+            dense_type,
+            &[],
+        )
     }
 
     /// `scf.if (pgpu_rt_device_is_cuda() != 0) {...} else {...}` before
@@ -399,95 +445,6 @@ impl Offload {
             "(!llvm.ptr, !llvm.ptr, i32, i32)",
         )?;
         Ok(())
-    }
-
-    /// A rank-1 `memref<?xT>` (identity layout) on the device mirror of
-    /// `memref`'s elements: the view's offset is folded into the pointer.
-    fn dense_device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
-        let Ok(memref_type) = MemRefType::try_from(memref.melior_type()) else {
-            return Err(at.fail("internal error: a device view of a non-memref"));
-        };
-        if memref_type.rank() != 1 {
-            return Err(at.fail("collectives take rank-1 lists"));
-        }
-        let element = memref_type.element().to_string();
-        let llvm_element = if element == "index" {
-            "i64".to_string()
-        } else {
-            element.clone()
-        };
-        let descriptor = at.parse_type(&descriptor_type(&memref_type))?;
-        let pointer = at.parse_type("!llvm.ptr")?;
-        let i32_type = at.parse_type("i32")?;
-        let i64_type = at.parse_type("i64")?;
-        let host = at.value(
-            "builtin.unrealized_conversion_cast",
-            &[memref],
-            descriptor,
-            &[],
-        )?;
-        let position = |fields: &str| at.parse_attribute(&format!("array<i64: {fields}>"));
-        let aligned = at.value(
-            "llvm.extractvalue",
-            &[host],
-            pointer,
-            &[("position", position("1")?)],
-        )?;
-        let offset = at.value(
-            "llvm.extractvalue",
-            &[host],
-            i64_type,
-            &[("position", position("2")?)],
-        )?;
-        let size = at.value(
-            "llvm.extractvalue",
-            &[host],
-            i64_type,
-            &[("position", position("3, 0")?)],
-        )?;
-        let write = at.constant(i32_type, i64::from(write))?;
-        let device = self.runtime.call(
-            at,
-            "pgpu_rt_to_device",
-            &[aligned, write],
-            "(!llvm.ptr, i32) -> !llvm.ptr",
-        )?[0];
-        let first = at.value(
-            "llvm.getelementptr",
-            &[device, offset],
-            pointer,
-            &[
-                (
-                    "rawConstantIndices",
-                    at.parse_attribute("array<i32: -2147483648>")?,
-                ),
-                ("elem_type", at.parse_attribute(&llvm_element)?),
-            ],
-        )?;
-        let zero = at.constant(i64_type, 0)?;
-        let one = at.constant(i64_type, 1)?;
-        let mut dense = at.value("llvm.mlir.undef", &[], descriptor, &[])?;
-        for (value, field) in [
-            (device, "0"),
-            (first, "1"),
-            (zero, "2"),
-            (size, "3, 0"),
-            (one, "4, 0"),
-        ] {
-            dense = at.value(
-                "llvm.insertvalue",
-                &[dense, value],
-                descriptor,
-                &[("position", position(field)?)],
-            )?;
-        }
-        let dense_type = at.parse_type(&format!("memref<?x{element}>"))?;
-        at.value(
-            "builtin.unrealized_conversion_cast",
-            &[dense],
-            dense_type,
-            &[],
-        )
     }
 
     /// Gives a host `pgpu.list.*` collective a GPU version: a call of
@@ -579,15 +536,10 @@ impl Offload {
 
     fn offload(&mut self, kernel: Op) -> Built<()> {
         let at = Builder::before(kernel);
-        let Some(function) = enclosing_function(kernel) else {
+        let Some(function) = kernel.enclosing_function() else {
             return Ok(());
         };
-        let host_name = symbol_attribute(function, "sym_name").unwrap_or_default();
-        let host_name = if host_name == "pgpu_main" {
-            "main".to_string()
-        } else {
-            host_name
-        };
+        let host_name = source_name(function);
         let number = self.kernels_of.entry(host_name.clone()).or_insert(0);
         let site_name = format!("{host_name} kernel {number}");
         *number += 1;
@@ -596,7 +548,7 @@ impl Offload {
         let mut lists: Vec<(Val, bool)> = vec![];
         for op in kernel.nested() {
             for (index, operand) in op.operands().into_iter().enumerate() {
-                if defined_within(operand, kernel)
+                if operand.is_defined_within(kernel)
                     || MemRefType::try_from(operand.melior_type()).is_err()
                 {
                     continue;
@@ -731,7 +683,7 @@ impl Offload {
                 parent.name().as_str(),
                 "scf.for" | "scf.while" | "scf.if" | "scf.parallel" | "scf.execute_region"
             ) && !parent.has_attribute(DISPATCH);
-            if !hoistable || defined_within(list, parent) || self.launches(parent) {
+            if !hoistable || list.is_defined_within(parent) || self.launches(parent) {
                 break;
             }
             point = parent;
@@ -832,15 +784,4 @@ fn is_host_access_site(op: Op) -> bool {
         current = parent.parent();
     }
     false
-}
-
-fn enclosing_function(op: Op) -> Option<Op> {
-    let mut current = op.parent();
-    while let Some(parent) = current {
-        if parent.is("func.func") {
-            return Some(parent);
-        }
-        current = parent.parent();
-    }
-    None
 }

@@ -34,7 +34,7 @@ use crate::{
     build::{Builder, Built},
     inline_spmd::symbol_attribute,
     ir::{Op, Val},
-    runtime_calls::RuntimeCalls,
+    runtime_calls::{RuntimeCalls, source_name},
 };
 use melior::ir::{
     OperationRef, TypeLike,
@@ -79,7 +79,7 @@ impl Pass for OutlineCpuKernels {
         let kernels: Vec<Op> = module
             .nested()
             .into_iter()
-            .filter(|op| op.is("scf.parallel") && is_host_kernel(*op))
+            .filter(|op| op.is("scf.parallel") && is_host_code(*op))
             .collect();
         for kernel in kernels {
             outliner.outline(kernel)?;
@@ -100,9 +100,10 @@ fn functions_by_name(module: Op) -> HashMap<String, Op> {
         .collect()
 }
 
-/// An `scf.parallel` in a function, not nested in another one or in SPMD
-/// code.
-fn is_host_kernel(op: Op) -> bool {
+/// An op of host code: in a function, not nested in an `scf.parallel`, a
+/// GPU launch or module, or SPMD code (the outermost `scf.parallel`s of
+/// such code are the host's kernels).
+pub(crate) fn is_host_code(op: Op) -> bool {
     let mut current = op.parent();
     while let Some(parent) = current {
         let name = parent.name();
@@ -115,21 +116,6 @@ fn is_host_kernel(op: Op) -> bool {
         current = parent.parent();
     }
     false
-}
-
-/// Whether the value is defined inside `scope` (by an op or as a block
-/// argument of a block nested in it).
-fn defined_within(value: Val, scope: Op) -> bool {
-    match value.defining_op() {
-        Some(op) => op.is_within(scope),
-        None => {
-            // SAFETY: a live block argument.
-            let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) };
-            crate::ir::Blk(block)
-                .parent_op()
-                .is_some_and(|owner| owner.is_within(scope))
-        }
-    }
 }
 
 /// An op whose single result is a constant (cloned into kernels, not
@@ -245,7 +231,7 @@ impl Outliner {
         let Some(body) = kernel.entry_block(0) else {
             return Ok(());
         };
-        let Some(function) = enclosing_function(kernel) else {
+        let Some(function) = kernel.enclosing_function() else {
             return Ok(());
         };
         // Values from outside the loop, in first-use order; constants apart.
@@ -253,7 +239,7 @@ impl Outliner {
         let mut constants: Vec<Val> = vec![];
         for op in kernel.nested() {
             for operand in op.operands() {
-                if defined_within(operand, kernel)
+                if operand.is_defined_within(kernel)
                     || captured.contains(&operand)
                     || constants.contains(&operand)
                 {
@@ -292,11 +278,7 @@ impl Outliner {
         );
 
         // The kernel function, right after its host function.
-        let mut host_name = symbol_attribute(function, "sym_name").unwrap_or_default();
-        if host_name == "pgpu_main" {
-            // The program's `@main`, renamed by `pgpu-lower-to-runtime`.
-            host_name = "main".to_string();
-        }
+        let host_name = source_name(function);
         let number = self.kernels_of.entry(host_name.clone()).or_insert(0);
         let name = format!("{host_name}_kernel{number}");
         *number += 1;
@@ -490,15 +472,4 @@ pub(crate) fn is_index_constant(value: Val, expected: i64) -> bool {
                 })
                 .is_some_and(|attribute| attribute.value() == expected)
     })
-}
-
-fn enclosing_function(op: Op) -> Option<Op> {
-    let mut current = op.parent();
-    while let Some(parent) = current {
-        if parent.is("func.func") {
-            return Some(parent);
-        }
-        current = parent.parent();
-    }
-    None
 }

@@ -17,9 +17,8 @@
 
 use crate::{
     build::{Builder, Built},
-    inline_spmd::symbol_attribute,
     ir::Op,
-    runtime_calls::RuntimeCalls,
+    runtime_calls::{RuntimeCalls, source_name},
 };
 use melior::ir::{OperationRef, attribute::StringAttribute, operation::OperationLike};
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions, diagnostics::file_position};
@@ -100,17 +99,10 @@ fn report(runtime: &mut RuntimeCalls, assert: Op) -> Built<()> {
         .and_then(|attribute| StringAttribute::try_from(attribute).ok())
         .map(|message| message.value().to_string())
         .unwrap_or_default();
-    let mut function = assert;
-    while !function.is("func.func") {
-        function = function
-            .parent()
-            .ok_or_else(|| at.fail("cf.assert outside a function"))?;
-    }
-    let mut name = symbol_attribute(function, "sym_name").unwrap_or_default();
-    if name == "pgpu_main" {
-        // The program's `@main`, renamed by `pgpu-lower-to-runtime`.
-        name = "main".to_string();
-    }
+    let function = assert
+        .enclosing_function()
+        .ok_or_else(|| at.fail("cf.assert outside a function"))?;
+    let name = source_name(function);
     let position = file_position(assert.melior_location());
     let (file, line, column) = position
         .map(|position| (position.file, position.line, position.column))

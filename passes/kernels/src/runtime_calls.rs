@@ -12,6 +12,21 @@ use melior::ir::Type;
 use mlir_sys::{mlirOperationCreateParse, mlirOperationGetContext};
 use pgpu_pass_infra::emit_error;
 
+/// The name `pgpu-lower-to-runtime` gives the program's `@main` (a C entry
+/// `main` calls it).
+pub(crate) const PROGRAM_MAIN: &str = "pgpu_main";
+
+/// The source name of `function` for reports: its symbol, with the
+/// program's renamed `@main` called `main` again.
+pub(crate) fn source_name(function: Op) -> String {
+    let name = symbol_attribute(function, "sym_name").unwrap_or_default();
+    if name == PROGRAM_MAIN {
+        "main".to_string()
+    } else {
+        name
+    }
+}
+
 /// The runtime functions a pass declared in one module.
 pub(crate) struct RuntimeCalls {
     pub module: Op,
