@@ -16,7 +16,7 @@ use crate::{
     build::{Builder, Built},
     ir::{Op, Val},
 };
-use melior::ir::{OperationRef, TypeLike, attribute::IntegerAttribute, operation::OperationLike};
+use melior::ir::{OperationRef, TypeLike};
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
 
 /// The pass; it has no options.
@@ -56,18 +56,6 @@ impl Pass for CheckDivision {
     }
 }
 
-/// The value of an integer constant, if `value` is one.
-fn constant_value(value: Val) -> Option<i64> {
-    let op = value.defining_op()?;
-    if !op.is("arith.constant") {
-        return None;
-    }
-    let attribute = op.melior().attribute("value").ok()?;
-    IntegerAttribute::try_from(attribute)
-        .ok()
-        .map(|attribute| attribute.value())
-}
-
 /// The bit width of an integer type (`index` as 64).
 fn width(value: Val) -> u32 {
     let text = value.melior_type().to_string();
@@ -84,7 +72,7 @@ fn assert(at: &Builder, condition: Val, message: &str) -> Built<()> {
 
 fn check(op: Op, name: &str, signed: bool) -> Built<()> {
     let (dividend, divisor) = (op.operand(0), op.operand(1));
-    let known = constant_value(divisor);
+    let known = divisor.constant_integer();
     let at = Builder::before(op);
     let ty = divisor.melior_type();
     if known.is_none_or(|value| value == 0) {

@@ -133,6 +133,14 @@ impl Op {
             .unwrap_or_else(|| "?".to_string())
     }
 
+    /// File, line and column of the op's source location for run-time
+    /// reports (`<unknown>`, 0, 0 without one).
+    pub fn file_line_column(self) -> (String, u32, u32) {
+        pgpu_pass_infra::diagnostics::file_position(self.melior_location())
+            .map(|position| (position.file, position.line, position.column))
+            .unwrap_or_else(|| ("<unknown>".to_string(), 0, 0))
+    }
+
     pub fn set_location(self, location: MlirLocation) {
         // SAFETY: live operation and location.
         unsafe { mlirOperationSetLocation(self.0, location) }
@@ -388,6 +396,18 @@ impl Val {
             }
         }
         uses
+    }
+
+    /// The value of an integer or index `arith.constant`.
+    pub fn constant_integer(self) -> Option<i64> {
+        let op = self.defining_op()?;
+        if !op.is("arith.constant") {
+            return None;
+        }
+        let attribute = op.melior().attribute("value").ok()?;
+        melior::ir::attribute::IntegerAttribute::try_from(attribute)
+            .ok()
+            .map(|attribute| attribute.value())
     }
 
     /// Whether the value is defined inside `scope`: by an op nested in it,

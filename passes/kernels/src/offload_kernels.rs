@@ -60,7 +60,7 @@ use melior::ir::{
     operation::OperationLike,
     r#type::{MemRefType, ShapedTypeLike},
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions, diagnostics::file_position};
+use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions};
 use std::collections::HashMap;
 
 /// The dispatch `scf.if` this pass builds.
@@ -429,9 +429,7 @@ impl Offload {
     /// Records the source position of the next launches for error reports.
     fn launch_site(&mut self, at: &Builder, name: &str, op: Op) -> Built<()> {
         let i32_type = at.parse_type("i32")?;
-        let (file, line, column) = file_position(op.melior_location())
-            .map(|position| (position.file, position.line, position.column))
-            .unwrap_or_else(|| ("<unknown>".to_string(), 0, 0));
+        let (file, line, column) = op.file_line_column();
         let site = [
             self.runtime.string_constant(at, name)?,
             self.runtime.string_constant(at, &file)?,

@@ -38,7 +38,6 @@ use crate::{
 };
 use melior::ir::{
     OperationRef, TypeLike,
-    operation::OperationLike,
     r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
@@ -461,15 +460,5 @@ fn trip_count(at: &Builder, lower: Val, upper: Val, step: Val) -> Built<Val> {
 
 /// Whether `value` is `arith.constant <expected> : index`.
 pub(crate) fn is_index_constant(value: Val, expected: i64) -> bool {
-    value.defining_op().is_some_and(|op| {
-        op.is("arith.constant")
-            && op
-                .melior()
-                .attribute("value")
-                .ok()
-                .and_then(|attribute| {
-                    melior::ir::attribute::IntegerAttribute::try_from(attribute).ok()
-                })
-                .is_some_and(|attribute| attribute.value() == expected)
-    })
+    value.constant_integer() == Some(expected)
 }

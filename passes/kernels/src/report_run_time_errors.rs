@@ -21,7 +21,7 @@ use crate::{
     runtime_calls::{RuntimeCalls, source_name},
 };
 use melior::ir::{OperationRef, attribute::StringAttribute, operation::OperationLike};
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, diagnostics::file_position};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -103,10 +103,7 @@ fn report(runtime: &mut RuntimeCalls, assert: Op) -> Built<()> {
         .enclosing_function()
         .ok_or_else(|| at.fail("cf.assert outside a function"))?;
     let name = source_name(function);
-    let position = file_position(assert.melior_location());
-    let (file, line, column) = position
-        .map(|position| (position.file, position.line, position.column))
-        .unwrap_or_else(|| ("<unknown>".to_string(), 0, 0));
+    let (file, line, column) = assert.file_line_column();
     let i1 = at.parse_type("i1")?;
     let i32_type = at.parse_type("i32")?;
     let all_ones = at.constant(i1, -1)?;
