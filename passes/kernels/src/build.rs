@@ -183,6 +183,28 @@ impl<'c> Builder<'c> {
             .map(|_| ())
     }
 
+    /// `memref.extract_aligned_pointer_as_index %memref`.
+    pub fn aligned_index(&self, memref: Val) -> Built<Val> {
+        self.value(
+            "memref.extract_aligned_pointer_as_index",
+            &[memref],
+            self.index_type(),
+            &[],
+        )
+    }
+
+    /// The address `index` as `!llvm.ptr` (through `i64`).
+    pub fn index_to_pointer(&self, index: Val) -> Built<Val> {
+        let i64_type = self.parse_type("i64")?;
+        let address = self.value("arith.index_cast", &[index], i64_type, &[])?;
+        self.value(
+            "llvm.inttoptr",
+            &[address],
+            self.parse_type("!llvm.ptr")?,
+            &[],
+        )
+    }
+
     pub fn poison(&self, ty: Type<'c>) -> Built<Val> {
         self.value("ub.poison", &[], ty, &[])
     }

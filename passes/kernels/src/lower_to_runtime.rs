@@ -275,12 +275,7 @@ impl Lowering {
             .ok_or_else(|| at.fail(&format!("a list of {element} elements is not supported")))?
             as i64;
         let index = at.index_type();
-        let aligned = at.value(
-            "memref.extract_aligned_pointer_as_index",
-            &[memref],
-            index,
-            &[],
-        )?;
+        let aligned = at.aligned_index(memref)?;
         let base_type = at.parse_type(&format!("memref<{element}>"))?;
         let metadata = at.op(
             "memref.extract_strided_metadata",
@@ -291,14 +286,7 @@ impl Lowering {
         let size = at.index(bytes)?;
         let offset = at.value("arith.muli", &[metadata.result(1), size], index, &[])?;
         let address = at.value("arith.addi", &[aligned, offset], index, &[])?;
-        let i64_type = at.parse_type("i64")?;
-        let address = at.value("arith.index_cast", &[address], i64_type, &[])?;
-        at.value(
-            "llvm.inttoptr",
-            &[address],
-            at.parse_type("!llvm.ptr")?,
-            &[],
-        )
+        at.index_to_pointer(address)
     }
 
     /// The runtime's 64-bit result as the op's result type.

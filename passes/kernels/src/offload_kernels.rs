@@ -287,21 +287,7 @@ struct Offload {
 impl Offload {
     /// The aligned pointer of `memref` as `!llvm.ptr`.
     fn aligned_pointer(&self, at: &Builder, memref: Val) -> Built<Val> {
-        let index = at.index_type();
-        let aligned = at.value(
-            "memref.extract_aligned_pointer_as_index",
-            &[memref],
-            index,
-            &[],
-        )?;
-        let i64_type = at.parse_type("i64")?;
-        let address = at.value("arith.index_cast", &[aligned], i64_type, &[])?;
-        at.value(
-            "llvm.inttoptr",
-            &[address],
-            at.parse_type("!llvm.ptr")?,
-            &[],
-        )
+        at.index_to_pointer(at.aligned_index(memref)?)
     }
 
     /// The LLVM descriptor of `memref`: its memref type, descriptor type

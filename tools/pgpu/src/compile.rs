@@ -76,13 +76,18 @@ impl Native {
     pub fn lowering_pipeline(&self) -> String {
         match self.options.target {
             Target::Cpu => pgpu_backend_host::cpu_pipeline(!self.options.unchecked),
-            Target::Cuda => pgpu_backend_host::cuda_pipeline(
-                !self.options.unchecked,
-                &self.options.chip,
-                self.options.opt_level,
-                pgpu_backend_nvptx::Options::default().block_size,
-            ),
+            Target::Cuda => self.cuda_pipeline(),
         }
+    }
+
+    /// The cuda target's lowering pipeline (also what `--stage ptx` runs).
+    fn cuda_pipeline(&self) -> String {
+        pgpu_backend_host::cuda_pipeline(
+            !self.options.unchecked,
+            &self.options.chip,
+            self.options.opt_level,
+            pgpu_backend_nvptx::Options::default().block_size,
+        )
     }
 
     /// Lowers `module` (at the kernel stage) to optimized LLVM IR and hands
@@ -110,13 +115,7 @@ impl Native {
         name: &str,
         text: &str,
     ) -> Result<String, ()> {
-        let pipeline = pgpu_backend_host::cuda_pipeline(
-            !self.options.unchecked,
-            &self.options.chip,
-            self.options.opt_level,
-            pgpu_backend_nvptx::Options::default().block_size,
-        );
-        run_pipeline(context, module, &pipeline, name, text)?;
+        run_pipeline(context, module, &self.cuda_pipeline(), name, text)?;
         let mut printed = String::new();
         for ptx in pgpu_backend_nvptx::extract_ptx(module) {
             printed.push_str(&format!("// gpu.binary @{}\n{}\n", ptx.name, ptx.ptx));
