@@ -25,7 +25,7 @@ use pgpu_csubset::{
     hir::{Expr, ExprKind, FnMode, Function, Hir, MpOp, Stmt, StmtKind},
     lower::{
         Extension, Key, LowerCx, LowerResult, Rv,
-        builder::{block_ref, results},
+        builder::{V, block_ref, results},
     },
     span::Span,
 };
@@ -255,27 +255,14 @@ fn lower_fork<'c>(
     let k = cx.lower_index(groups)?;
     let id = cx.lower_index(id)?;
     let rank = cx.lower_index(rank)?;
-    let (block, keys, after) = lower_region(cx, body, false)?;
-    let types = cx.key_types(&keys)?;
-    let before = std::mem::replace(&mut cx.env, after);
-    let values = cx.key_values(&keys)?;
-    cx.env = before;
-    cx.b()
-        .at(block_ref(&block))
-        .op("pgpu.group.merge", location, &values, &[], &[], vec![])?;
-    let region = Region::new();
-    region.append_block(block);
-    let op = cx.b().op(
-        "pgpu.group.fork",
+    region_with_results(
+        cx,
+        body,
         location,
+        "pgpu.group.merge",
+        "pgpu.group.fork",
         &[k, id, rank],
-        &types,
-        &[],
-        vec![region],
-    )?;
-    let out = results(op)?;
-    cx.rebind(&keys, &out)?;
-    Ok(())
+    )
 }
 
 fn lower_seq<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResult<()> {
@@ -306,6 +293,20 @@ fn lower_seq<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResu
 
 fn lower_farm<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResult<()> {
     let location = cx.loc(span);
+    region_with_results(cx, body, location, "pgpu.yield", "pgpu.farm", &[])
+}
+
+/// Lowers `body` into the one region of a new `op` (with `operands`) whose
+/// results are the private variables the body changes, passed out through
+/// `terminator`; rebinds those variables to the results.
+fn region_with_results<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    body: &Stmt,
+    location: melior::ir::Location<'c>,
+    terminator: &str,
+    op: &str,
+    operands: &[V<'c>],
+) -> LowerResult<()> {
     let (block, keys, after) = lower_region(cx, body, false)?;
     let types = cx.key_types(&keys)?;
     let before = std::mem::replace(&mut cx.env, after);
@@ -313,12 +314,12 @@ fn lower_farm<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerRes
     cx.env = before;
     cx.b()
         .at(block_ref(&block))
-        .op("pgpu.yield", location, &values, &[], &[], vec![])?;
+        .op(terminator, location, &values, &[], &[], vec![])?;
     let region = Region::new();
     region.append_block(block);
     let op = cx
         .b()
-        .op("pgpu.farm", location, &[], &types, &[], vec![region])?;
+        .op(op, location, operands, &types, &[], vec![region])?;
     let out = results(op)?;
     cx.rebind(&keys, &out)?;
     Ok(())
