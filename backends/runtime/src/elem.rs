@@ -71,8 +71,9 @@ impl Elem {
     }
 }
 
-/// A combining kind code of the ABI (`Pgpu_CombiningKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A combining kind code of the ABI (`Pgpu_CombiningKind`); the GPU
+/// collectives (`pgpu-backend-nvptx`) and the offload pass use it too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Add = 0,
     Mul = 1,
@@ -86,6 +87,19 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in code order.
+    pub const ALL: [Kind; 9] = [
+        Kind::Add,
+        Kind::Mul,
+        Kind::Min,
+        Kind::Max,
+        Kind::UMin,
+        Kind::UMax,
+        Kind::And,
+        Kind::Or,
+        Kind::Xor,
+    ];
+
     pub fn from_code(op: &'static str, code: i32) -> Result<Self, RtError> {
         Ok(match code {
             0 => Kind::Add,

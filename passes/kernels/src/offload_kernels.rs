@@ -66,11 +66,6 @@ use std::collections::HashMap;
 /// The dispatch `scf.if` this pass builds.
 const DISPATCH: &str = "pgpu.device_dispatch";
 
-/// The collectives' combining kinds by their code in `pgpu.list` ops.
-const KIND_NAMES: [&str; 9] = [
-    "add", "mul", "min", "max", "umin", "umax", "and", "or", "xor",
-];
-
 /// The pass.
 #[derive(Debug)]
 pub struct OffloadKernels {
@@ -451,9 +446,10 @@ impl Offload {
                 })
                 .map(|attribute| attribute.value())
                 .ok_or_else(|| at.fail("list collective without a kind"))?;
-            KIND_NAMES
-                .get(usize::try_from(code).unwrap_or(usize::MAX))
-                .copied()
+            i32::try_from(code)
+                .ok()
+                .and_then(|code| pgpu_runtime::elem::Kind::from_code("pgpu.list", code).ok())
+                .map(pgpu_runtime::elem::Kind::name)
                 .ok_or_else(|| at.fail(&format!("unknown collective kind {code}")))
         };
         let (symbol, written): (String, &[usize]) = match short.as_str() {

@@ -220,51 +220,9 @@ impl Elem {
     }
 }
 
-/// A combining kind, numbered as `Pgpu_CombiningKind` (the runtime's codes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Add = 0,
-    Mul = 1,
-    Min = 2,
-    Max = 3,
-    UMin = 4,
-    UMax = 5,
-    And = 6,
-    Or = 7,
-    Xor = 8,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 9] = [
-        Kind::Add,
-        Kind::Mul,
-        Kind::Min,
-        Kind::Max,
-        Kind::UMin,
-        Kind::UMax,
-        Kind::And,
-        Kind::Or,
-        Kind::Xor,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Add => "add",
-            Kind::Mul => "mul",
-            Kind::Min => "min",
-            Kind::Max => "max",
-            Kind::UMin => "umin",
-            Kind::UMax => "umax",
-            Kind::And => "and",
-            Kind::Or => "or",
-            Kind::Xor => "xor",
-        }
-    }
-
-    pub fn float_ok(self) -> bool {
-        matches!(self, Kind::Add | Kind::Mul | Kind::Min | Kind::Max)
-    }
-}
+/// A combining kind, numbered as `Pgpu_CombiningKind`: the runtime's, whose
+/// semantics the kernels reproduce.
+pub use pgpu_runtime::elem::Kind;
 
 /// A collective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
