@@ -39,7 +39,13 @@
 // CHECK: pgpu.group.merge %{{.*}} : i32
 // CHECK: } else {
 // CHECK: pgpu.group.merge %{{.*}} : i32
+// Every region below counts its steps with a multiprefix: a group
+// operation, so the regions keep the group's lock step and split.
+memref.global @steps : memref<i32> = dense<0>
+
 func.func @main() -> i32 {
+  %steps = memref.get_global @steps : memref<i32>
+  %one32 = arith.constant 1 : i32
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -59,12 +65,14 @@ func.func @main() -> i32 {
     } do {
     ^bb0(%k: index, %t: i32):
       %k1 = arith.subi %k, %c1 : index
+      %n1 = pgpu.multiprefix add %one32 to %steps[] : memref<i32>
       %t1 = arith.addi %t, %two32 : i32
       scf.yield %k1, %t1 : index, i32
     }
     // for (j = 0; j < me; j++) s += j;
     %s = scf.for %j = %c0 to %me step %c1 iter_args(%acc = %zero32) -> (i32) {
       %j32 = arith.index_cast %j : index to i32
+      %n2 = pgpu.multiprefix add %one32 to %steps[] : memref<i32>
       %acc1 = arith.addi %acc, %j32 : i32
       scf.yield %acc1 : i32
     }
@@ -73,6 +81,7 @@ func.func @main() -> i32 {
     %cond = arith.cmpi ne, %is_odd, %c0 : index
     %side = scf.if %cond -> (i32) {
       %one = arith.constant 1 : i32
+      %n3 = pgpu.multiprefix add %one32 to %steps[] : memref<i32>
       scf.yield %one : i32
     } else {
       scf.yield %zero32 : i32
@@ -106,6 +115,141 @@ func.func @uniform_doubling(%n: i32, %out: memref<8xi32>) {
     }
     %r = pgpu.group.rank : index
     memref.store %d, %out[%r] : memref<8xi32>
+    pgpu.yield
+  }
+  return
+}
+
+// Regions whose members cannot observe each other run unsynchronized: a
+// `pgpu.farm` instead of splits, with nothing inside rewritten.
+memref.global @flags : memref<64xi32> = dense<0>
+memref.global @grid : memref<8x8xi32> = dense<0>
+memref.global @last : memref<i32> = dense<0>
+
+// The sieve's strike-out loop: every store writes the same constant.
+// CHECK-LABEL: func.func @same_constant
+// CHECK: pgpu.spawn synchronous
+// CHECK: %{{.*}} = pgpu.farm -> (index) {
+// CHECK-NEXT: %[[K:.*]] = scf.while
+// CHECK-NOT: pgpu.multiprefix
+// CHECK-NOT: pgpu.group.split
+// CHECK: pgpu.yield %[[K]] : index
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+func.func @same_constant(%n: index) {
+  %c4 = arith.constant 4 : index
+  pgpu.spawn synchronous %c4 {
+    %me = pgpu.group.rank : index
+    %flags = memref.get_global @flags : memref<64xi32>
+    %zero = arith.constant 0 : i32
+    %k = scf.while (%m = %me) : (index) -> index {
+      %more = arith.cmpi ult, %m, %n : index
+      scf.condition(%more) %m : index
+    } do {
+    ^bb0(%m: index):
+      memref.store %zero, %flags[%m] : memref<64xi32>
+      %next = arith.addi %m, %c4 : index
+      scf.yield %next : index
+    }
+    pgpu.yield
+  }
+  return
+}
+
+// Loads and stores of one element per processor (its rank).
+// CHECK-LABEL: func.func @own_element
+// CHECK: pgpu.farm {
+// CHECK-NEXT: scf.if
+// CHECK-NOT: pgpu.group.split
+// CHECK: return
+func.func @own_element() {
+  %c4 = arith.constant 4 : index
+  pgpu.spawn synchronous %c4 {
+    %me = pgpu.group.rank : index
+    %flags = memref.get_global @flags : memref<64xi32>
+    %c1 = arith.constant 1 : index
+    %odd = arith.andi %me, %c1 : index
+    %is_odd = arith.cmpi ne, %odd, %c1 : index
+    scf.if %is_odd {
+      %v = memref.load %flags[%me] : memref<64xi32>
+      %w = arith.addi %v, %v : i32
+      memref.store %w, %flags[%me] : memref<64xi32>
+    }
+    pgpu.yield
+  }
+  return
+}
+
+// The cyclic distribution `for (k = $; k < n * n; k += P)` storing at
+// (k / n, k % n): members write disjoint elements.
+// CHECK-LABEL: func.func @cyclic_rows_columns
+// CHECK: pgpu.farm -> (i32) {
+// CHECK-NOT: pgpu.group.split
+// CHECK: return
+func.func @cyclic_rows_columns(%p: i32, %n: i32) {
+  %count = arith.index_cast %p : i32 to index
+  pgpu.spawn synchronous %count {
+    %me = pgpu.group.rank : index
+    %me32 = arith.index_cast %me : index to i32
+    %grid = memref.get_global @grid : memref<8x8xi32>
+    %nn = arith.muli %n, %n : i32
+    %k = scf.while (%x = %me32) : (i32) -> i32 {
+      %more = arith.cmpi slt, %x, %nn : i32
+      scf.condition(%more) %x : i32
+    } do {
+    ^bb0(%x: i32):
+      %row = arith.divsi %x, %n : i32
+      %column = arith.remsi %x, %n : i32
+      %i = arith.index_cast %row : i32 to index
+      %j = arith.index_cast %column : i32 to index
+      memref.store %x, %grid[%i, %j] : memref<8x8xi32>
+      %next = arith.addi %x, %p : i32
+      scf.yield %next : i32
+    }
+    pgpu.yield
+  }
+  return
+}
+
+// Members that may write one element with different values in different
+// steps (the last step's write wins), a store another member may read,
+// and a stride that is not the group size all keep the lock step.
+// CHECK-LABEL: func.func @synchronized
+// CHECK-NOT: pgpu.farm
+// CHECK: pgpu.group.split
+// CHECK: pgpu.group.split
+// CHECK: pgpu.group.split
+// CHECK-NOT: pgpu.farm
+// CHECK: return
+func.func @synchronized(%n: i32) {
+  %c4 = arith.constant 4 : index
+  pgpu.spawn synchronous %c4 {
+    %me = pgpu.group.rank : index
+    %me32 = arith.index_cast %me : index to i32
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : i32
+    %last = memref.get_global @last : memref<i32>
+    %flags = memref.get_global @flags : memref<64xi32>
+    %odd = arith.andi %me, %c1 : index
+    %is_odd = arith.cmpi ne, %odd, %c1 : index
+    scf.if %is_odd {
+      memref.store %me32, %last[] : memref<i32>
+    }
+    scf.if %is_odd {
+      %next = arith.addi %me, %c1 : index
+      %v = memref.load %flags[%next] : memref<64xi32>
+      memref.store %v, %flags[%me] : memref<64xi32>
+    }
+    %k = scf.while (%x = %me32) : (i32) -> i32 {
+      %more = arith.cmpi slt, %x, %n : i32
+      scf.condition(%more) %x : i32
+    } do {
+    ^bb0(%x: i32):
+      %i = arith.index_cast %x : i32 to index
+      memref.store %me32, %flags[%i] : memref<64xi32>
+      %next = arith.addi %x, %c2 : i32
+      scf.yield %next : i32
+    }
     pgpu.yield
   }
   return

@@ -52,6 +52,7 @@ mod runtime_calls;
 mod spawn_to_parallel;
 mod split_kernels;
 mod split_private_control;
+mod unsynchronized;
 mod value_saving;
 
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};

@@ -47,6 +47,7 @@ use crate::{
     inline_spmd::symbol_attribute,
     ir::{Op, Val, string_ref},
     runtime_calls::RuntimeCalls,
+    unsynchronized::{is_private_memory, is_rank_injective, is_uniform},
 };
 use melior::ir::{
     OperationRef, TypeLike,
@@ -93,41 +94,6 @@ impl Pass for LowerSynchronous {
         }
         Ok(())
     }
-}
-
-/// Whether `memref` is a processor's own cell (an `alloca` in the group).
-fn is_private_memory(memref: Val, spawn: Op) -> bool {
-    memref
-        .defining_op()
-        .is_some_and(|op| op.is("memref.alloca") && op.is_within(spawn))
-}
-
-/// Whether `index` names one element per processor.
-fn is_rank_injective(index: Val, spawn: Op) -> bool {
-    let Some(op) = index.defining_op() else {
-        return false;
-    };
-    match op.name().as_str() {
-        "pgpu.group.rank" | "pgpu.rank" => true,
-        "arith.index_cast" | "arith.index_castui" | "arith.extsi" | "arith.extui" => {
-            is_rank_injective(op.operand(0), spawn)
-        }
-        "arith.addi" => {
-            let (a, b) = (op.operand(0), op.operand(1));
-            (is_rank_injective(a, spawn) && is_uniform(b, spawn))
-                || (is_rank_injective(b, spawn) && is_uniform(a, spawn))
-        }
-        "arith.subi" => is_rank_injective(op.operand(0), spawn) && is_uniform(op.operand(1), spawn),
-        _ => false,
-    }
-}
-
-/// A value equal in all processors: from outside the group, or a constant.
-fn is_uniform(value: Val, spawn: Op) -> bool {
-    !value.is_defined_within(spawn)
-        || value
-            .defining_op()
-            .is_some_and(|op| op.is("arith.constant"))
 }
 
 /// A shared store and how it resolves conflicts.

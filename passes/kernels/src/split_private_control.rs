@@ -42,6 +42,7 @@ use crate::{
     build::{Builder, Built},
     ir::{Blk, Op, Val},
     runtime_calls::RuntimeCalls,
+    unsynchronized::{is_private_memory, runs_unsynchronized},
 };
 use melior::ir::{OperationRef, Region, RegionLike, Type};
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
@@ -87,17 +88,34 @@ impl Pass for SplitPrivateControl {
             })
             .collect();
         // Decide on the original IR, then rewrite (rewriting adds values
-        // the analysis need not see).
+        // the analysis need not see). Regions whose members cannot observe
+        // each other run unsynchronized (in a `pgpu.farm`), and so does
+        // everything inside them.
         let mut work = vec![];
+        let mut unsynchronized: Vec<Op> = vec![];
         for op in candidates {
+            if unsynchronized.iter().any(|outer| op.is_within(*outer)) {
+                continue;
+            }
+            let Some(scope) = synchronous_scope(op) else {
+                continue;
+            };
             let private = match op.name().as_str() {
                 "scf.if" => splitter.is_private(op.operand(0)),
                 "scf.while" => splitter.while_condition_is_private(op),
                 _ => (0..3).any(|index| splitter.is_private(op.operand(index))),
             };
-            if private {
+            let stores_shared = op.nested().into_iter().any(|inner| {
+                inner.is("memref.store") && !is_private_memory(inner.operand(1), scope)
+            });
+            if (private || stores_shared) && runs_unsynchronized(op, scope) {
+                unsynchronized.push(op);
+            } else if private {
                 work.push(op);
             }
+        }
+        for op in unsynchronized {
+            run_in_farm(op)?;
         }
         for op in work {
             match op.name().as_str() {
@@ -112,17 +130,45 @@ impl Pass for SplitPrivateControl {
 
 /// Whether `op` is in synchronous code.
 fn is_synchronous(op: Op) -> bool {
+    synchronous_scope(op).is_some()
+}
+
+/// The synchronous spawn or function whose synchronous code `op` is in.
+fn synchronous_scope(op: Op) -> Option<Op> {
     let mut current = op.parent();
     while let Some(parent) = current {
         match parent.name().as_str() {
-            "pgpu.seq" | "pgpu.farm" | "pgpu.require" => return false,
-            "pgpu.spawn" => return parent.has_attribute("synchronous"),
-            "func.func" => return parent.has_attribute("pgpu.synchronous"),
+            "pgpu.seq" | "pgpu.farm" | "pgpu.require" => return None,
+            "pgpu.spawn" => return parent.has_attribute("synchronous").then_some(parent),
+            "func.func" => return parent.has_attribute("pgpu.synchronous").then_some(parent),
             _ => {}
         }
         current = parent.parent();
     }
-    false
+    None
+}
+
+/// Wraps `op` in a `pgpu.farm` with its results: every member runs it on
+/// its own, and the group synchronizes at the end.
+fn run_in_farm(op: Op) -> Built<()> {
+    let at = Builder::before(op);
+    let types: Vec<Type> = op.results().iter().map(|value| value.melior_type()).collect();
+    let region = Region::new();
+    region.append_block(melior::ir::Block::new(&[]));
+    let farm = at.op_with_regions("pgpu.farm", &[], &types, &[], vec![region])?;
+    for (old, new) in op.results().into_iter().zip(farm.results()) {
+        old.replace_all_uses(new);
+    }
+    let Some(body) = farm.entry_block(0) else {
+        return Err(at.fail("internal error: a farm without its block"));
+    };
+    let results: Vec<_> = op.results().iter().map(|value| value.melior()).collect();
+    let yield_op = melior::ir::operation::OperationBuilder::new("pgpu.yield", op.melior_location())
+        .add_operands(&results)
+        .build()
+        .map_err(|error| at.fail(&format!("cannot build pgpu.yield: {error}")))?;
+    op.move_before(body.append(yield_op));
+    Ok(())
 }
 
 /// The values a loop-carried value (an `scf.for`/`scf.while` iteration
