@@ -27,6 +27,8 @@
 //!   kernel and source line;
 //! * `pgpu-split-private-control` turns control flow on private values in
 //!   Fork's synchronous code into group splits and shrinking loops;
+//! * `pgpu-lower-groups` runs Fork groups that split, fork or synchronize
+//!   under control flow as host code launching synchronous segments;
 //! * `pgpu-lower-synchronous` runs Fork groups that do not split as BSGP
 //!   spawns (barriers at shared writes, Priority CRCW by claims);
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
@@ -43,6 +45,7 @@ mod form_supersteps;
 mod grid_fuse;
 mod inline_spmd;
 mod ir;
+mod lower_groups;
 mod lower_synchronous;
 mod lower_to_runtime;
 mod offload_kernels;
@@ -61,6 +64,7 @@ pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
 pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
+pub use lower_groups::LowerGroups;
 pub use lower_synchronous::LowerSynchronous;
 pub use lower_to_runtime::LowerToRuntime;
 pub use offload_kernels::OffloadKernels;
@@ -73,12 +77,12 @@ pub use value_saving::{PrintSavedValues, SaveValues};
 
 /// From the frontends' `pgpu` IR to supersteps whose results are exactly
 /// the saved values (`pgpu emit --stage supersteps`).
-pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
+pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
 
 /// From the frontends' `pgpu` IR to host code plus one kernel per
 /// superstep (`pgpu emit --stage kernels`); `pgpu-opt --pass-pipeline=`
 /// replays it.
-pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
+pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
 
 pgpu_pass_infra::declare_passes![
     InlineSpmd,
@@ -97,5 +101,6 @@ pgpu_pass_infra::declare_passes![
     CheckDivision,
     SpawnToParallel,
     SplitPrivateControl,
+    LowerGroups,
     LowerSynchronous
 ];

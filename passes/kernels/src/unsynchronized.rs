@@ -38,11 +38,12 @@ use std::collections::HashMap;
 
 /// Whether `memref` is a processor's own cell: an `alloca` inside the
 /// synchronous `scope` (a `pgpu.spawn synchronous` or a function marked
-/// `pgpu.synchronous`).
+/// `pgpu.synchronous`), or a per-processor buffer of `pgpu-lower-groups`.
 pub(crate) fn is_private_memory(memref: Val, scope: Op) -> bool {
-    memref
-        .defining_op()
-        .is_some_and(|op| op.is("memref.alloca") && op.is_within(scope))
+    memref.defining_op().is_some_and(|op| {
+        (op.is("memref.alloca") && op.is_within(scope))
+            || (op.is("memref.alloc") && op.has_attribute(crate::lower_groups::PER_PROCESSOR))
+    })
 }
 
 /// A value equal in all processors: from outside `scope`, or a constant.

@@ -1,0 +1,1085 @@
+//! `pgpu-lower-groups`: runs Fork groups that split, fork, or synchronize
+//! inside loops and branches as host code that launches one synchronous
+//! spawn per straight-line segment (seeds/fork-to-cuda.txt, Section 3,
+//! Figures 4 and 5, with the group bookkeeping on the device).
+//!
+//! A synchronous spawn whose body holds a *host structure* (a
+//! `pgpu.group.split`, a `pgpu.group.fork`, or an `scf.if`/`scf.for`/
+//! `scf.while` whose regions hold shared stores, multiprefix operations,
+//! `seq`, `farm`, barriers or further structures) is taken apart:
+//!
+//! * The group is a *level*: its size and id are host values, its members
+//!   are numbered by *position* `0 .. size` (the thread index of every
+//!   kernel launched for it, in rank order), and a subgroup level knows the
+//!   parent position of each of its positions and, after a `fork`, each
+//!   member's explicit rank.
+//! * Maximal runs of other ops become `pgpu.spawn synchronous %size`
+//!   segments, which `pgpu-lower-synchronous` then lowers (barriers at
+//!   shared writes, Priority CRCW claims, multiprefix as scans). Uniform
+//!   computations on host values stay host code.
+//! * A value a segment defines and later code uses, and a processor's own
+//!   cell (`memref.alloca`), lives in a per-processor buffer of the level
+//!   (`memref.alloc` marked `pgpu.per_processor`), indexed by position;
+//!   code of a subgroup reaches it through the chain of parent positions.
+//! * Loops and branches on uniform values run on the host; a uniform value
+//!   computed on the device (a shrinking loop's "anyone active") is read
+//!   back from its buffer. Loop-carried values stay host values when they
+//!   start and change uniformly, and go through buffers otherwise.
+//! * `pgpu.group.split` (Figure 4's ComputeSubgroups) compacts the
+//!   positions of each side with `pgpu.list.compact` on the device, runs
+//!   each non-empty side as a subgroup (ranks renumbered in parent order,
+//!   id inherited), and stores the merge values at the parent positions
+//!   (RestoreGroup). `pgpu.group.fork` does the same for each subgroup id
+//!   `0 .. k`, ordering the members by their new rank with
+//!   `pgpu.list.sort_idx`.
+//!
+//! Sibling subgroups run one after the other. Calls of synchronous
+//! functions that stay calls (recursion) are not lowered yet and are
+//! reported. We write this pass because Fork's group semantics have no
+//! upstream counterpart.
+
+use crate::{
+    build::{Builder, Built},
+    ir::{Blk, Op, Val},
+    unsynchronized::is_private_memory,
+};
+use melior::ir::{
+    Block, Region, RegionLike, Type,
+    r#type::{DimSize, MemRefType, ShapedTypeLike},
+};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use std::collections::HashMap;
+
+/// The attribute marking per-processor buffers.
+pub(crate) const PER_PROCESSOR: &str = "pgpu.per_processor";
+/// The attribute marking host reads of per-processor buffers.
+const HOST_READ: &str = "pgpu.host_read";
+
+/// The pass; it has no options.
+#[derive(Debug, Default)]
+pub struct LowerGroups;
+
+impl Pass for LowerGroups {
+    const ARGUMENT: &'static str = "pgpu-lower-groups";
+    const SUMMARY: &'static str = "Run Fork groups that split, fork or synchronize under control flow as host code launching synchronous segments";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+
+    fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
+        use melior::dialect::DialectHandle;
+        vec![
+            DialectHandle::arith(),
+            DialectHandle::memref(),
+            DialectHandle::scf(),
+        ]
+    }
+
+    fn from_options(_: &PassOptions) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    fn run(&self, module: melior::ir::OperationRef) -> Result<(), PassFailure> {
+        let module = Op::of(module);
+        let spawns: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| {
+                op.is("pgpu.spawn")
+                    && op.has_attribute("synchronous")
+                    && op.nested().into_iter().any(|inner| is_structure(inner, *op))
+            })
+            .collect();
+        for spawn in spawns {
+            Lowering::new(spawn).run()?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `op` (in the synchronous `scope`) must run as host code.
+fn is_structure(op: Op, scope: Op) -> bool {
+    match op.name().as_str() {
+        "pgpu.group.split" | "pgpu.group.fork" => true,
+        "func.call" => calls_synchronous(op),
+        "scf.if" | "scf.for" | "scf.while" => op.nested().into_iter().any(|inner| {
+            inner != op && (is_structure(inner, scope) || needs_group_step(inner, scope))
+        }),
+        _ => false,
+    }
+}
+
+/// Whether `op` needs the whole group at one point of the program: it
+/// cannot sit under control flow inside a kernel.
+fn needs_group_step(op: Op, scope: Op) -> bool {
+    match op.name().as_str() {
+        "pgpu.multiprefix" | "pgpu.barrier" | "pgpu.seq" | "pgpu.farm" => true,
+        "memref.store" => !is_private_memory(op.operand(1), scope) && !is_per_processor(op.operand(1)),
+        "memref.atomic_rmw" => true,
+        _ => false,
+    }
+}
+
+fn is_per_processor(memref: Val) -> bool {
+    memref
+        .defining_op()
+        .is_some_and(|op| op.has_attribute(PER_PROCESSOR))
+}
+
+/// A group the host code runs: see the module documentation.
+struct Level {
+    size: Val,
+    id: Val,
+    /// Explicit ranks by position (after a fork).
+    ranks: Option<Val>,
+    /// Parent position by position, and the parent level.
+    parent: Option<(Val, usize)>,
+    /// Allocations go before `anchor`, deallocations before `end`.
+    anchor: Op,
+    end: Op,
+}
+
+struct Lowering {
+    spawn: Op,
+    levels: Vec<Level>,
+    /// Segment spawn -> its level.
+    segments: HashMap<Op, usize>,
+    /// Per-thread value -> its buffer.
+    buffers: HashMap<Val, Val>,
+    /// Demoted `alloca` -> (buffer, level).
+    cells: HashMap<Val, (Val, usize)>,
+    /// (segment, level) -> the thread's position at that level.
+    positions: HashMap<(Op, usize), Val>,
+    /// (segment, value) -> the value loaded in that segment.
+    imported: HashMap<(Op, Val), Val>,
+    dead_cells: Vec<Op>,
+}
+
+/// How the host code treats an op of a group's code.
+enum Role {
+    /// Uniform computation on host values: stays host code.
+    Host,
+    /// `pgpu.group.size` / `pgpu.group.id`: the level's host values.
+    Query,
+    /// A processor's own cell: a per-processor buffer.
+    Cell,
+    /// Runs on the host with regions of group code.
+    Structure,
+    /// Goes into a segment.
+    Device,
+}
+
+impl Lowering {
+    fn new(spawn: Op) -> Self {
+        Self {
+            spawn,
+            levels: vec![],
+            segments: HashMap::new(),
+            buffers: HashMap::new(),
+            cells: HashMap::new(),
+            positions: HashMap::new(),
+            imported: HashMap::new(),
+            dead_cells: vec![],
+        }
+    }
+
+    fn run(mut self) -> Built<()> {
+        let spawn = self.spawn;
+        let at = Builder::before(spawn);
+        let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
+        let id = at.index(0)?;
+        self.levels.push(Level {
+            size: spawn.operand(0),
+            id,
+            ranks: None,
+            parent: None,
+            anchor,
+            end: spawn,
+        });
+        let Some(body) = spawn.entry_block(0) else {
+            return Err(at.fail("pgpu.spawn without a body"));
+        };
+        for op in body.ops() {
+            if !op.is("pgpu.yield") {
+                op.move_before(spawn);
+            }
+        }
+        let first = anchor.next().ok_or(PassFailure)?;
+        self.lower_range(first, spawn, 0)?;
+        for cell in std::mem::take(&mut self.dead_cells) {
+            cell.erase();
+        }
+        spawn.erase();
+        Ok(())
+    }
+
+    /// Whether `value` is available to host code: not defined in a spawn.
+    fn is_host_value(&self, value: Val) -> bool {
+        let owner = match value.defining_op() {
+            Some(op) => Some(op),
+            None => {
+                // SAFETY: a live block argument.
+                let block = Blk(unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) });
+                block.parent_op()
+            }
+        };
+        let mut current = owner;
+        while let Some(op) = current {
+            if op.is("pgpu.spawn") {
+                return false;
+            }
+            current = op.parent();
+        }
+        true
+    }
+
+    /// Whether `value`, used in the host structure `context`, can be
+    /// computed by host code once the values in `assumed` are host values.
+    fn is_host_computable(&self, value: Val, assumed: &[Val], context: Op) -> bool {
+        if assumed.contains(&value) {
+            return true;
+        }
+        if self.home_segment(value).is_some() {
+            return false;
+        }
+        match value.defining_op() {
+            Some(op) => match op.name().as_str() {
+                "arith.constant" | "ub.poison" | "pgpu.group.size" | "pgpu.group.id" => true,
+                "memref.load" => op.has_attribute(HOST_READ),
+                name if name.starts_with("arith.") && op.num_regions() == 0 => op
+                    .operands()
+                    .into_iter()
+                    .all(|operand| self.is_host_computable(operand, assumed, context)),
+                _ => !op.is_within(context) && self.is_host_value(value),
+            },
+            None => {
+                // SAFETY: a live block argument.
+                let block = Blk(unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) });
+                self.is_host_value(value)
+                    && block
+                        .parent_op()
+                        .is_none_or(|owner| context.is_within(owner) && owner != context)
+            }
+        }
+    }
+
+    fn role(&self, op: Op) -> Role {
+        let name = op.name();
+        match name.as_str() {
+            "pgpu.group.size" | "pgpu.group.id" => return Role::Query,
+            "memref.alloca" => return Role::Cell,
+            "arith.constant" | "memref.get_global" | "ub.poison" => return Role::Host,
+            _ => {}
+        }
+        if op.has_attribute(HOST_READ) || op.is("memref.dealloc") {
+            return Role::Host;
+        }
+        if is_structure(op, self.spawn) {
+            return Role::Structure;
+        }
+        if name.starts_with("arith.")
+            && op.num_regions() == 0
+            && op
+                .operands()
+                .into_iter()
+                .all(|operand| self.is_host_value(operand))
+        {
+            return Role::Host;
+        }
+        Role::Device
+    }
+
+    /// Lowers the group code from `first` up to (not including) `end`,
+    /// run by `level`.
+    fn lower_range(&mut self, first: Op, end: Op, level: usize) -> Built<()> {
+        let mut segment: Option<Op> = None;
+        let mut next = Some(first);
+        while let Some(op) = next {
+            if op == end {
+                break;
+            }
+            next = op.next();
+            match self.role(op) {
+                // Reads back what segments wrote, or frees buffers: stays.
+                Role::Host if op.has_attribute(HOST_READ) || op.is("memref.dealloc") => {
+                    segment = None;
+                }
+                Role::Host => {
+                    // Host code the open segment's ops may use: before it.
+                    if let Some(current) = segment {
+                        op.move_before(current);
+                    }
+                }
+                Role::Query => {
+                    let value = if op.is("pgpu.group.size") {
+                        self.levels[level].size
+                    } else {
+                        self.levels[level].id
+                    };
+                    op.result(0).replace_all_uses(value);
+                    op.erase();
+                }
+                Role::Cell => self.demote_cell(op, level)?,
+                Role::Structure => {
+                    segment = None;
+                    next = Some(self.lower_structure(op, level)?);
+                }
+                Role::Device => {
+                    let current = match segment {
+                        Some(current) => current,
+                        None => {
+                            let created = self.new_segment(op, level)?;
+                            segment = Some(created);
+                            created
+                        }
+                    };
+                    self.move_into(op, current)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A new empty segment before `before`, for `level`.
+    fn new_segment(&mut self, before: Op, level: usize) -> Built<Op> {
+        let at = Builder::before(before);
+        let region = Region::new();
+        region.append_block(Block::new(&[]));
+        let unit = at.unit_attribute();
+        let segment = at.op_with_regions(
+            "pgpu.spawn",
+            &[self.levels[level].size],
+            &[],
+            &[("synchronous", unit)],
+            vec![region],
+        )?;
+        let body = segment.entry_block(0).ok_or(PassFailure)?;
+        let terminator = melior::ir::operation::OperationBuilder::new("pgpu.yield", at.location())
+            .build()
+            .map_err(|_| at.fail("cannot build pgpu.yield"))?;
+        body.append(terminator);
+        self.segments.insert(segment, level);
+        Ok(segment)
+    }
+
+    /// A per-processor buffer of `level` of `element`s (with `shape` per
+    /// processor), freed when the level ends.
+    fn buffer(&self, level: usize, element: Type, shape: &[i64]) -> Built<Val> {
+        let at = Builder::before(self.levels[level].anchor);
+        let dims: String = shape.iter().map(|dim| format!("{dim}x")).collect();
+        let ty = at.parse_type(&format!("memref<?x{dims}{element}>"))?;
+        let segments = at.segment_sizes(&[1, 0])?;
+        let unit = at.unit_attribute();
+        let buffer = at.value(
+            "memref.alloc",
+            &[self.levels[level].size],
+            ty,
+            &[("operandSegmentSizes", segments), (PER_PROCESSOR, unit)],
+        )?;
+        Builder::before(self.levels[level].end).dealloc(buffer)?;
+        Ok(buffer)
+    }
+
+    /// The thread's position at level `target` (its segment's level or an
+    /// ancestor), in `segment` (computed before `user`).
+    fn position(&mut self, segment: Op, target: usize, user: Op) -> Built<Val> {
+        if let Some(known) = self.positions.get(&(segment, target)) {
+            return Ok(*known);
+        }
+        let own = self.segments[&segment];
+        let at = Builder::before(user);
+        let value = if target == own {
+            at.value("pgpu.rank", &[], at.index_type(), &[])?
+        } else {
+            // The level on the chain whose parent is `target`.
+            let mut child = own;
+            let map = loop {
+                match self.levels[child].parent {
+                    Some((map, parent)) if parent == target => break map,
+                    Some((_, parent)) => child = parent,
+                    None => {
+                        return Err(at.fail(
+                            "internal error: a value of a level that is not an ancestor",
+                        ));
+                    }
+                }
+            };
+            let below = self.position(segment, child, user)?;
+            at.load(map, below)?
+        };
+        self.positions.insert((segment, target), value);
+        Ok(value)
+    }
+
+    /// Moves the device op `op` to the end of `segment`, reaching values of
+    /// other segments and demoted cells through their buffers and replacing
+    /// the group queries.
+    fn move_into(&mut self, op: Op, segment: Op) -> Built<()> {
+        let terminator = segment
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
+        op.move_before(terminator);
+        let level = self.segments[&segment];
+        // Accesses of demoted cells first: they are replaced.
+        let mut op = op;
+        let mut inner_ops = vec![op];
+        inner_ops.extend(op.nested());
+        for inner in inner_ops {
+            let cell = inner
+                .operands()
+                .into_iter()
+                .enumerate()
+                .find_map(|(index, operand)| self.cells.get(&operand).map(|cell| (index, *cell)));
+            if let Some((index, (buffer, owner))) = cell {
+                let position = self.position(segment, owner, op)?;
+                let new = rewrite_cell_access(inner, index, buffer, position)?;
+                if inner == op {
+                    op = new;
+                }
+            }
+        }
+        let mut inner_ops = vec![op];
+        inner_ops.extend(op.nested());
+        for inner in inner_ops {
+            match inner.name().as_str() {
+                "pgpu.group.rank" => {
+                    let position = self.position(segment, level, op)?;
+                    let value = match self.levels[level].ranks {
+                        Some(ranks) => Builder::before(op).load(ranks, position)?,
+                        None => position,
+                    };
+                    inner.result(0).replace_all_uses(value);
+                    inner.erase();
+                    continue;
+                }
+                "pgpu.group.size" | "pgpu.group.id" => {
+                    let value = if inner.is("pgpu.group.size") {
+                        self.levels[level].size
+                    } else {
+                        self.levels[level].id
+                    };
+                    inner.result(0).replace_all_uses(value);
+                    inner.erase();
+                    continue;
+                }
+                _ => {}
+            }
+            for (index, operand) in inner.operands().into_iter().enumerate() {
+                let Some(home) = self.home_segment(operand) else {
+                    continue;
+                };
+                if home == segment {
+                    continue;
+                }
+                let value = self.import(operand, home, segment, op)?;
+                inner.set_operand(index, value);
+            }
+        }
+        Ok(())
+    }
+
+    /// The segment defining `value`, if a segment does.
+    fn home_segment(&self, value: Val) -> Option<Op> {
+        let mut current = match value.defining_op() {
+            Some(op) => op.parent(),
+            None => {
+                // SAFETY: a live block argument.
+                let block = Blk(unsafe { mlir_sys::mlirBlockArgumentGetOwner(value.0) });
+                block.parent_op()
+            }
+        };
+        while let Some(op) = current {
+            if self.segments.contains_key(&op) {
+                return Some(op);
+            }
+            current = op.parent();
+        }
+        None
+    }
+
+    /// `value` of `home` loaded in `segment` (before `user`).
+    fn import(&mut self, value: Val, home: Op, segment: Op, user: Op) -> Built<Val> {
+        if let Some(known) = self.imported.get(&(segment, value)) {
+            return Ok(*known);
+        }
+        let buffer = self.buffer_of(value, home)?;
+        let owner = self.segments[&home];
+        let position = self.position(segment, owner, user)?;
+        let loaded = Builder::before(user).load(buffer, position)?;
+        self.imported.insert((segment, value), loaded);
+        Ok(loaded)
+    }
+
+    /// The buffer holding the per-thread `value` of segment `home`.
+    fn buffer_of(&mut self, value: Val, home: Op) -> Built<Val> {
+        if let Some(known) = self.buffers.get(&value) {
+            return Ok(*known);
+        }
+        let level = self.segments[&home];
+        let buffer = self.buffer(level, value.melior_type(), &[])?;
+        let definer = value.defining_op().ok_or(PassFailure)?;
+        let after = definer.next().ok_or(PassFailure)?;
+        let position = self.position(home, level, after)?;
+        // The position may have been computed after the definer's position
+        // in the segment; store at the end of the segment instead.
+        let at = Builder::before(
+            home.entry_block(0)
+                .and_then(Blk::terminator)
+                .ok_or(PassFailure)?,
+        );
+        at.store(value, buffer, position)?;
+        self.buffers.insert(value, buffer);
+        Ok(buffer)
+    }
+
+    /// A per-thread buffer holding `value` (a value of a segment or a host
+    /// value) at `level`, filled before `before`.
+    fn materialize(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
+        if let Some(home) = self.home_segment(value) {
+            return self.buffer_of(value, home);
+        }
+        let buffer = self.buffer(level, value.melior_type(), &[])?;
+        let segment = self.new_segment(before, level)?;
+        let terminator = segment
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
+        let position = self.position(segment, level, terminator)?;
+        Builder::before(terminator).store(value, buffer, position)?;
+        Ok(buffer)
+    }
+
+    /// The uniform `value` as a host value before `before` (read back from
+    /// position 0 of its buffer when a segment computes it).
+    fn host_scalar(&mut self, value: Val, before: Op) -> Built<Val> {
+        if self.is_host_value(value) && self.home_segment(value).is_none() {
+            return Ok(value);
+        }
+        let home = self
+            .home_segment(value)
+            .ok_or_else(|| Builder::before(before).fail("internal error: a uniform value nowhere"))?;
+        let buffer = self.buffer_of(value, home)?;
+        let at = Builder::before(before);
+        let zero = at.index(0)?;
+        let element = value.melior_type();
+        let unit = at.unit_attribute();
+        at.value("memref.load", &[buffer, zero], element, &[(HOST_READ, unit)])
+    }
+
+    /// Replaces a processor's own cell by a per-processor buffer.
+    fn demote_cell(&mut self, alloca: Op, level: usize) -> Built<()> {
+        let at = Builder::before(alloca);
+        let ty = MemRefType::try_from(alloca.result(0).melior_type())
+            .map_err(|_| at.fail("memref.alloca of a non-memref"))?;
+        let shape: Vec<i64> = (0..ty.rank())
+            .map(|dim| match ty.dim_size(dim) {
+                Ok(DimSize::Static(size)) => i64::try_from(size).ok(),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| at.fail("a private array of dynamic size in group code"))?;
+        for found in alloca.result(0).uses() {
+            if !(found.owner.is("memref.load") && found.index == 0)
+                && !(found.owner.is("memref.store") && found.index == 1)
+            {
+                return Err(at.fail(
+                    "the native backends keep a processor's own array of group code only in loads and stores",
+                ));
+            }
+        }
+        let buffer = self.buffer(level, ty.element(), &shape)?;
+        self.cells.insert(alloca.result(0), (buffer, level));
+        self.dead_cells.push(alloca);
+        Ok(())
+    }
+
+    /// Lowers a host structure; returns the op to go on with.
+    fn lower_structure(&mut self, op: Op, level: usize) -> Built<Op> {
+        let after = op.next().ok_or(PassFailure)?;
+        match op.name().as_str() {
+            "pgpu.group.split" => self.lower_split(op, level, after),
+            "pgpu.group.fork" => self.lower_fork(op, level, after),
+            "scf.if" => self.lower_if(op, level, after),
+            "scf.for" => self.lower_for(op, level, after),
+            "scf.while" => self.lower_while(op, level, after),
+            _ => Err(Builder::before(op).fail(
+                "the native backends do not compile calls of synchronous functions that stay calls (recursion) yet; run the program with `pgpu run --interpret`",
+            )),
+        }
+    }
+
+    /// Results of a structure that lives on the host: each in a buffer of
+    /// `level`, loaded by device ops before `after`; returns the buffers and
+    /// the op to go on with.
+    fn result_buffers(&mut self, op: Op, level: usize, after: Op) -> Built<(Vec<Val>, Op)> {
+        let mut buffers = vec![];
+        let at = Builder::before(after);
+        let mut first = None;
+        for result in op.results() {
+            let buffer = self.buffer(level, result.melior_type(), &[])?;
+            let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+            first.get_or_insert(position.defining_op().ok_or(PassFailure)?);
+            let value = at.load(buffer, position)?;
+            result.replace_all_uses(value);
+            buffers.push(buffer);
+        }
+        Ok((buffers, first.unwrap_or(after)))
+    }
+
+    /// Device ops before `before` storing `values` into `buffers` at the
+    /// thread's position of the level (through `map` to the parent's).
+    fn store_results(&self, values: &[Val], buffers: &[Val], map: Option<Val>, before: Op) -> Built<()> {
+        let at = Builder::before(before);
+        let mut position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+        if let Some(map) = map {
+            position = at.load(map, position)?;
+        }
+        for (value, buffer) in values.iter().zip(buffers) {
+            at.store(*value, *buffer, position)?;
+        }
+        Ok(())
+    }
+
+    /// A new level for the body `block` (moved into a host region whose
+    /// block is `target`, before its terminator).
+    fn enter_level(&mut self, block: Blk, target_end: Op, level: Level) -> Built<()> {
+        let index = self.levels.len();
+        self.levels.push(level);
+        let mut merged = vec![];
+        for inner in block.ops() {
+            if inner.is("pgpu.group.merge") {
+                merged = inner.operands();
+                let _ = merged;
+                continue;
+            }
+            inner.move_before(target_end);
+        }
+        let first = self.levels[index].anchor.next().ok_or(PassFailure)?;
+        self.lower_range(first, target_end, index)
+    }
+
+    /// `pgpu.group.split`: Figure 4 with the bookkeeping on the device.
+    fn lower_split(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+        let at = Builder::before(op);
+        let condition = op.operand(0);
+        let flags = self.materialize(condition, level, op)?;
+        let i1 = at.parse_type("i1")?;
+        let index_type = at.index_type();
+        let others = self.buffer(level, i1, &[])?;
+        let iota = self.buffer(level, index_type, &[])?;
+        let segment = self.new_segment(op, level)?;
+        let terminator = segment.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let position = self.position(segment, level, terminator)?;
+        let inside = Builder::before(terminator);
+        let flag = inside.load(flags, position)?;
+        let one = inside.constant(i1, 1)?;
+        let other = inside.value("arith.xori", &[flag, one], i1, &[])?;
+        inside.store(other, others, position)?;
+        inside.store(position, iota, position)?;
+        let (buffers, next) = self.result_buffers(op, level, after)?;
+        let zero = at.index(0)?;
+        let size = self.levels[level].size;
+        for (region, side_flags) in [(0, flags), (1, others)] {
+            let Some(block) = op.entry_block(region) else {
+                continue;
+            };
+            let map = self.buffer(level, index_type, &[])?;
+            let count = at.value(
+                "pgpu.list.compact",
+                &[iota, side_flags, map, size, zero],
+                index_type,
+                &[],
+            )?;
+            let any = at.cmpi(8, count, zero)?;
+            let (_, then_yield, _) = at.if_op(any, &[], false)?;
+            if let Some(merge) = block.terminator() {
+                self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
+            }
+            let anchor = Builder::before(then_yield).index(0)?.defining_op().ok_or(PassFailure)?;
+            let id = self.levels[level].id;
+            self.enter_level(
+                block,
+                then_yield,
+                Level {
+                    size: count,
+                    id,
+                    ranks: None,
+                    parent: Some((map, level)),
+                    anchor,
+                    end: then_yield,
+                },
+            )?;
+        }
+        op.erase();
+        Ok(next)
+    }
+
+    /// `pgpu.group.fork`: a subgroup for each id `0 .. k`, members ordered
+    /// by their new rank.
+    fn lower_fork(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+        let at = Builder::before(op);
+        let index_type = at.index_type();
+        let i1 = at.parse_type("i1")?;
+        let count = self.host_scalar(op.operand(0), op)?;
+        let ids = self.materialize(op.operand(1), level, op)?;
+        let ranks = self.materialize(op.operand(2), level, op)?;
+        let iota = self.buffer(level, index_type, &[])?;
+        let members = self.buffer(level, i1, &[])?;
+        let positions = self.buffer(level, index_type, &[])?;
+        let keys = self.buffer(level, index_type, &[])?;
+        let order = self.buffer(level, index_type, &[])?;
+        let (buffers, next) = self.result_buffers(op, level, after)?;
+        let zero = at.index(0)?;
+        let one = at.index(1)?;
+        let size = self.levels[level].size;
+        let block = op.entry_block(0).ok_or_else(|| at.fail("pgpu.group.fork without a body"))?;
+        // for (g = 0; g < k; g++)
+        let loop_region = Region::new();
+        let body = Block::new(&[(index_type, at.location())]);
+        loop_region.append_block(body);
+        let for_op = at.op_with_regions("scf.for", &[zero, count, one], &[], &[], vec![loop_region])?;
+        let body = for_op.entry_block(0).ok_or(PassFailure)?;
+        let group = body.arguments()[0];
+        let end = body.append(
+            melior::ir::operation::OperationBuilder::new("scf.yield", at.location())
+                .build()
+                .map_err(|_| at.fail("cannot build scf.yield"))?,
+        );
+        // Members of subgroup g, in position order.
+        let segment = self.new_segment(end, level)?;
+        let terminator = segment.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let position = self.position(segment, level, terminator)?;
+        let inside = Builder::before(terminator);
+        let id = inside.load(ids, position)?;
+        let same = inside.cmpi(0, id, group)?;
+        inside.store(same, members, position)?;
+        inside.store(position, iota, position)?;
+        let outside = Builder::before(end);
+        let found = outside.value(
+            "pgpu.list.compact",
+            &[iota, members, positions, size, zero],
+            index_type,
+            &[],
+        )?;
+        let any = outside.cmpi(8, found, zero)?;
+        let (_, then_yield, _) = outside.if_op(any, &[], false)?;
+        // Order them by their new rank (stable: ties keep position order).
+        let gather = self.new_segment_sized(then_yield, found)?;
+        let terminator = gather.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let inside = Builder::before(terminator);
+        let slot = inside.value("pgpu.rank", &[], index_type, &[])?;
+        let member = inside.load(positions, slot)?;
+        let key = inside.load(ranks, member)?;
+        inside.store(key, keys, slot)?;
+        let sort = Builder::before(then_yield);
+        sort.op("pgpu.list.sort_idx", &[keys, order, found], &[], &[])?;
+        let map = self.buffer(level, index_type, &[])?;
+        let new_ranks = self.buffer(level, index_type, &[])?;
+        let place = self.new_segment_sized(then_yield, found)?;
+        let terminator = place.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let inside = Builder::before(terminator);
+        let slot = inside.value("pgpu.rank", &[], index_type, &[])?;
+        let source = inside.load(order, slot)?;
+        let member = inside.load(positions, source)?;
+        let rank = inside.load(keys, source)?;
+        inside.store(member, map, slot)?;
+        inside.store(rank, new_ranks, slot)?;
+        if let Some(merge) = block.terminator() {
+            self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
+        }
+        let anchor = Builder::before(then_yield).index(0)?.defining_op().ok_or(PassFailure)?;
+        self.enter_level(
+            block,
+            then_yield,
+            Level {
+                size: found,
+                id: group,
+                ranks: Some(new_ranks),
+                parent: Some((map, level)),
+                anchor,
+                end: then_yield,
+            },
+        )?;
+        op.erase();
+        Ok(next)
+    }
+
+    /// A plain spawn of `count` threads before `before` (bookkeeping).
+    fn new_segment_sized(&mut self, before: Op, count: Val) -> Built<Op> {
+        let at = Builder::before(before);
+        let region = Region::new();
+        region.append_block(Block::new(&[]));
+        let spawn = at.op_with_regions("pgpu.spawn", &[count], &[], &[], vec![region])?;
+        let body = spawn.entry_block(0).ok_or(PassFailure)?;
+        body.append(
+            melior::ir::operation::OperationBuilder::new("pgpu.yield", at.location())
+                .build()
+                .map_err(|_| at.fail("cannot build pgpu.yield"))?,
+        );
+        Ok(spawn)
+    }
+
+    /// Carried values (`inits[i]` entering, `yields[i]` fed back) that stay
+    /// host values: they start as host values and change by host
+    /// computations of such values.
+    fn uniform_carried(&self, context: Op, args: &[Val], inits: &[Val], yields: &[Val]) -> Vec<bool> {
+        let mut uniform: Vec<bool> = inits
+            .iter()
+            .map(|init| self.is_host_value(*init) && self.home_segment(*init).is_none())
+            .collect();
+        loop {
+            let assumed: Vec<Val> = args
+                .iter()
+                .zip(&uniform)
+                .filter(|(_, keep)| **keep)
+                .map(|(arg, _)| *arg)
+                .collect();
+            let next: Vec<bool> = uniform
+                .iter()
+                .zip(yields)
+                .map(|(keep, value)| *keep && self.is_host_computable(*value, &assumed, context))
+                .collect();
+            if next == uniform {
+                return uniform;
+            }
+            uniform = next;
+        }
+    }
+
+    /// Demotes the carried value: the block argument `arg` becomes a load
+    /// of `buffer` at the start of its block.
+    fn load_at_start(arg: Val, buffer: Val, block: Blk) -> Built<()> {
+        let first = block.first().ok_or(PassFailure)?;
+        let at = Builder::before(first);
+        let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+        let value = at.load(buffer, position)?;
+        arg.replace_all_uses(value);
+        Ok(())
+    }
+
+    /// A host structure whose carried values are demoted where they differ
+    /// between members: `inits` (operand indices of `op`) are stored before
+    /// `op`; yields are stored before each terminator.
+    fn store_before(&mut self, values: &[Val], buffers: &[Val], level: usize, before: Op) -> Built<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let segment = self.new_segment(before, level)?;
+        let terminator = segment.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let at = Builder::before(terminator);
+        let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+        let mut stores = vec![position.defining_op().ok_or(PassFailure)?];
+        for (value, buffer) in values.iter().zip(buffers) {
+            stores.push(at.op("memref.store", &[*value, *buffer, position], &[], &[])?);
+        }
+        // Reach values of other segments through their buffers.
+        for store in stores {
+            store.move_before(terminator);
+            self.move_into(store, segment)?;
+        }
+        Ok(())
+    }
+
+    fn lower_if(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+        let condition = self.host_scalar(op.operand(0), op)?;
+        op.set_operand(0, condition);
+        let (buffers, next) = self.result_buffers(op, level, after)?;
+        for region in 0..2 {
+            let Some(block) = op.entry_block(region) else {
+                continue;
+            };
+            let terminator = block.terminator().ok_or(PassFailure)?;
+            let yielded = terminator.operands();
+            self.store_results(&yielded, &buffers, None, terminator)?;
+            let at = Builder::before(terminator);
+            for (index, value) in yielded.iter().enumerate() {
+                let poison = at.poison(value.melior_type())?;
+                terminator.set_operand(index, poison);
+            }
+            let first = block.first().ok_or(PassFailure)?;
+            self.lower_range(first, terminator, level)?;
+        }
+        Ok(next)
+    }
+
+    fn lower_for(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+        for index in 0..3 {
+            let bound = self.host_scalar(op.operand(index), op)?;
+            op.set_operand(index, bound);
+        }
+        let block = op.entry_block(0).ok_or(PassFailure)?;
+        let terminator = block.terminator().ok_or(PassFailure)?;
+        let args = block.arguments()[1..].to_vec();
+        let inits = op.operands()[3..].to_vec();
+        let yields = terminator.operands();
+        let uniform = self.uniform_carried(op, &args, &inits, &yields);
+        let mut demoted = (vec![], vec![]);
+        let at = Builder::before(op);
+        for (index, keep) in uniform.iter().enumerate() {
+            if *keep {
+                continue;
+            }
+            let buffer = self.buffer(level, args[index].melior_type(), &[])?;
+            demoted.0.push(inits[index]);
+            demoted.1.push(buffer);
+            let poison = at.poison(args[index].melior_type())?;
+            op.set_operand(3 + index, poison);
+            Self::load_at_start(args[index], buffer, block)?;
+            let end = Builder::before(terminator);
+            let yielded = terminator.operand(index);
+            end.store(yielded, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            terminator.set_operand(index, end.poison(args[index].melior_type())?);
+            let result = op.result(index);
+            let load_at = Builder::before(after);
+            let position = load_at.value("pgpu.rank", &[], load_at.index_type(), &[])?;
+            let value = load_at.load(buffer, position)?;
+            result.replace_all_uses(value);
+        }
+        self.store_before(&demoted.0, &demoted.1, level, op)?;
+        let first = block.first().ok_or(PassFailure)?;
+        self.lower_range(first, terminator, level)?;
+        Ok(op.next().ok_or(PassFailure)?)
+    }
+
+    fn lower_while(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+        let (Some(before), Some(body)) = (op.entry_block(0), op.entry_block(1)) else {
+            return Err(Builder::before(op).fail("scf.while without its regions"));
+        };
+        let condition = before.terminator().ok_or(PassFailure)?;
+        let yield_op = body.terminator().ok_or(PassFailure)?;
+        let at = Builder::before(op);
+        // Before-region arguments are entered by the inits and the yields,
+        // after-region arguments by what the condition forwards.
+        let args = before.arguments();
+        let inits = op.operands();
+        let yields = yield_op.operands();
+        let forwarded = condition.operands()[1..].to_vec();
+        let body_args = body.arguments();
+        let mut uniform: Vec<bool> = inits.iter().map(|init| self.is_host_value(*init)).collect();
+        let mut uniform_after = vec![true; forwarded.len()];
+        let assumed_of = |uniform: &[bool], uniform_after: &[bool]| -> Vec<Val> {
+            let kept = args.iter().zip(uniform).filter(|(_, keep)| **keep);
+            let kept_after = body_args.iter().zip(uniform_after).filter(|(_, keep)| **keep);
+            kept.chain(kept_after).map(|(arg, _)| *arg).collect()
+        };
+        loop {
+            let assumed = assumed_of(&uniform, &uniform_after);
+            let next: Vec<bool> = uniform
+                .iter()
+                .zip(&yields)
+                .map(|(keep, value)| *keep && self.is_host_computable(*value, &assumed, op))
+                .collect();
+            let next_after: Vec<bool> = uniform_after
+                .iter()
+                .zip(&forwarded)
+                .map(|(keep, value)| *keep && self.is_host_computable(*value, &assumed, op))
+                .collect();
+            if next == uniform && next_after == uniform_after {
+                break;
+            }
+            uniform = next;
+            uniform_after = next_after;
+        }
+        let assumed = assumed_of(&uniform, &uniform_after);
+        let mut demoted = (vec![], vec![]);
+        for (index, keep) in uniform.iter().enumerate() {
+            if *keep {
+                continue;
+            }
+            let ty = args[index].melior_type();
+            let buffer = self.buffer(level, ty, &[])?;
+            demoted.0.push(inits[index]);
+            demoted.1.push(buffer);
+            op.set_operand(index, at.poison(ty)?);
+            Self::load_at_start(args[index], buffer, before)?;
+            let end = Builder::before(yield_op);
+            let yielded = yield_op.operand(index);
+            end.store(yielded, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            yield_op.set_operand(index, end.poison(ty)?);
+        }
+        self.store_before(&demoted.0, &demoted.1, level, op)?;
+        // After-region arguments and results that differ between members.
+        let mut first_after = None;
+        for (index, value) in forwarded.iter().enumerate() {
+            if uniform_after[index] {
+                continue;
+            }
+            let ty = value.melior_type();
+            let buffer = self.buffer(level, ty, &[])?;
+            let end = Builder::before(condition);
+            // The operand now (a demoted argument became a load).
+            let value = condition.operand(index + 1);
+            end.store(value, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            condition.set_operand(index + 1, end.poison(ty)?);
+            Self::load_at_start(body.arguments()[index], buffer, body)?;
+            let load_at = Builder::before(after);
+            let position = load_at.value("pgpu.rank", &[], load_at.index_type(), &[])?;
+            first_after.get_or_insert(position.defining_op().ok_or(PassFailure)?);
+            let loaded = load_at.load(buffer, position)?;
+            op.result(index).replace_all_uses(loaded);
+        }
+        // The condition: uniform, computed on the host or read back.
+        let test = condition.operand(0);
+        if !self.is_host_computable(test, &assumed, op) {
+            let ty = test.melior_type();
+            let buffer = self.buffer(level, ty, &[])?;
+            let end = Builder::before(condition);
+            end.store(test, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            let zero = end.index(0)?;
+            let unit = end.unit_attribute();
+            let read = end.value("memref.load", &[buffer, zero], ty, &[(HOST_READ, unit)])?;
+            condition.set_operand(0, read);
+        }
+        let first = before.first().ok_or(PassFailure)?;
+        self.lower_range(first, condition, level)?;
+        let first = body.first().ok_or(PassFailure)?;
+        self.lower_range(first, yield_op, level)?;
+        Ok(first_after.unwrap_or(after))
+    }
+}
+
+/// Rewrites the load or store `access` of a demoted cell (operand
+/// `index`) to its buffer at `position`; returns the new access.
+fn rewrite_cell_access(access: Op, index: usize, buffer: Val, position: Val) -> Built<Op> {
+    let at = Builder::before(access);
+    let operands = access.operands();
+    let mut new_operands = operands[..index].to_vec();
+    new_operands.push(buffer);
+    new_operands.push(position);
+    new_operands.extend_from_slice(&operands[index + 1..]);
+    let new = if access.is("memref.load") {
+        let new = at.op(
+            "memref.load",
+            &new_operands,
+            &[access.result(0).melior_type()],
+            &[],
+        )?;
+        access.result(0).replace_all_uses(new.result(0));
+        new
+    } else {
+        at.op("memref.store", &new_operands, &[], &[])?
+    };
+    access.erase();
+    Ok(new)
+}
+
+/// Whether the call `op` calls a function marked `pgpu.synchronous`.
+fn calls_synchronous(op: Op) -> bool {
+    let Some(callee) = crate::inline_spmd::symbol_attribute(op, "callee") else {
+        return false;
+    };
+    let mut module = op.parent();
+    while let Some(current) = module {
+        if current.is("builtin.module") {
+            break;
+        }
+        module = current.parent();
+    }
+    module.is_some_and(|module| {
+        module.nested().into_iter().any(|function| {
+            function.is("func.func")
+                && crate::inline_spmd::symbol_attribute(function, "sym_name").as_deref()
+                    == Some(callee.as_str())
+                && function.has_attribute("pgpu.synchronous")
+        })
+    })
+}
