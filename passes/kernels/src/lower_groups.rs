@@ -85,7 +85,10 @@ impl Pass for LowerGroups {
             .filter(|op| {
                 op.is("pgpu.spawn")
                     && op.has_attribute("synchronous")
-                    && op.nested().into_iter().any(|inner| is_structure(inner, *op))
+                    && op
+                        .nested()
+                        .into_iter()
+                        .any(|inner| is_structure(inner, *op))
             })
             .collect();
         for spawn in spawns {
@@ -112,7 +115,9 @@ fn is_structure(op: Op, scope: Op) -> bool {
 fn needs_group_step(op: Op, scope: Op) -> bool {
     match op.name().as_str() {
         "pgpu.multiprefix" | "pgpu.barrier" | "pgpu.seq" | "pgpu.farm" => true,
-        "memref.store" => !is_private_memory(op.operand(1), scope) && !is_per_processor(op.operand(1)),
+        "memref.store" => {
+            !is_private_memory(op.operand(1), scope) && !is_per_processor(op.operand(1))
+        }
         "memref.atomic_rmw" => true,
         _ => false,
     }
@@ -396,9 +401,9 @@ impl Lowering {
                     Some((map, parent)) if parent == target => break map,
                     Some((_, parent)) => child = parent,
                     None => {
-                        return Err(at.fail(
-                            "internal error: a value of a level that is not an ancestor",
-                        ));
+                        return Err(
+                            at.fail("internal error: a value of a level that is not an ancestor")
+                        );
                     }
                 }
             };
@@ -554,15 +559,20 @@ impl Lowering {
         if self.is_host_value(value) && self.home_segment(value).is_none() {
             return Ok(value);
         }
-        let home = self
-            .home_segment(value)
-            .ok_or_else(|| Builder::before(before).fail("internal error: a uniform value nowhere"))?;
+        let home = self.home_segment(value).ok_or_else(|| {
+            Builder::before(before).fail("internal error: a uniform value nowhere")
+        })?;
         let buffer = self.buffer_of(value, home)?;
         let at = Builder::before(before);
         let zero = at.index(0)?;
         let element = value.melior_type();
         let unit = at.unit_attribute();
-        at.value("memref.load", &[buffer, zero], element, &[(HOST_READ, unit)])
+        at.value(
+            "memref.load",
+            &[buffer, zero],
+            element,
+            &[(HOST_READ, unit)],
+        )
     }
 
     /// Replaces a processor's own cell by a per-processor buffer.
@@ -578,9 +588,9 @@ impl Lowering {
             .collect::<Option<_>>()
             .ok_or_else(|| at.fail("a private array of dynamic size in group code"))?;
         for found in alloca.result(0).uses() {
-            if !(found.owner.is("memref.load") && found.index == 0)
-                && !(found.owner.is("memref.store") && found.index == 1)
-            {
+            let load = found.owner.is("memref.load") && found.index == 0;
+            let store = found.owner.is("memref.store") && found.index == 1;
+            if !(load || store) {
                 return Err(at.fail(
                     "the native backends keep a processor's own array of group code only in loads and stores",
                 ));
@@ -627,7 +637,13 @@ impl Lowering {
 
     /// Device ops before `before` storing `values` into `buffers` at the
     /// thread's position of the level (through `map` to the parent's).
-    fn store_results(&self, values: &[Val], buffers: &[Val], map: Option<Val>, before: Op) -> Built<()> {
+    fn store_results(
+        &self,
+        values: &[Val],
+        buffers: &[Val],
+        map: Option<Val>,
+        before: Op,
+    ) -> Built<()> {
         let at = Builder::before(before);
         let mut position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
         if let Some(map) = map {
@@ -667,7 +683,10 @@ impl Lowering {
         let others = self.buffer(level, i1, &[])?;
         let iota = self.buffer(level, index_type, &[])?;
         let segment = self.new_segment(op, level)?;
-        let terminator = segment.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let terminator = segment
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
         let position = self.position(segment, level, terminator)?;
         let inside = Builder::before(terminator);
         let flag = inside.load(flags, position)?;
@@ -694,7 +713,10 @@ impl Lowering {
             if let Some(merge) = block.terminator() {
                 self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
             }
-            let anchor = Builder::before(then_yield).index(0)?.defining_op().ok_or(PassFailure)?;
+            let anchor = Builder::before(then_yield)
+                .index(0)?
+                .defining_op()
+                .ok_or(PassFailure)?;
             let id = self.levels[level].id;
             self.enter_level(
                 block,
@@ -731,12 +753,15 @@ impl Lowering {
         let zero = at.index(0)?;
         let one = at.index(1)?;
         let size = self.levels[level].size;
-        let block = op.entry_block(0).ok_or_else(|| at.fail("pgpu.group.fork without a body"))?;
+        let block = op
+            .entry_block(0)
+            .ok_or_else(|| at.fail("pgpu.group.fork without a body"))?;
         // for (g = 0; g < k; g++)
         let loop_region = Region::new();
         let body = Block::new(&[(index_type, at.location())]);
         loop_region.append_block(body);
-        let for_op = at.op_with_regions("scf.for", &[zero, count, one], &[], &[], vec![loop_region])?;
+        let for_op =
+            at.op_with_regions("scf.for", &[zero, count, one], &[], &[], vec![loop_region])?;
         let body = for_op.entry_block(0).ok_or(PassFailure)?;
         let group = body.arguments()[0];
         let end = body.append(
@@ -746,7 +771,10 @@ impl Lowering {
         );
         // Members of subgroup g, in position order.
         let segment = self.new_segment(end, level)?;
-        let terminator = segment.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let terminator = segment
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
         let position = self.position(segment, level, terminator)?;
         let inside = Builder::before(terminator);
         let id = inside.load(ids, position)?;
@@ -764,7 +792,10 @@ impl Lowering {
         let (_, then_yield, _) = outside.if_op(any, &[], false)?;
         // Order them by their new rank (stable: ties keep position order).
         let gather = self.new_segment_sized(then_yield, found)?;
-        let terminator = gather.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let terminator = gather
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
         let inside = Builder::before(terminator);
         let slot = inside.value("pgpu.rank", &[], index_type, &[])?;
         let member = inside.load(positions, slot)?;
@@ -775,7 +806,10 @@ impl Lowering {
         let map = self.buffer(level, index_type, &[])?;
         let new_ranks = self.buffer(level, index_type, &[])?;
         let place = self.new_segment_sized(then_yield, found)?;
-        let terminator = place.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let terminator = place
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
         let inside = Builder::before(terminator);
         let slot = inside.value("pgpu.rank", &[], index_type, &[])?;
         let source = inside.load(order, slot)?;
@@ -786,7 +820,10 @@ impl Lowering {
         if let Some(merge) = block.terminator() {
             self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
         }
-        let anchor = Builder::before(then_yield).index(0)?.defining_op().ok_or(PassFailure)?;
+        let anchor = Builder::before(then_yield)
+            .index(0)?
+            .defining_op()
+            .ok_or(PassFailure)?;
         self.enter_level(
             block,
             then_yield,
@@ -821,7 +858,13 @@ impl Lowering {
     /// Carried values (`inits[i]` entering, `yields[i]` fed back) that stay
     /// host values: they start as host values and change by host
     /// computations of such values.
-    fn uniform_carried(&self, context: Op, args: &[Val], inits: &[Val], yields: &[Val]) -> Vec<bool> {
+    fn uniform_carried(
+        &self,
+        context: Op,
+        args: &[Val],
+        inits: &[Val],
+        yields: &[Val],
+    ) -> Vec<bool> {
         let mut uniform: Vec<bool> = inits
             .iter()
             .map(|init| self.is_host_value(*init) && self.home_segment(*init).is_none())
@@ -859,12 +902,21 @@ impl Lowering {
     /// A host structure whose carried values are demoted where they differ
     /// between members: `inits` (operand indices of `op`) are stored before
     /// `op`; yields are stored before each terminator.
-    fn store_before(&mut self, values: &[Val], buffers: &[Val], level: usize, before: Op) -> Built<()> {
+    fn store_before(
+        &mut self,
+        values: &[Val],
+        buffers: &[Val],
+        level: usize,
+        before: Op,
+    ) -> Built<()> {
         if values.is_empty() {
             return Ok(());
         }
         let segment = self.new_segment(before, level)?;
-        let terminator = segment.entry_block(0).and_then(Blk::terminator).ok_or(PassFailure)?;
+        let terminator = segment
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
         let at = Builder::before(terminator);
         let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
         let mut stores = vec![position.defining_op().ok_or(PassFailure)?];
@@ -926,7 +978,11 @@ impl Lowering {
             Self::load_at_start(args[index], buffer, block)?;
             let end = Builder::before(terminator);
             let yielded = terminator.operand(index);
-            end.store(yielded, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            end.store(
+                yielded,
+                buffer,
+                end.value("pgpu.rank", &[], end.index_type(), &[])?,
+            )?;
             terminator.set_operand(index, end.poison(args[index].melior_type())?);
             let result = op.result(index);
             let load_at = Builder::before(after);
@@ -937,7 +993,7 @@ impl Lowering {
         self.store_before(&demoted.0, &demoted.1, level, op)?;
         let first = block.first().ok_or(PassFailure)?;
         self.lower_range(first, terminator, level)?;
-        Ok(op.next().ok_or(PassFailure)?)
+        op.next().ok_or(PassFailure)
     }
 
     fn lower_while(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
@@ -958,7 +1014,10 @@ impl Lowering {
         let mut uniform_after = vec![true; forwarded.len()];
         let assumed_of = |uniform: &[bool], uniform_after: &[bool]| -> Vec<Val> {
             let kept = args.iter().zip(uniform).filter(|(_, keep)| **keep);
-            let kept_after = body_args.iter().zip(uniform_after).filter(|(_, keep)| **keep);
+            let kept_after = body_args
+                .iter()
+                .zip(uniform_after)
+                .filter(|(_, keep)| **keep);
             kept.chain(kept_after).map(|(arg, _)| *arg).collect()
         };
         loop {
@@ -993,7 +1052,11 @@ impl Lowering {
             Self::load_at_start(args[index], buffer, before)?;
             let end = Builder::before(yield_op);
             let yielded = yield_op.operand(index);
-            end.store(yielded, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            end.store(
+                yielded,
+                buffer,
+                end.value("pgpu.rank", &[], end.index_type(), &[])?,
+            )?;
             yield_op.set_operand(index, end.poison(ty)?);
         }
         self.store_before(&demoted.0, &demoted.1, level, op)?;
@@ -1008,7 +1071,11 @@ impl Lowering {
             let end = Builder::before(condition);
             // The operand now (a demoted argument became a load).
             let value = condition.operand(index + 1);
-            end.store(value, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            end.store(
+                value,
+                buffer,
+                end.value("pgpu.rank", &[], end.index_type(), &[])?,
+            )?;
             condition.set_operand(index + 1, end.poison(ty)?);
             Self::load_at_start(body.arguments()[index], buffer, body)?;
             let load_at = Builder::before(after);
@@ -1023,7 +1090,11 @@ impl Lowering {
             let ty = test.melior_type();
             let buffer = self.buffer(level, ty, &[])?;
             let end = Builder::before(condition);
-            end.store(test, buffer, end.value("pgpu.rank", &[], end.index_type(), &[])?)?;
+            end.store(
+                test,
+                buffer,
+                end.value("pgpu.rank", &[], end.index_type(), &[])?,
+            )?;
             let zero = end.index(0)?;
             let unit = end.unit_attribute();
             let read = end.value("memref.load", &[buffer, zero], ty, &[(HOST_READ, unit)])?;

@@ -152,7 +152,11 @@ fn synchronous_scope(op: Op) -> Option<Op> {
 /// its own, and the group synchronizes at the end.
 fn run_in_farm(op: Op) -> Built<()> {
     let at = Builder::before(op);
-    let types: Vec<Type> = op.results().iter().map(|value| value.melior_type()).collect();
+    let types: Vec<Type> = op
+        .results()
+        .iter()
+        .map(|value| value.melior_type())
+        .collect();
     let region = Region::new();
     region.append_block(melior::ir::Block::new(&[]));
     let farm = at.op_with_regions("pgpu.farm", &[], &types, &[], vec![region])?;

@@ -82,9 +82,7 @@ pub(crate) fn is_rank_injective(index: Val, scope: Op) -> bool {
             (is_rank_injective(a, scope) && is_uniform(b, scope))
                 || (is_rank_injective(b, scope) && is_uniform(a, scope))
         }
-        "arith.subi" => {
-            is_rank_injective(op.operand(0), scope) && is_uniform(op.operand(1), scope)
-        }
+        "arith.subi" => is_rank_injective(op.operand(0), scope) && is_uniform(op.operand(1), scope),
         _ => false,
     }
 }
@@ -203,8 +201,11 @@ fn is_processor_separating(indices: &[Val], region_op: Op, scope: Op) -> bool {
         .filter_map(|index| {
             let op = strip_casts(*index).defining_op()?;
             let name = op.name();
-            matches!(name.as_str(), "arith.divsi" | "arith.remsi" | "arith.divui" | "arith.remui")
-                .then(|| (name, strip_casts(op.operand(0)), op.operand(1)))
+            matches!(
+                name.as_str(),
+                "arith.divsi" | "arith.remsi" | "arith.divui" | "arith.remui"
+            )
+            .then(|| (name, strip_casts(op.operand(0)), op.operand(1)))
         })
         .collect();
     parts.iter().any(|(name, x, n)| {
