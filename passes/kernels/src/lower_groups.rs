@@ -41,6 +41,7 @@
 use crate::{
     build::{Builder, Built},
     ir::{Blk, Op, Val},
+    lower_synchronous::{combine_op, is_same_everywhere},
     unsynchronized::is_private_memory,
 };
 use melior::ir::{
@@ -94,6 +95,14 @@ impl Pass for LowerGroups {
         for spawn in spawns {
             Lowering::new(spawn).run()?;
         }
+        let functions: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| op.is("func.func") && op.has_attribute("pgpu.synchronous"))
+            .collect();
+        for function in functions {
+            lower_function(function)?;
+        }
         Ok(())
     }
 }
@@ -103,6 +112,12 @@ fn is_structure(op: Op, scope: Op) -> bool {
     match op.name().as_str() {
         "pgpu.group.split" | "pgpu.group.fork" => true,
         "func.call" => calls_synchronous(op),
+        "pgpu.multiprefix" => {
+            !op.operands()[1..]
+                .iter()
+                .all(|operand| is_same_everywhere(*operand, scope))
+                && multiprefix_location(op, scope).is_some()
+        }
         "scf.if" | "scf.for" | "scf.while" => op.nested().into_iter().any(|inner| {
             inner != op && (is_structure(inner, scope) || needs_group_step(inner, scope))
         }),
@@ -143,7 +158,8 @@ struct Level {
 }
 
 struct Lowering {
-    spawn: Op,
+    /// The synchronous spawn or function being lowered.
+    scope: Op,
     levels: Vec<Level>,
     /// Segment spawn -> its level.
     segments: HashMap<Op, usize>,
@@ -173,9 +189,9 @@ enum Role {
 }
 
 impl Lowering {
-    fn new(spawn: Op) -> Self {
+    fn new(scope: Op) -> Self {
         Self {
-            spawn,
+            scope,
             levels: vec![],
             segments: HashMap::new(),
             buffers: HashMap::new(),
@@ -187,7 +203,7 @@ impl Lowering {
     }
 
     fn run(mut self) -> Built<()> {
-        let spawn = self.spawn;
+        let spawn = self.scope;
         let at = Builder::before(spawn);
         let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
         let id = at.index(0)?;
@@ -277,7 +293,7 @@ impl Lowering {
         if op.has_attribute(HOST_READ) || op.is("memref.dealloc") {
             return Role::Host;
         }
-        if is_structure(op, self.spawn) {
+        if is_structure(op, self.scope) {
             return Role::Structure;
         }
         if name.starts_with("arith.")
@@ -611,9 +627,8 @@ impl Lowering {
             "scf.if" => self.lower_if(op, level, after),
             "scf.for" => self.lower_for(op, level, after),
             "scf.while" => self.lower_while(op, level, after),
-            _ => Err(Builder::before(op).fail(
-                "the native backends do not compile calls of synchronous functions that stay calls (recursion) yet; run the program with `pgpu run --interpret`",
-            )),
+            "pgpu.multiprefix" => self.lower_multiprefix(op, level, after),
+            _ => self.lower_call(op, level, after),
         }
     }
 
@@ -931,6 +946,92 @@ impl Lowering {
         Ok(())
     }
 
+    /// A multiprefix on locations that differ between members: one thread
+    /// goes through the members in rank (position) order, each getting the
+    /// location's value before adding its own.
+    fn lower_multiprefix(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+        let at = Builder::before(op);
+        let (base, index, offset) = multiprefix_location(op, self.scope)
+            .ok_or_else(|| at.fail("internal error: a multiprefix location"))?;
+        let combine =
+            combine_op(op).ok_or_else(|| at.fail("a multiprefix of this kind and type"))?;
+        let values = self.materialize(op.operand(0), level, op)?;
+        let indices = self.materialize(index, level, op)?;
+        let (results, next) = self.result_buffers(op, level, after)?;
+        let index_type = at.index_type();
+        let one = at.index(1)?;
+        let spawn = self.new_segment_sized(op, one)?;
+        let terminator = spawn
+            .entry_block(0)
+            .and_then(Blk::terminator)
+            .ok_or(PassFailure)?;
+        let inside = Builder::before(terminator);
+        let zero = inside.index(0)?;
+        let step = inside.index(1)?;
+        let region = Region::new();
+        region.append_block(Block::new(&[(index_type, at.location())]));
+        let for_op = inside.op_with_regions(
+            "scf.for",
+            &[zero, self.levels[level].size, step],
+            &[],
+            &[],
+            vec![region],
+        )?;
+        let body = for_op.entry_block(0).ok_or(PassFailure)?;
+        let member = body.arguments()[0];
+        let end = body.append(
+            melior::ir::operation::OperationBuilder::new("scf.yield", at.location())
+                .build()
+                .map_err(|_| at.fail("cannot build scf.yield"))?,
+        );
+        let step_at = Builder::before(end);
+        let mut element = step_at.load(indices, member)?;
+        if let Some(offset) = offset {
+            element = step_at.value("arith.addi", &[element, offset], index_type, &[])?;
+        }
+        let value = step_at.load(values, member)?;
+        let ty = value.melior_type();
+        let old = step_at.value("memref.load", &[base, element], ty, &[])?;
+        step_at.store(old, results[0], member)?;
+        let new = step_at.value(combine, &[old, value], ty, &[])?;
+        step_at.op("memref.store", &[new, base, element], &[], &[])?;
+        op.erase();
+        Ok(next)
+    }
+
+    /// A call of a synchronous function: the group calls its host version
+    /// (see [`lower_function`]) with its size, id, ranks and per-processor
+    /// buffers of the arguments and results.
+    fn lower_call(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+        let at = Builder::before(op);
+        let callee = crate::inline_spmd::symbol_attribute(op, "callee")
+            .ok_or_else(|| at.fail("func.call without a callee"))?;
+        let ranks = match self.levels[level].ranks {
+            Some(ranks) => ranks,
+            None => {
+                let segment = self.new_segment(op, level)?;
+                let terminator = segment
+                    .entry_block(0)
+                    .and_then(Blk::terminator)
+                    .ok_or(PassFailure)?;
+                let position = self.position(segment, level, terminator)?;
+                let buffer = self.buffer(level, at.index_type(), &[])?;
+                Builder::before(terminator).store(position, buffer, position)?;
+                buffer
+            }
+        };
+        let mut operands = vec![self.levels[level].size, self.levels[level].id, ranks];
+        for argument in op.operands() {
+            operands.push(self.materialize(argument, level, op)?);
+        }
+        let (buffers, next) = self.result_buffers(op, level, after)?;
+        operands.extend(buffers);
+        let symbol = at.parse_attribute(&format!("@{}", group_function_name(&callee)))?;
+        at.op("func.call", &operands, &[], &[("callee", symbol)])?;
+        op.erase();
+        Ok(next)
+    }
+
     fn lower_if(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         let condition = self.host_scalar(op.operand(0), op)?;
         op.set_operand(0, condition);
@@ -1106,6 +1207,138 @@ impl Lowering {
         self.lower_range(first, yield_op, level)?;
         Ok(first_after.unwrap_or(after))
     }
+}
+
+/// The location of a multiprefix as a list the same in all members, an
+/// index that may differ, and an extra index: `%list[%i]`, or the front
+/// end's `&list[i]` (a view of `list` at offset `i`, indexed by a constant).
+fn multiprefix_location(op: Op, scope: Op) -> Option<(Val, Val, Option<Val>)> {
+    let memref = op.operand(1);
+    let indices = &op.operands()[2..];
+    if indices.len() != 1 {
+        return None;
+    }
+    if is_same_everywhere(memref, scope) {
+        return Some((memref, indices[0], None));
+    }
+    let view = memref
+        .defining_op()
+        .filter(|view| view.is("memref.reinterpret_cast"))?;
+    let metadata = view
+        .operand(0)
+        .defining_op()
+        .filter(|metadata| metadata.is("memref.extract_strided_metadata"))?;
+    let list = metadata
+        .operand(0)
+        .defining_op()
+        .filter(|cast| cast.is("memref.cast"))?
+        .operand(0);
+    let sum = view
+        .operand(1)
+        .defining_op()
+        .filter(|sum| sum.is("arith.addi"))?;
+    if sum.operand(0) != metadata.result(1) {
+        return None;
+    }
+    // An identity layout: the view's offset is the element index.
+    let list_type = list.melior_type().to_string();
+    let plain = list_type.starts_with("memref<") && !list_type.contains(',');
+    (plain
+        && is_same_everywhere(list, scope)
+        && MemRefType::try_from(list.melior_type()).ok()?.rank() == 1)
+        .then_some((list, sum.operand(1), Some(indices[0])))
+}
+
+/// The host version of the synchronous function `name`.
+fn group_function_name(name: &str) -> String {
+    format!("__group_{name}")
+}
+
+/// Replaces the synchronous function `function` by its host version: it
+/// takes the calling group's size, id and ranks (by position) and a
+/// per-processor buffer for each argument and result, and runs its body
+/// as the group's host code.
+fn lower_function(function: Op) -> Built<()> {
+    let at = Builder::before(function);
+    let name = crate::inline_spmd::symbol_attribute(function, "sym_name")
+        .ok_or_else(|| at.fail("func.func without a name"))?;
+    let old = function
+        .entry_block(0)
+        .ok_or_else(|| at.fail("a synchronous function without a body"))?;
+    if old.next_in_region().is_some() {
+        return Err(at.fail("a synchronous function of several blocks"));
+    }
+    let old_return = old
+        .terminator()
+        .filter(|op| op.is("func.return"))
+        .ok_or_else(|| at.fail("a synchronous function without func.return"))?;
+    let list = |ty: Type| at.parse_type(&format!("memref<?x{ty}>"));
+    let index_type = at.index_type();
+    let mut types = vec![index_type, index_type, list(index_type)?];
+    for argument in old.arguments() {
+        types.push(list(argument.melior_type())?);
+    }
+    for result in old_return.operands() {
+        types.push(list(result.melior_type())?);
+    }
+    let signature: Vec<String> = types.iter().map(|ty| ty.to_string()).collect();
+    let function_type = at.parse_attribute(&format!("({}) -> ()", signature.join(", ")))?;
+    let symbol = at.parse_attribute(&format!("\"{}\"", group_function_name(&name)))?;
+    let region = Region::new();
+    let arguments: Vec<_> = types.iter().map(|ty| (*ty, at.location())).collect();
+    region.append_block(Block::new(&arguments));
+    let host = at.op_with_regions(
+        "func.func",
+        &[],
+        &[],
+        &[("sym_name", symbol), ("function_type", function_type)],
+        vec![region],
+    )?;
+    let block = host.entry_block(0).ok_or(PassFailure)?;
+    let parameters = block.arguments();
+    let new_return = block.append(
+        melior::ir::operation::OperationBuilder::new("func.return", old_return.melior_location())
+            .build()
+            .map_err(|_| at.fail("cannot build func.return"))?,
+    );
+    let inside = Builder::before(new_return);
+    let anchor = inside.index(0)?.defining_op().ok_or(PassFailure)?;
+    // Arguments: each member's own, from the buffers.
+    let position = inside.value("pgpu.rank", &[], index_type, &[])?;
+    let argument_count = old.arguments().len();
+    for (index, argument) in old.arguments().into_iter().enumerate() {
+        let value = inside.load(parameters[3 + index], position)?;
+        argument.replace_all_uses(value);
+    }
+    let results = old_return.operands();
+    for op in old.ops() {
+        if op != old_return {
+            op.move_before(new_return);
+        }
+    }
+    // Results: each member's own, into the buffers.
+    let end = Builder::before(new_return);
+    let position = end.value("pgpu.rank", &[], index_type, &[])?;
+    for (index, result) in results.into_iter().enumerate() {
+        end.store(result, parameters[3 + argument_count + index], position)?;
+    }
+    let mut lowering = Lowering::new(host);
+    lowering.levels.push(Level {
+        size: parameters[0],
+        id: parameters[1],
+        ranks: Some(parameters[2]),
+        parent: None,
+        anchor,
+        end: new_return,
+    });
+    let first = anchor.next().ok_or(PassFailure)?;
+    lowering.lower_range(first, new_return, 0)?;
+    for cell in std::mem::take(&mut lowering.dead_cells) {
+        cell.erase();
+    }
+    // Erased last: calls in the body recognize the callee by it.
+    function.erase();
+    Ok(())
 }
 
 /// Rewrites the load or store `access` of a demoted cell (operand

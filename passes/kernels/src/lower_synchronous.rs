@@ -253,7 +253,7 @@ fn move_body(op: Op, before: Op) -> Built<Vec<Val>> {
 
 /// Whether `value` is the same in every processor: uniform, a global's
 /// address, or a view or pure computation of such values.
-fn is_same_everywhere(value: Val, spawn: Op) -> bool {
+pub(crate) fn is_same_everywhere(value: Val, spawn: Op) -> bool {
     if is_uniform(value, spawn) {
         return true;
     }
@@ -275,7 +275,7 @@ fn is_same_everywhere(value: Val, spawn: Op) -> bool {
 }
 
 /// The `arith` op combining two values of a multiprefix's kind and type.
-fn combine_op(op: Op) -> Option<&'static str> {
+pub(crate) fn combine_op(op: Op) -> Option<&'static str> {
     let kind = op
         .melior()
         .attribute("kind")
