@@ -49,7 +49,7 @@ use melior::ir::{
     r#type::{DimSize, MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The attribute marking per-processor buffers.
 pub(crate) const PER_PROCESSOR: &str = "pgpu.per_processor";
@@ -172,6 +172,10 @@ struct Lowering {
     /// (segment, value) -> the value loaded in that segment.
     imported: HashMap<(Op, Val), Val>,
     dead_cells: Vec<Op>,
+    /// The ops that run as host code, decided before the code moves.
+    structures: HashSet<Op>,
+    /// The location of each multiprefix among them.
+    locations: HashMap<Op, (Val, Val, Option<Val>)>,
 }
 
 /// How the host code treats an op of a group's code.
@@ -199,11 +203,29 @@ impl Lowering {
             positions: HashMap::new(),
             imported: HashMap::new(),
             dead_cells: vec![],
+            structures: HashSet::new(),
+            locations: HashMap::new(),
+        }
+    }
+
+    /// Decides which ops of `scope` (the synchronous spawn or function
+    /// whose code this lowering takes apart) are host structures.
+    fn plan(&mut self, scope: Op) {
+        for op in scope.nested() {
+            if is_structure(op, scope) {
+                if op.is("pgpu.multiprefix") {
+                    if let Some(location) = multiprefix_location(op, scope) {
+                        self.locations.insert(op, location);
+                    }
+                }
+                self.structures.insert(op);
+            }
         }
     }
 
     fn run(mut self) -> Built<()> {
         let spawn = self.scope;
+        self.plan(spawn);
         let at = Builder::before(spawn);
         let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
         let id = at.index(0)?;
@@ -293,7 +315,7 @@ impl Lowering {
         if op.has_attribute(HOST_READ) || op.is("memref.dealloc") {
             return Role::Host;
         }
-        if is_structure(op, self.scope) {
+        if self.structures.contains(&op) {
             return Role::Structure;
         }
         if name.starts_with("arith.")
@@ -951,7 +973,9 @@ impl Lowering {
     /// location's value before adding its own.
     fn lower_multiprefix(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         let at = Builder::before(op);
-        let (base, index, offset) = multiprefix_location(op, self.scope)
+        let (base, index, offset) = *self
+            .locations
+            .get(&op)
             .ok_or_else(|| at.fail("internal error: a multiprefix location"))?;
         let combine =
             combine_op(op).ok_or_else(|| at.fail("a multiprefix of this kind and type"))?;
@@ -1301,6 +1325,8 @@ fn lower_function(function: Op) -> Built<()> {
             .build()
             .map_err(|_| at.fail("cannot build func.return"))?,
     );
+    let mut lowering = Lowering::new(host);
+    lowering.plan(function);
     let inside = Builder::before(new_return);
     let anchor = inside.index(0)?.defining_op().ok_or(PassFailure)?;
     // Arguments: each member's own, from the buffers.
@@ -1322,7 +1348,6 @@ fn lower_function(function: Op) -> Built<()> {
     for (index, result) in results.into_iter().enumerate() {
         end.store(result, parameters[3 + argument_count + index], position)?;
     }
-    let mut lowering = Lowering::new(host);
     lowering.levels.push(Level {
         size: parameters[0],
         id: parameters[1],
