@@ -213,10 +213,10 @@ impl Lowering {
     fn plan(&mut self, scope: Op) {
         for op in scope.nested() {
             if is_structure(op, scope) {
-                if op.is("pgpu.multiprefix") {
-                    if let Some(location) = multiprefix_location(op, scope) {
-                        self.locations.insert(op, location);
-                    }
+                if op.is("pgpu.multiprefix")
+                    && let Some(location) = multiprefix_location(op, scope)
+                {
+                    self.locations.insert(op, location);
                 }
                 self.structures.insert(op);
             }
