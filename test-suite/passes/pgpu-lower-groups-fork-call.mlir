@@ -1,0 +1,128 @@
+// RUN: pgpu-opt %s --pgpu-lower-groups | FileCheck %s
+
+// The lowered program computes what the synchronous group computes.
+// RUN: pgpu-opt %s --pgpu-lower-groups -o %t.mlir
+// RUN: pgpu run --interpret %t.mlir > %t.lowered
+// RUN: pgpu run --interpret %s > %t.reference
+// RUN: diff %t.reference %t.lowered
+// RUN: FileCheck %s --check-prefix=OUT < %t.lowered
+// OUT: ids 0 1 0 1 0 1 0 | ranks 13 13 12 12 11 11 10
+// OUT-NEXT: counts 0 0 1 1 2 2 3 | cells 4 3
+// OUT-NEXT: depth 2 3 3 3 3 3 3
+
+memref.global @ids : memref<8xindex> = dense<0>
+memref.global @ranks : memref<8xindex> = dense<0>
+memref.global @counts : memref<8xi32> = dense<0>
+memref.global @cells : memref<2xi32> = dense<0>
+memref.global @depth : memref<8xi32> = dense<0>
+
+// A synchronous function that recurses: halves its group until one member
+// is left, and returns the number of halvings plus its argument.
+// CHECK-LABEL: func.func @__group_halve(
+// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %[[ID:[a-z0-9]+]]: index, %[[RANKS:[a-z0-9]+]]: memref<?xindex>, %[[ARG:[a-z0-9]+]]: memref<?xi32>, %[[RESULT:[a-z0-9]+]]: memref<?xi32>)
+// The recursive call is a host call with the subgroup's size.
+// CHECK: call @__group_halve(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (index, index, memref<?xindex>, memref<?xi32>, memref<?xi32>) -> ()
+// CHECK: return
+func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
+  %size = pgpu.group.size : index
+  %rank = pgpu.group.rank : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %alone = arith.cmpi ule, %size, %c1 : index
+  %result = pgpu.group.split %alone -> (i32) {
+    pgpu.group.merge %d : i32
+  } else {
+    %half = arith.divui %size, %c2 : index
+    %low = arith.cmpi ult, %rank, %half : index
+    %one = arith.constant 1 : i32
+    %deeper = arith.addi %d, %one : i32
+    %inner = pgpu.group.split %low -> (i32) {
+      %r = func.call @halve(%deeper) : (i32) -> i32
+      pgpu.group.merge %r : i32
+    } else {
+      %r = func.call @halve(%deeper) : (i32) -> i32
+      pgpu.group.merge %r : i32
+    }
+    pgpu.group.merge %inner : i32
+  }
+  return %result : i32
+}
+
+// CHECK-LABEL: func.func @main
+// fork(2; @ = $ % 2; $ = 13 - $ / 2): for each subgroup id, the
+// members (compacted) ordered by their new ranks (sorted on the device).
+// CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[FOUND:.*]] = pgpu.list.compact
+// CHECK: scf.if
+// CHECK: pgpu.list.sort_idx %{{.*}}, %{{.*}}[%[[FOUND]]]
+// CHECK: pgpu.spawn synchronous %[[FOUND]] {
+// A multiprefix on a cell that differs between members: one thread in
+// rank order.
+// CHECK: pgpu.spawn %c1{{.*}} {
+// CHECK: scf.for
+// CHECK: arith.addi
+// The call of the synchronous function.
+// CHECK: call @__group_halve(
+func.func @main() -> i32 {
+  %c7 = arith.constant 7 : index
+  pgpu.spawn synchronous %c7 {
+    %me = pgpu.group.rank : index
+    %c2 = arith.constant 2 : index
+    %c13 = arith.constant 13 : index
+    %id = arith.remui %me, %c2 : index
+    %half = arith.divui %me, %c2 : index
+    %new_rank = arith.subi %c13, %half : index
+    pgpu.group.fork %c2 id %id rank %new_rank {
+      %g = pgpu.group.id : index
+      %r = pgpu.group.rank : index
+      %ids = memref.get_global @ids : memref<8xindex>
+      %ranks = memref.get_global @ranks : memref<8xindex>
+      memref.store %g, %ids[%me] : memref<8xindex>
+      memref.store %r, %ranks[%me] : memref<8xindex>
+      pgpu.group.merge
+    }
+    // counts[me] = mpadd(&cells[me % 2], 1), in rank order per cell.
+    %cells = memref.get_global @cells : memref<2xi32>
+    %one = arith.constant 1 : i32
+    %old = pgpu.multiprefix add %one to %cells[%id] : memref<2xi32>
+    %counts = memref.get_global @counts : memref<8xi32>
+    memref.store %old, %counts[%me] : memref<8xi32>
+    %zero = arith.constant 0 : i32
+    %d = func.call @halve(%zero) : (i32) -> i32
+    %depth = memref.get_global @depth : memref<8xi32>
+    memref.store %d, %depth[%me] : memref<8xi32>
+    pgpu.yield
+  }
+  %ids = memref.get_global @ids : memref<8xindex>
+  %ranks = memref.get_global @ranks : memref<8xindex>
+  %counts = memref.get_global @counts : memref<8xi32>
+  %cells = memref.get_global @cells : memref<2xi32>
+  %depth = memref.get_global @depth : memref<8xi32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  pgpu.printf "ids"
+  scf.for %i = %c0 to %c7 step %c1 {
+    %x = memref.load %ids[%i] : memref<8xindex>
+    pgpu.printf " %d"(%x) : index
+  }
+  pgpu.printf " | ranks"
+  scf.for %i = %c0 to %c7 step %c1 {
+    %x = memref.load %ranks[%i] : memref<8xindex>
+    pgpu.printf " %d"(%x) : index
+  }
+  pgpu.printf "\ncounts"
+  scf.for %i = %c0 to %c7 step %c1 {
+    %x = memref.load %counts[%i] : memref<8xi32>
+    pgpu.printf " %d"(%x) : i32
+  }
+  %c0_cell = memref.load %cells[%c0] : memref<2xi32>
+  %c1_cell = memref.load %cells[%c1] : memref<2xi32>
+  pgpu.printf " | cells %d %d\ndepth"(%c0_cell, %c1_cell) : i32, i32
+  scf.for %i = %c0 to %c7 step %c1 {
+    %x = memref.load %depth[%i] : memref<8xi32>
+    pgpu.printf " %d"(%x) : i32
+  }
+  pgpu.printf "\n"
+  %ret = arith.constant 0 : i32
+  return %ret : i32
+}
