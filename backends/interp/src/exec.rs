@@ -1173,7 +1173,7 @@ impl<'p> Interp<'p> {
                 };
                 act.slots[op.results[0] as usize] = Val::Int(value);
             }
-            K::GroupSplit | K::GroupFork | K::Seq | K::Farm => {
+            K::GroupSplit | K::GroupFork | K::GroupAlloc | K::Seq | K::Farm => {
                 // The group resolves these and moves the fiber past them.
                 if self.cur.as_ref().and_then(|ctx| ctx.group).is_none() {
                     return Err(
@@ -1437,7 +1437,7 @@ impl<'p> Interp<'p> {
         Ok(None)
     }
 
-    fn allocate(
+    pub(crate) fn allocate(
         &mut self,
         op: &Op,
         act: &Activation,

@@ -14,12 +14,14 @@
 //! `id` operand (rank from the `rank` operand); each subgroup then runs its
 //! region in lock-step on its own, one subgroup after the other, until all
 //! its members reach `pgpu.group.merge`, where they form the parent group
-//! again. `pgpu.seq` runs its region in the member of group rank 0 alone;
+//! again. `pgpu.group.alloc` makes one allocation that every member gets.
+//! `pgpu.seq` runs its region in the member of group rank 0 alone;
 //! `pgpu.farm` runs it in every member asynchronously (with immediate
 //! writes; explicit barriers synchronize the members).
 
 use crate::exec::*;
 use crate::ir::*;
+use crate::memory::AllocKind;
 use crate::spmd::Thread;
 use crate::value::*;
 
@@ -219,6 +221,22 @@ impl Interp<'_> {
                     }
                     subgroups.push((None, outside.into_iter().map(|m| (m, (0, 0, 0))).collect()));
                     self.run_subgroups(threads, op_id, subgroups)?;
+                }
+                K::GroupAlloc => {
+                    // One allocation for the group, in every member's slot.
+                    let leader = &threads[members[0]];
+                    let act =
+                        leader.fiber.acts.last().ok_or_else(|| {
+                            self.fail(first, "internal error: lost thread context")
+                        })?;
+                    let desc = self.allocate(first, act, 0, AllocKind::Heap)?;
+                    for &m in members {
+                        let thread = &mut threads[m];
+                        if let Some(act) = thread.fiber.acts.last_mut() {
+                            act.slots[first.results[0] as usize] = Val::Mem(desc.clone());
+                        }
+                        Self::advance(thread);
+                    }
                 }
                 K::Seq => {
                     for &m in members {

@@ -300,6 +300,7 @@ pub enum K {
     GroupSplit,
     GroupFork,
     GroupMerge,
+    GroupAlloc,
     Seq,
     Farm,
     // host I/O
@@ -1458,6 +1459,7 @@ impl Converter {
             "pgpu.group.split" => GroupSplit,
             "pgpu.group.fork" => GroupFork,
             "pgpu.group.merge" => GroupMerge,
+            "pgpu.group.alloc" => GroupAlloc,
             "pgpu.seq" => Seq,
             "pgpu.farm" => Farm,
             _ if name.starts_with("pgpu.group.") => {

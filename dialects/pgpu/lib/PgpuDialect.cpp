@@ -499,6 +499,10 @@ LogicalResult GroupForkOp::verify() {
   return success();
 }
 
+LogicalResult GroupAllocOp::verify() {
+  return verifySynchronousCode(*this, /*allowAsync=*/false);
+}
+
 LogicalResult SeqOp::verify() {
   return verifySynchronousCode(*this, /*allowAsync=*/false);
 }

@@ -28,7 +28,7 @@ pub const E_SYNC_CALL: &str = "fork::E202";
 pub const E_BARRIER: &str = "fork::E203";
 /// Code of a synchronous-only construct in asynchronous code.
 pub const E_ASYNC: &str = "fork::E204";
-/// Code of a shared (`sh`) local variable (not supported yet).
+/// Code of a shared (`sh`) local variable outside synchronous code.
 pub const E_SHARED_LOCAL: &str = "fork::E205";
 
 /// Where a statement runs.
@@ -120,20 +120,21 @@ impl Checker<'_> {
             StmtKind::Decl { var, init } => {
                 if let Some(v) = self.hir.var(*var)
                     && v.storage == Some(Storage::Shared)
+                    && mode != Mode::Sync
                 {
-                    // One cell per group (and per group of every recursive
-                    // call) is not implemented: the lowering would make it
-                    // private, silently changing the program's meaning.
+                    // Outside synchronous code there is no group to share
+                    // the variable with (host code) or the group structure
+                    // is read-only (asynchronous code).
                     self.diags.push(
                         Diagnostic::error(
                             E_SHARED_LOCAL,
                             format!(
-                                "the shared local variable '{}' is not supported yet (shared locals need one cell per group)",
+                                "the shared local variable '{}' must be declared in synchronous code, where the group executing the declaration shares it",
                                 v.name
                             ),
                             v.span,
                         )
-                        .with_help("declare it as a global (shared by all groups), or index a global array by something unique to the group"),
+                        .with_help("declare it in a `start` body or a `sync` function, or as a global (shared by all groups)"),
                     );
                 }
                 if let Some(i) = init {

@@ -12,6 +12,8 @@
 //!   private variables the body changes.
 //! - `mpadd(p, v)` etc. are `pgpu.multiprefix add|max|and|or v to p[0]`.
 //! - `sync` functions carry `pgpu.synchronous`.
+//! - a shared (`sh`) local is `pgpu.group.alloc` memory: a cell for a
+//!   scalar (every use loads or stores it), the array itself for an array.
 //!
 //! `if`/`?:` and loops whose condition is private are lowered by the common
 //! lowering and then turned into group splitting by `pgpu-split-private-control`.
@@ -42,6 +44,24 @@ pub const E_HOST_ASSIGNED: &str = "fork::E211";
 pub struct ForkLowering;
 
 impl Extension for ForkLowering {
+    fn shared_local<'c>(
+        &self,
+        cx: &mut LowerCx<'c, '_>,
+        memref_type: MType<'c>,
+        span: Span,
+    ) -> LowerResult<V<'c>> {
+        let location = cx.loc(span);
+        let op = cx.b().op(
+            "pgpu.group.alloc",
+            location,
+            &[],
+            &[memref_type],
+            &[],
+            vec![],
+        )?;
+        Ok(pgpu_csubset::lower::builder::result(op, 0)?)
+    }
+
     fn lower_stmt<'c>(&self, cx: &mut LowerCx<'c, '_>, stmt: &Stmt) -> LowerResult<()> {
         match &stmt.kind {
             StmtKind::Start { count, body } => lower_start(cx, count, body, stmt.span),

@@ -33,6 +33,9 @@
 //!   `0 .. k`, ordering the members by their new rank with
 //!   `pgpu.list.sort_idx`.
 //!
+//! * A shared local (`pgpu.group.alloc`) is host memory of the level that
+//!   declares it, freed when the level ends.
+//!
 //! Sibling subgroups run one after the other. Calls of synchronous
 //! functions that stay calls (recursion) are not lowered yet and are
 //! reported. We write this pass because Fork's group semantics have no
@@ -110,7 +113,7 @@ impl Pass for LowerGroups {
 /// Whether `op` (in the synchronous `scope`) must run as host code.
 fn is_structure(op: Op, scope: Op) -> bool {
     match op.name().as_str() {
-        "pgpu.group.split" | "pgpu.group.fork" => true,
+        "pgpu.group.split" | "pgpu.group.fork" | "pgpu.group.alloc" => true,
         "func.call" => calls_synchronous(op),
         "pgpu.multiprefix" => {
             !op.operands()[1..]
@@ -188,6 +191,8 @@ enum Role {
     Cell,
     /// Runs on the host with regions of group code.
     Structure,
+    /// A shared local: host memory of the level.
+    GroupMemory,
     /// Goes into a segment.
     Device,
 }
@@ -309,6 +314,7 @@ impl Lowering {
         match name.as_str() {
             "pgpu.group.size" | "pgpu.group.id" => return Role::Query,
             "memref.alloca" => return Role::Cell,
+            "pgpu.group.alloc" => return Role::GroupMemory,
             "arith.constant" | "memref.get_global" | "ub.poison" => return Role::Host,
             _ => {}
         }
@@ -361,6 +367,21 @@ impl Lowering {
                     op.erase();
                 }
                 Role::Cell => self.demote_cell(op, level)?,
+                Role::GroupMemory => {
+                    // Before the open segment, which may use it already.
+                    let at = Builder::before(segment.unwrap_or(op));
+                    let ty = op.result(0).melior_type();
+                    let no_sizes = at.segment_sizes(&[0, 0])?;
+                    let memory = at.value(
+                        "memref.alloc",
+                        &[],
+                        ty,
+                        &[("operandSegmentSizes", no_sizes)],
+                    )?;
+                    Builder::before(self.levels[level].end).dealloc(memory)?;
+                    op.result(0).replace_all_uses(memory);
+                    op.erase();
+                }
                 Role::Structure => {
                     segment = None;
                     next = Some(self.lower_structure(op, level)?);

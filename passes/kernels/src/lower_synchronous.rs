@@ -176,7 +176,7 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         let global = target
             .defining_op()
             .is_some_and(|op| op.is("memref.get_global"));
-        if conflicting && !(indices.len() == 1 || (indices.is_empty() && global)) {
+        if conflicting && indices.len() > 1 {
             return None;
         }
         if conflicting && !global && target.is_defined_within(spawn) {
@@ -469,11 +469,28 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
     if target.is_defined_within(spawn) {
         return Err(at.fail("conflicting stores to a list made inside the group"));
     }
-    // A list from outside: a claim list filled before the spawn.
+    // A cell from outside (a shared local of the group): a claim cell.
     let host = Builder::before(spawn);
+    let i32_type = host.parse_type("i32")?;
+    if target_type.rank() == 0 {
+        let segments = host.segment_sizes(&[0, 0])?;
+        let claim = host.value(
+            "memref.alloc",
+            &[],
+            host.parse_type("memref<i32>")?,
+            &[("operandSegmentSizes", segments)],
+        )?;
+        let maximum = host.constant(i32_type, i64::from(i32::MAX))?;
+        host.op("memref.store", &[maximum, claim], &[], &[])?;
+        let next = spawn
+            .next()
+            .ok_or_else(|| host.fail("internal error: nothing after the group"))?;
+        host.moved_to(next).dealloc(claim)?;
+        return Ok(claim);
+    }
+    // A list from outside: a claim list filled before the spawn.
     let zero = host.index(0)?;
     let length = host.value("memref.dim", &[target, zero], host.index_type(), &[])?;
-    let i32_type = host.parse_type("i32")?;
     let claim = host.alloc(i32_type, length)?;
     let one = host.index(1)?;
     let maximum = host.constant(i32_type, i64::from(i32::MAX))?;

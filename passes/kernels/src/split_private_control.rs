@@ -15,7 +15,8 @@
 //!   does `active &= condition`; the loop goes on while any member is
 //!   active (a group-wide `or` through `pgpu.multiprefix or` on a scratch
 //!   cell); the body runs in `pgpu.group.split %active`, so that members
-//!   that left the loop wait at the merge, passing their values on.
+//!   that left the loop wait at the merge, passing their values on. A body
+//!   in the condition region (`do { } while`) is split the same way.
 //! * `scf.for` with private bounds runs the group's largest trip count
 //!   (`pgpu.multiprefix max` on a scratch cell) with the body split on
 //!   `iteration < own trip count`.
@@ -386,7 +387,29 @@ impl Splitter {
         let all = at.constant(i1, 1)?;
         at.op("memref.store", &[all, active], &[], &[])?;
 
-        // Before: active &= condition; go on while any member is active.
+        // Before: a body there (`do { } while`) runs in the active members
+        // only; members that left pass their values on.
+        let effects = before
+            .ops()
+            .into_iter()
+            .any(|inner| inner != condition && has_effects(inner));
+        if effects {
+            let first = before.first();
+            let start = Builder::before(first.ok_or(PassFailure)?);
+            let was = start.value("memref.load", &[active], i1, &[])?;
+            let no = start.constant(i1, 0)?;
+            let mut carried = vec![no];
+            carried.extend(before.arguments());
+            let types: Vec<Type> = condition
+                .operands()
+                .iter()
+                .map(|value| value.melior_type())
+                .collect();
+            let split = self.split_ops(&start, was, first, condition, &carried, &types)?;
+            condition.set_operands(&split.results());
+        }
+
+        // Active members: active &= condition; go on while any is active.
         let check = Builder::before(condition);
         let was = check.value("memref.load", &[active], i1, &[])?;
         let still = check.value("arith.andi", &[condition.operand(0), was], i1, &[])?;
@@ -509,6 +532,30 @@ impl Splitter {
         else_merge.set_operands(carried);
         Ok(split)
     }
+}
+
+/// Whether `op` (or an op in it) changes memory or talks to the group or
+/// the outside world.
+fn has_effects(op: Op) -> bool {
+    std::iter::once(op).chain(op.nested()).any(|inner| {
+        let name = inner.name();
+        let pure = name.starts_with("arith.")
+            || name.starts_with("math.")
+            || name.starts_with("index.")
+            || name.starts_with("scf.")
+            || matches!(
+                name.as_str(),
+                "memref.load"
+                    | "memref.get_global"
+                    | "memref.cast"
+                    | "memref.dim"
+                    | "ub.poison"
+                    | "pgpu.group.rank"
+                    | "pgpu.group.size"
+                    | "pgpu.group.id"
+            );
+        !pure
+    })
 }
 
 /// `pgpu.group.split %condition -> (types) { merge } else { merge }`

@@ -1444,3 +1444,35 @@ func.func @grid_synchronous(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @group_alloc_in_farm(%p: index) {
+  pgpu.spawn synchronous %p {
+    pgpu.farm {
+      // expected-error @+1 {{'pgpu.group.alloc' op cannot be nested in 'pgpu.farm': the group structure is fixed there}}
+      %cell = pgpu.group.alloc : memref<i32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @group_alloc_in_bsgp(%n: index) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.group.alloc' op must be nested in synchronous code}}
+    %cell = pgpu.group.alloc : memref<i32>
+  }
+  return
+}
+
+// -----
+
+func.func @group_alloc_dynamic(%p: index) {
+  pgpu.spawn synchronous %p {
+    // expected-error @+1 {{'pgpu.group.alloc' op result #0 must be statically shaped memref of any type values}}
+    %cell = pgpu.group.alloc : memref<?xi32>
+  }
+  return
+}

@@ -227,6 +227,21 @@ func.func @group_split(%a: memref<?xi32>, %p: index) {
   return
 }
 
+// Fork's shared locals: memory of the group.
+// CHECK-LABEL: func.func @group_alloc
+// CHECK: %[[CELL:.*]] = pgpu.group.alloc : memref<i32>
+// CHECK-NEXT: %[[ARRAY:.*]] = pgpu.group.alloc : memref<16xf32>
+func.func @group_alloc(%p: index) {
+  pgpu.spawn synchronous %p {
+    %cell = pgpu.group.alloc : memref<i32>
+    %array = pgpu.group.alloc : memref<16xf32>
+    %me = pgpu.group.rank : index
+    %x = arith.constant 1.0 : f32
+    memref.store %x, %array[%me] : memref<16xf32>
+  }
+  return
+}
+
 // Fork's fork(k; @ = e1; $ = e2), seq and farm.
 // CHECK-LABEL: func.func @group_fork_seq_farm
 // CHECK-SAME: (%[[A:.*]]: memref<?xi32>, %[[P:.*]]: index, %[[K:.*]]: index)

@@ -181,6 +181,33 @@ def Pgpu_GroupForkOp : Pgpu_Op<"group.fork", [RecursiveMemoryEffects,
 }
 
 //===----------------------------------------------------------------------===//
+// Group memory
+//===----------------------------------------------------------------------===//
+
+def Pgpu_GroupAllocOp : Pgpu_Op<"group.alloc"> {
+  let summary = "Fork's shared (`sh`) local: memory the whole group shares";
+  let description = [{
+    A shared local variable of synchronous code (seeds/fork-to-cuda.txt,
+    Section 2: `sh` variables are shared by the group of processors that
+    executes their declaration). All members of the current group reach
+    the op together and get the same memref, a fresh allocation for this
+    group (a recursive call's group gets its own); subgroups formed later in
+    the region use the same memory. It lives until the region of the group
+    that made it ends. Statically shaped; a scalar variable is a rank-0
+    memref. Valid in synchronous code, not in `pgpu.farm` or `pgpu.seq`.
+
+    ```mlir
+    %flag = pgpu.group.alloc : memref<i32>
+    %a = pgpu.group.alloc : memref<16xi32>
+    ```
+  }];
+  let results = (outs Res<AnyStaticShapeMemRef, "the group's memory",
+                          [MemAlloc]>:$memref);
+  let assemblyFormat = "attr-dict `:` type($memref)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Execution modes
 //===----------------------------------------------------------------------===//
 

@@ -88,6 +88,10 @@ impl<'c> LowerCx<'c, '_> {
                 return Err(self.unsupported(span, "a string literal outside 'printf'"));
             }
             ExprKind::Null => Rv::Void,
+            ExprKind::Var(var) if self.memory_vars.contains_key(var) => {
+                let place = self.lower_place(expr)?;
+                self.read_place(&place, span)?
+            }
             ExprKind::Var(var) => self
                 .env
                 .get(Key::Var(*var))
@@ -360,6 +364,26 @@ impl<'c> LowerCx<'c, '_> {
         let span = expr.span;
         let location = self.loc(span);
         match &expr.kind {
+            ExprKind::Var(var) if self.memory_vars.contains_key(var) => {
+                let memory = self.memory_vars[var].clone();
+                let mut cells = Vec::new();
+                for memref in memory.flatten() {
+                    use melior::ir::r#type::ShapedTypeLike;
+                    let ty = melior::ir::r#type::MemRefType::try_from(memref.r#type())
+                        .map_err(|_| self.internal("a memory variable that is not a memref"))?
+                        .element();
+                    cells.push(Cells::Leaf {
+                        memref,
+                        indices: Vec::new(),
+                        ty,
+                    });
+                }
+                let shape = self.shape(&expr.ty, span)?;
+                Ok(Place::Cells(
+                    cells_of_shape(&shape, &mut cells.into_iter())
+                        .ok_or_else(|| self.internal("memory variable shape"))?,
+                ))
+            }
             ExprKind::Var(var) => Ok(Place::Local {
                 var: *var,
                 path: Vec::new(),

@@ -62,6 +62,19 @@ pub trait Extension {
         Err(cx.unsupported(expr.span, "this expression"))
     }
 
+    /// The memory of a shared local variable (Fork's `sh`): a memref of
+    /// `memref_type` (a scalar cell or an array) that every member of the
+    /// group executing the declaration shares.
+    fn shared_local<'c>(
+        &self,
+        cx: &mut LowerCx<'c, '_>,
+        memref_type: melior::ir::Type<'c>,
+        span: Span,
+    ) -> LowerResult<V<'c>> {
+        let _ = memref_type;
+        Err(cx.unsupported(span, "a shared local variable"))
+    }
+
     /// Stores `value` (an `int`) into `thread.oldrank`.
     fn assign_oldrank<'c>(
         &self,
@@ -123,6 +136,9 @@ pub struct LowerCx<'c, 'x> {
     /// have no results, so the new value reaches the code after the region
     /// through memory.
     pub cells: HashMap<crate::hir::VarId, Rv<'c>>,
+    /// Scalar variables that live in memory cells (`memref<T>` per leaf)
+    /// for their whole life: Fork's shared (`sh`) locals.
+    pub memory_vars: HashMap<crate::hir::VarId, Rv<'c>>,
     /// The entry block of the innermost allocation scope (the function, or
     /// the `pgpu.spawn` body whose threads own private memory): where
     /// `memref.alloca`s go.
@@ -169,6 +185,7 @@ impl<'c, 'x> LowerCx<'c, 'x> {
             function: None,
             diagnostics: Vec::new(),
             cells: HashMap::new(),
+            memory_vars: HashMap::new(),
             alloca_scope: None,
             in_host_region: false,
             span: Span::default(),

@@ -178,6 +178,9 @@ impl<'c> LowerCx<'c, '_> {
             .var(var)
             .ok_or_else(|| self.internal("unknown variable"))?;
         let ty = info.ty.clone();
+        if info.storage == Some(crate::hir::Storage::Shared) {
+            return self.lower_shared_decl(var, &ty, init, span);
+        }
         let rv = match init {
             None => self.uninitialized(&ty, span)?,
             Some(Init::Expr(expr)) => {
@@ -191,6 +194,51 @@ impl<'c> LowerCx<'c, '_> {
             Some(Init::List(items)) => self.lower_init_list(&ty, items, span)?,
         };
         self.env.set(Key::Var(var), rv);
+        Ok(())
+    }
+
+    /// A shared local (Fork's `sh`): memory the language extension provides
+    /// for the group; arrays are that memory, scalars live in cells.
+    fn lower_shared_decl(
+        &mut self,
+        var: VarId,
+        ty: &Type,
+        init: Option<&Init>,
+        span: Span,
+    ) -> LowerResult<()> {
+        let shape = self.shape(ty, span)?;
+        let location = self.loc(span);
+        let ext = self.ext;
+        let mut memrefs = Vec::new();
+        let mut scalar = false;
+        for leaf in shape.leaves() {
+            let mlir = self.mlir_type(&leaf, span)?;
+            let memref_type = match leaf {
+                Type::Array(..) => mlir,
+                _ => {
+                    scalar = true;
+                    self.parse_type(&format!("memref<{mlir}>"))?
+                }
+            };
+            memrefs.push(ext.shared_local(self, memref_type, span)?);
+        }
+        let memory = self.rv_from_flat(ty, &memrefs, span)?;
+        if !scalar {
+            if init.is_some() {
+                return Err(self.unsupported(span, "an initializer of a shared array"));
+            }
+            self.env.set(Key::Var(var), memory);
+            return Ok(());
+        }
+        self.memory_vars.insert(var, memory);
+        if let Some(Init::Expr(expr)) = init {
+            let value = self.lower_expr(expr)?;
+            for (memref, leaf) in memrefs.iter().zip(value.flatten()) {
+                self.b().store(leaf, *memref, &[], location)?;
+            }
+        } else if init.is_some() {
+            return Err(self.unsupported(span, "this initializer of a shared variable"));
+        }
         Ok(())
     }
 
