@@ -59,7 +59,7 @@ impl Extension for ForkLowering {
             &[],
             vec![],
         )?;
-        Ok(pgpu_csubset::lower::builder::result(op, 0)?)
+        pgpu_csubset::lower::builder::result(op, 0)
     }
 
     fn lower_stmt<'c>(&self, cx: &mut LowerCx<'c, '_>, stmt: &Stmt) -> LowerResult<()> {
