@@ -6,10 +6,12 @@ Here, where pgpu is built:
 
     scripts/gpu_differential.py build gpu-check
 
-compiles every examples/bsgp program with `pgpu compile --target cuda` into
-gpu-check/ (stripped), and writes the expected output of every case: the
-argument sets of test-suite/run/bsgp/*.test (lines `%t.exe ARGS`), checked by
-the reference interpreter there, plus larger sizes below (LARGE). Expected
+compiles every examples/bsgp and examples/fork program with `pgpu compile
+--target cuda` into gpu-check/ (stripped), and writes the expected output of
+every case: the argument sets of test-suite/run/bsgp/*.test (lines `%t.exe
+ARGS`) and test-suite/run/fork/*.test (lines `%t.native ARGS`), checked by
+the reference interpreter there, plus larger sizes below (LARGE,
+FORK_LARGE). Expected
 outputs come from the same executable run here on the CPU device, whose
 kernels and collectives are the CPU runtime's. Then, on the GPU machine
 (carry gpu-check/):
@@ -41,9 +43,15 @@ LARGE = {
     "particle_binning": ["200000"],
 }
 
-# Fork programs that compile natively (groups that do not split), run with
-# their default arguments.
-FORK_NATIVE = ["async_group", "figure3", "mpadd_counter", "prefix_mpadd", "seq_farm"]
+# Fork programs at sizes that give the groups work (beyond the run tests'
+# argument sets, which every Fork example is also checked with).
+FORK_LARGE = {
+    "sieve": ["100000 4096"],
+    "quicksort": ["100000 256 3"],
+    "matmul": ["128 4096"],
+    "list_ranking": ["4096 9"],
+    "parallel_merge": ["4096 4096 1024 2"],
+}
 
 OUT_OF_BOUNDS = "test-suite/run/errors/Inputs/kernel-out-of-bounds.bsgp"
 OUT_OF_BOUNDS_REPORT = "error: in kernel main kernel 0: CUDA_ERROR_ASSERT"
@@ -59,7 +67,13 @@ def cases():
                 found.append((name, match.group(1).strip()))
     for name, sizes in LARGE.items():
         found.extend((name, args) for args in sizes)
-    found.extend(("fork_" + name, "") for name in FORK_NATIVE)
+    for test in sorted(glob.glob(os.path.join(ROOT, "test-suite/run/fork/*.test"))):
+        name = os.path.basename(test)[: -len(".test")]
+        with open(test) as text:
+            for match in re.finditer(r"// RUN: %t\.native ?(.*?) (>|\|)", text.read()):
+                found.append(("fork_" + name, match.group(1).strip()))
+    for name, sizes in FORK_LARGE.items():
+        found.extend(("fork_" + name, args) for args in sizes)
     return found
 
 
@@ -72,8 +86,8 @@ def build(directory):
     ]
     programs.append(("kernel-out-of-bounds", os.path.join(ROOT, OUT_OF_BOUNDS)))
     programs.extend(
-        ("fork_" + name, os.path.join(ROOT, "examples/fork", name + ".fork"))
-        for name in FORK_NATIVE
+        ("fork_" + os.path.basename(path)[: -len(".fork")], path)
+        for path in sorted(glob.glob(os.path.join(ROOT, "examples/fork/*.fork")))
     )
     for name, program in programs:
         exe = os.path.join(directory, name)

@@ -8,13 +8,14 @@
 // RUN: FileCheck %s --check-prefix=OUT < %t.lowered
 // OUT: ids 0 1 0 1 0 1 0 | ranks 13 13 12 12 11 11 10
 // OUT-NEXT: counts 0 0 1 1 2 2 3 | cells 4 3
-// OUT-NEXT: depth 2 3 3 3 3 3 3
+// OUT-NEXT: depth 2 3 3 3 3 3 3 | winner 0
 
 memref.global @ids : memref<8xindex> = dense<0>
 memref.global @ranks : memref<8xindex> = dense<0>
 memref.global @counts : memref<8xi32> = dense<0>
 memref.global @cells : memref<2xi32> = dense<0>
 memref.global @depth : memref<8xi32> = dense<0>
+memref.global @winner : memref<index> = dense<7>
 
 // A synchronous function that recurses: halves its group until one member
 // is left, and returns the number of halvings plus its argument.
@@ -63,6 +64,11 @@ func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
 // CHECK: arith.addi
 // The call of the synchronous function.
 // CHECK: call @__group_halve(
+// A shared local: memory of the group, on the host, freed at the end.
+// CHECK: %[[SHARED:.*]] = memref.alloc() : memref<index>
+// CHECK: pgpu.spawn synchronous
+// CHECK: memref.store %{{.*}}, %[[SHARED]][] : memref<index>
+// CHECK: memref.dealloc %[[SHARED]] : memref<index>
 func.func @main() -> i32 {
   %c7 = arith.constant 7 : index
   pgpu.spawn synchronous %c7 {
@@ -91,6 +97,12 @@ func.func @main() -> i32 {
     %d = func.call @halve(%zero) : (i32) -> i32
     %depth = memref.get_global @depth : memref<8xi32>
     memref.store %d, %depth[%me] : memref<8xi32>
+    // A shared local all members write: the lowest rank wins.
+    %shared = pgpu.group.alloc : memref<index>
+    memref.store %me, %shared[] : memref<index>
+    %w = memref.load %shared[] : memref<index>
+    %winner = memref.get_global @winner : memref<index>
+    memref.store %w, %winner[] : memref<index>
     pgpu.yield
   }
   %ids = memref.get_global @ids : memref<8xindex>
@@ -122,7 +134,9 @@ func.func @main() -> i32 {
     %x = memref.load %depth[%i] : memref<8xi32>
     pgpu.printf " %d"(%x) : i32
   }
-  pgpu.printf "\n"
+  %winner = memref.get_global @winner : memref<index>
+  %wv = memref.load %winner[] : memref<index>
+  pgpu.printf " | winner %d\n"(%wv) : index
   %ret = arith.constant 0 : i32
   return %ret : i32
 }
