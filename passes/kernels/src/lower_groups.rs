@@ -231,6 +231,13 @@ impl Lowering {
     fn run(mut self) -> Built<()> {
         let spawn = self.scope;
         self.plan(spawn);
+        // A group without members runs nothing (and has no position 0 to
+        // read uniform values back from).
+        let outside = Builder::before(spawn);
+        let zero = outside.index(0)?;
+        let any = outside.cmpi(8, spawn.operand(0), zero)?;
+        let (_, then_yield, _) = outside.if_op(any, &[], false)?;
+        spawn.move_before(then_yield);
         let at = Builder::before(spawn);
         let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
         let id = at.index(0)?;
