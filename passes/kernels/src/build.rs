@@ -259,6 +259,23 @@ impl<'c> Builder<'c> {
         Ok((parallel, reduce, rank))
     }
 
+    /// `scf.for %i = %lower to %upper step %step` without results; returns
+    /// the loop, `%i` and the body's `scf.yield`, before which the body goes.
+    pub fn for_loop(&self, lower: Val, upper: Val, step: Val) -> Built<(Op, Val, Op)> {
+        let region = Region::new();
+        region.append_block(Block::new(&[(self.index_type(), self.location)]));
+        let for_op =
+            self.op_with_regions("scf.for", &[lower, upper, step], &[], &[], vec![region])?;
+        let body = for_op
+            .entry_block(0)
+            .ok_or_else(|| self.fail("scf.for without a body"))?;
+        let terminator = OperationBuilder::new("scf.yield", self.location)
+            .build()
+            .map_err(|error| self.fail(&format!("cannot build scf.yield: {error}")))?;
+        let end = body.append(terminator);
+        Ok((for_op, body.arguments()[0], end))
+    }
+
     /// `scf.if %condition { then } [else { else }]` with results `types`;
     /// returns the op and the terminators (`scf.yield`) of its regions.
     pub fn if_op(

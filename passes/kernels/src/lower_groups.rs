@@ -431,6 +431,15 @@ impl Lowering {
         Ok(segment)
     }
 
+    /// A new segment of `level` before `before`: its body's end (where its
+    /// code goes) and the thread's position.
+    fn open_segment(&mut self, before: Op, level: usize) -> Built<(Op, Val)> {
+        let segment = self.new_segment(before, level)?;
+        let end = body_end(segment)?;
+        let position = self.position(segment, level, end)?;
+        Ok((end, position))
+    }
+
     /// A per-processor buffer of `level` of `element`s (with `shape` per
     /// processor), freed when the level ends.
     fn buffer(&self, level: usize, element: Type, shape: &[i64]) -> Built<Val> {
@@ -484,11 +493,7 @@ impl Lowering {
     /// other segments and demoted cells through their buffers and replacing
     /// the group queries.
     fn move_into(&mut self, op: Op, segment: Op) -> Built<()> {
-        let terminator = segment
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        op.move_before(terminator);
+        op.move_before(body_end(segment)?);
         let level = self.segments[&segment];
         // Accesses of demoted cells first: they are replaced.
         let mut op = op;
@@ -592,12 +597,7 @@ impl Lowering {
         let position = self.position(home, level, after)?;
         // The position may have been computed after the definer's position
         // in the segment; store at the end of the segment instead.
-        let at = Builder::before(
-            home.entry_block(0)
-                .and_then(Blk::terminator)
-                .ok_or(PassFailure)?,
-        );
-        at.store(value, buffer, position)?;
+        Builder::before(body_end(home)?).store(value, buffer, position)?;
         self.buffers.insert(value, buffer);
         Ok(buffer)
     }
@@ -609,13 +609,8 @@ impl Lowering {
             return self.buffer_of(value, home);
         }
         let buffer = self.buffer(level, value.melior_type(), &[])?;
-        let segment = self.new_segment(before, level)?;
-        let terminator = segment
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        let position = self.position(segment, level, terminator)?;
-        Builder::before(terminator).store(value, buffer, position)?;
+        let (end, position) = self.open_segment(before, level)?;
+        Builder::before(end).store(value, buffer, position)?;
         Ok(buffer)
     }
 
@@ -747,13 +742,8 @@ impl Lowering {
         let index_type = at.index_type();
         let others = self.buffer(level, i1, &[])?;
         let iota = self.buffer(level, index_type, &[])?;
-        let segment = self.new_segment(op, level)?;
-        let terminator = segment
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        let position = self.position(segment, level, terminator)?;
-        let inside = Builder::before(terminator);
+        let (end, position) = self.open_segment(op, level)?;
+        let inside = Builder::before(end);
         let flag = inside.load(flags, position)?;
         let one = inside.constant(i1, 1)?;
         let other = inside.value("arith.xori", &[flag, one], i1, &[])?;
@@ -822,26 +812,10 @@ impl Lowering {
             .entry_block(0)
             .ok_or_else(|| at.fail("pgpu.group.fork without a body"))?;
         // for (g = 0; g < k; g++)
-        let loop_region = Region::new();
-        let body = Block::new(&[(index_type, at.location())]);
-        loop_region.append_block(body);
-        let for_op =
-            at.op_with_regions("scf.for", &[zero, count, one], &[], &[], vec![loop_region])?;
-        let body = for_op.entry_block(0).ok_or(PassFailure)?;
-        let group = body.arguments()[0];
-        let end = body.append(
-            melior::ir::operation::OperationBuilder::new("scf.yield", at.location())
-                .build()
-                .map_err(|_| at.fail("cannot build scf.yield"))?,
-        );
+        let (_, group, end) = at.for_loop(zero, count, one)?;
         // Members of subgroup g, in position order.
-        let segment = self.new_segment(end, level)?;
-        let terminator = segment
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        let position = self.position(segment, level, terminator)?;
-        let inside = Builder::before(terminator);
+        let (segment_end, position) = self.open_segment(end, level)?;
+        let inside = Builder::before(segment_end);
         let id = inside.load(ids, position)?;
         let same = inside.cmpi(0, id, group)?;
         inside.store(same, members, position)?;
@@ -856,13 +830,8 @@ impl Lowering {
         let any = outside.cmpi(8, found, zero)?;
         let (_, then_yield, _) = outside.if_op(any, &[], false)?;
         // Order them by their new rank (stable: ties keep position order).
-        let gather = self.new_segment_sized(then_yield, found)?;
-        let terminator = gather
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        let inside = Builder::before(terminator);
-        let slot = inside.value("pgpu.rank", &[], index_type, &[])?;
+        let (gather_end, slot) = self.open_spawn(then_yield, found)?;
+        let inside = Builder::before(gather_end);
         let member = inside.load(positions, slot)?;
         let key = inside.load(ranks, member)?;
         inside.store(key, keys, slot)?;
@@ -870,13 +839,8 @@ impl Lowering {
         sort.op("pgpu.list.sort_idx", &[keys, order, found], &[], &[])?;
         let map = self.buffer(level, index_type, &[])?;
         let new_ranks = self.buffer(level, index_type, &[])?;
-        let place = self.new_segment_sized(then_yield, found)?;
-        let terminator = place
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        let inside = Builder::before(terminator);
-        let slot = inside.value("pgpu.rank", &[], index_type, &[])?;
+        let (place_end, slot) = self.open_spawn(then_yield, found)?;
+        let inside = Builder::before(place_end);
         let source = inside.load(order, slot)?;
         let member = inside.load(positions, source)?;
         let rank = inside.load(keys, source)?;
@@ -905,19 +869,21 @@ impl Lowering {
         Ok(next)
     }
 
-    /// A plain spawn of `count` threads before `before` (bookkeeping).
-    fn new_segment_sized(&mut self, before: Op, count: Val) -> Built<Op> {
+    /// A plain spawn of `count` threads before `before` (bookkeeping): its
+    /// body's end and the thread's rank.
+    fn open_spawn(&mut self, before: Op, count: Val) -> Built<(Op, Val)> {
         let at = Builder::before(before);
         let region = Region::new();
         region.append_block(Block::new(&[]));
         let spawn = at.op_with_regions("pgpu.spawn", &[count], &[], &[], vec![region])?;
         let body = spawn.entry_block(0).ok_or(PassFailure)?;
-        body.append(
+        let end = body.append(
             melior::ir::operation::OperationBuilder::new("pgpu.yield", at.location())
                 .build()
                 .map_err(|_| at.fail("cannot build pgpu.yield"))?,
         );
-        Ok(spawn)
+        let rank = Builder::before(end).value("pgpu.rank", &[], at.index_type(), &[])?;
+        Ok((end, rank))
     }
 
     /// Carried values (`inits[i]` entering, `yields[i]` fed back) that stay
@@ -978,11 +944,8 @@ impl Lowering {
             return Ok(());
         }
         let segment = self.new_segment(before, level)?;
-        let terminator = segment
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        let at = Builder::before(terminator);
+        let end = body_end(segment)?;
+        let at = Builder::before(end);
         let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
         let mut stores = vec![position.defining_op().ok_or(PassFailure)?];
         for (value, buffer) in values.iter().zip(buffers) {
@@ -990,7 +953,7 @@ impl Lowering {
         }
         // Reach values of other segments through their buffers.
         for store in stores {
-            store.move_before(terminator);
+            store.move_before(end);
             self.move_into(store, segment)?;
         }
         Ok(())
@@ -1012,30 +975,10 @@ impl Lowering {
         let (results, next) = self.result_buffers(op, level, after)?;
         let index_type = at.index_type();
         let one = at.index(1)?;
-        let spawn = self.new_segment_sized(op, one)?;
-        let terminator = spawn
-            .entry_block(0)
-            .and_then(Blk::terminator)
-            .ok_or(PassFailure)?;
-        let inside = Builder::before(terminator);
+        let (spawn_end, _) = self.open_spawn(op, one)?;
+        let inside = Builder::before(spawn_end);
         let zero = inside.index(0)?;
-        let step = inside.index(1)?;
-        let region = Region::new();
-        region.append_block(Block::new(&[(index_type, at.location())]));
-        let for_op = inside.op_with_regions(
-            "scf.for",
-            &[zero, self.levels[level].size, step],
-            &[],
-            &[],
-            vec![region],
-        )?;
-        let body = for_op.entry_block(0).ok_or(PassFailure)?;
-        let member = body.arguments()[0];
-        let end = body.append(
-            melior::ir::operation::OperationBuilder::new("scf.yield", at.location())
-                .build()
-                .map_err(|_| at.fail("cannot build scf.yield"))?,
-        );
+        let (_, member, end) = inside.for_loop(zero, self.levels[level].size, one)?;
         let step_at = Builder::before(end);
         let mut element = step_at.load(indices, member)?;
         if let Some(offset) = offset {
@@ -1061,14 +1004,9 @@ impl Lowering {
         let ranks = match self.levels[level].ranks {
             Some(ranks) => ranks,
             None => {
-                let segment = self.new_segment(op, level)?;
-                let terminator = segment
-                    .entry_block(0)
-                    .and_then(Blk::terminator)
-                    .ok_or(PassFailure)?;
-                let position = self.position(segment, level, terminator)?;
+                let (end, position) = self.open_segment(op, level)?;
                 let buffer = self.buffer(level, at.index_type(), &[])?;
-                Builder::before(terminator).store(position, buffer, position)?;
+                Builder::before(end).store(position, buffer, position)?;
                 buffer
             }
         };
@@ -1392,6 +1330,14 @@ fn lower_function(function: Op) -> Built<()> {
     // Erased last: calls in the body recognize the callee by it.
     function.erase();
     Ok(())
+}
+
+/// The end of a spawn's body (its `pgpu.yield`).
+fn body_end(spawn: Op) -> Built<Op> {
+    spawn
+        .entry_block(0)
+        .and_then(Blk::terminator)
+        .ok_or(PassFailure)
 }
 
 /// Rewrites the load or store `access` of a demoted cell (operand
