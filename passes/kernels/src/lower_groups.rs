@@ -750,21 +750,13 @@ impl Lowering {
         inside.store(other, others, position)?;
         inside.store(position, iota, position)?;
         let (buffers, next) = self.result_buffers(op, level, after)?;
-        let zero = at.index(0)?;
         let size = self.levels[level].size;
         for (region, side_flags) in [(0, flags), (1, others)] {
             let Some(block) = op.entry_block(region) else {
                 continue;
             };
             let map = self.buffer(level, index_type, &[])?;
-            let count = at.value(
-                "pgpu.list.compact",
-                &[iota, side_flags, map, size, zero],
-                index_type,
-                &[],
-            )?;
-            let any = at.cmpi(8, count, zero)?;
-            let (_, then_yield, _) = at.if_op(any, &[], false)?;
+            let (count, then_yield) = members_of(&at, iota, side_flags, map, size)?;
             if let Some(merge) = block.terminator() {
                 self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
             }
@@ -820,15 +812,8 @@ impl Lowering {
         let same = inside.cmpi(0, id, group)?;
         inside.store(same, members, position)?;
         inside.store(position, iota, position)?;
-        let outside = Builder::before(end);
-        let found = outside.value(
-            "pgpu.list.compact",
-            &[iota, members, positions, size, zero],
-            index_type,
-            &[],
-        )?;
-        let any = outside.cmpi(8, found, zero)?;
-        let (_, then_yield, _) = outside.if_op(any, &[], false)?;
+        let (found, then_yield) =
+            members_of(&Builder::before(end), iota, members, positions, size)?;
         // Order them by their new rank (stable: ties keep position order).
         let (gather_end, slot) = self.open_spawn(then_yield, found)?;
         let inside = Builder::before(gather_end);
@@ -1330,6 +1315,22 @@ fn lower_function(function: Op) -> Built<()> {
     // Erased last: calls in the body recognize the callee by it.
     function.erase();
     Ok(())
+}
+
+/// The positions whose `flags` are set, in order, compacted into
+/// `positions` on the device (`iota` holds `0 .. size`); returns their
+/// count and the end of an `scf.if` that runs when there are any.
+fn members_of(at: &Builder, iota: Val, flags: Val, positions: Val, size: Val) -> Built<(Val, Op)> {
+    let zero = at.index(0)?;
+    let count = at.value(
+        "pgpu.list.compact",
+        &[iota, flags, positions, size, zero],
+        at.index_type(),
+        &[],
+    )?;
+    let any = at.cmpi(8, count, zero)?;
+    let (_, then_yield, _) = at.if_op(any, &[], false)?;
+    Ok((count, then_yield))
 }
 
 /// The end of a spawn's body (its `pgpu.yield`).

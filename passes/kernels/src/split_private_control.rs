@@ -149,15 +149,19 @@ fn synchronous_scope(op: Op) -> Option<Op> {
     None
 }
 
+/// The types of `op`'s results.
+fn result_types<'c>(op: Op) -> Vec<Type<'c>> {
+    op.results()
+        .iter()
+        .map(|value| value.melior_type())
+        .collect()
+}
+
 /// Wraps `op` in a `pgpu.farm` with its results: every member runs it on
 /// its own, and the group synchronizes at the end.
 fn run_in_farm(op: Op) -> Built<()> {
     let at = Builder::before(op);
-    let types: Vec<Type> = op
-        .results()
-        .iter()
-        .map(|value| value.melior_type())
-        .collect();
+    let types = result_types(op);
     let region = Region::new();
     region.append_block(melior::ir::Block::new(&[]));
     let farm = at.op_with_regions("pgpu.farm", &[], &types, &[], vec![region])?;
@@ -585,11 +589,7 @@ fn group_split(at: &Builder, condition: Val, types: &[Type]) -> Built<(Op, Op, O
 /// `scf.if` on a private condition becomes `pgpu.group.split`.
 fn split_if(op: Op) -> Built<()> {
     let at = Builder::before(op);
-    let types: Vec<Type> = op
-        .results()
-        .iter()
-        .map(|value| value.melior_type())
-        .collect();
+    let types = result_types(op);
     let regions = vec![Region::new(), Region::new()];
     let split = at.op_with_regions("pgpu.group.split", &[op.operand(0)], &types, &[], regions)?;
     for index in 0..2 {
