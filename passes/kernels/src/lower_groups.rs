@@ -715,22 +715,40 @@ impl Lowering {
         Ok(())
     }
 
-    /// A new level for the body `block` (moved into a host region whose
-    /// block is `target`, before its terminator).
-    fn enter_level(&mut self, block: Blk, target_end: Op, level: Level) -> Built<()> {
+    /// Runs the group region `block` as a subgroup of `parent` in the host
+    /// region ending at `end`: `size` members, group id `id`, explicit
+    /// `ranks` (by position) if any, parent positions `map`.
+    #[allow(clippy::too_many_arguments)]
+    fn enter_subgroup(
+        &mut self,
+        block: Blk,
+        end: Op,
+        parent: usize,
+        size: Val,
+        id: Val,
+        ranks: Option<Val>,
+        map: Val,
+    ) -> Built<()> {
+        let anchor = Builder::before(end)
+            .index(0)?
+            .defining_op()
+            .ok_or(PassFailure)?;
         let index = self.levels.len();
-        self.levels.push(level);
-        let mut merged = vec![];
+        self.levels.push(Level {
+            size,
+            id,
+            ranks,
+            parent: Some((map, parent)),
+            anchor,
+            end,
+        });
         for inner in block.ops() {
-            if inner.is("pgpu.group.merge") {
-                merged = inner.operands();
-                let _ = merged;
-                continue;
+            if !inner.is("pgpu.group.merge") {
+                inner.move_before(end);
             }
-            inner.move_before(target_end);
         }
-        let first = self.levels[index].anchor.next().ok_or(PassFailure)?;
-        self.lower_range(first, target_end, index)
+        let first = anchor.next().ok_or(PassFailure)?;
+        self.lower_range(first, end, index)
     }
 
     /// `pgpu.group.split`: Figure 4 with the bookkeeping on the device.
@@ -760,23 +778,8 @@ impl Lowering {
             if let Some(merge) = block.terminator() {
                 self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
             }
-            let anchor = Builder::before(then_yield)
-                .index(0)?
-                .defining_op()
-                .ok_or(PassFailure)?;
             let id = self.levels[level].id;
-            self.enter_level(
-                block,
-                then_yield,
-                Level {
-                    size: count,
-                    id,
-                    ranks: None,
-                    parent: Some((map, level)),
-                    anchor,
-                    end: then_yield,
-                },
-            )?;
+            self.enter_subgroup(block, then_yield, level, count, id, None, map)?;
         }
         op.erase();
         Ok(next)
@@ -834,22 +837,7 @@ impl Lowering {
         if let Some(merge) = block.terminator() {
             self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
         }
-        let anchor = Builder::before(then_yield)
-            .index(0)?
-            .defining_op()
-            .ok_or(PassFailure)?;
-        self.enter_level(
-            block,
-            then_yield,
-            Level {
-                size: found,
-                id: group,
-                ranks: Some(new_ranks),
-                parent: Some((map, level)),
-                anchor,
-                end: then_yield,
-            },
-        )?;
+        self.enter_subgroup(block, then_yield, level, found, group, Some(new_ranks), map)?;
         op.erase();
         Ok(next)
     }
