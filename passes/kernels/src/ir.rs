@@ -214,6 +214,22 @@ impl Op {
             .is_null()
     }
 
+    /// Sets the unit attribute `name`.
+    pub fn set_unit_attribute(self, name: &str) {
+        // SAFETY: live operation; the context outlives the attribute.
+        unsafe {
+            let context = mlir_sys::mlirOperationGetContext(self.0);
+            let unit = mlir_sys::mlirUnitAttrGet(context);
+            mlir_sys::mlirOperationSetAttributeByName(self.0, string_ref(name), unit);
+        }
+    }
+
+    /// Removes the attribute `name` (if present).
+    pub fn remove_attribute(self, name: &str) {
+        // SAFETY: live operation.
+        unsafe { mlir_sys::mlirOperationRemoveAttributeByName(self.0, string_ref(name)) };
+    }
+
     /// The operation as melior sees it, for reading attributes and printing.
     pub fn melior<'c>(self) -> melior::ir::OperationRef<'c, 'c> {
         // SAFETY: live operation.

@@ -52,10 +52,12 @@ use melior::ir::{
     r#type::{DimSize, MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The attribute marking per-processor buffers.
 pub(crate) const PER_PROCESSOR: &str = "pgpu.per_processor";
+/// The attribute marking the host structures while the code moves.
+const HOST_STRUCTURE: &str = "pgpu.host_structure";
 /// The attribute marking host reads of per-processor buffers.
 const HOST_READ: &str = "pgpu.host_read";
 
@@ -175,9 +177,7 @@ struct Lowering {
     /// (segment, value) -> the value loaded in that segment.
     imported: HashMap<(Op, Val), Val>,
     dead_cells: Vec<Op>,
-    /// The ops that run as host code, decided before the code moves.
-    structures: HashSet<Op>,
-    /// The location of each multiprefix among them.
+    /// The location of each multiprefix that runs as host code.
     locations: HashMap<Op, (Val, Val, Option<Val>)>,
 }
 
@@ -208,13 +208,13 @@ impl Lowering {
             positions: HashMap::new(),
             imported: HashMap::new(),
             dead_cells: vec![],
-            structures: HashSet::new(),
             locations: HashMap::new(),
         }
     }
 
-    /// Decides which ops of `scope` (the synchronous spawn or function
-    /// whose code this lowering takes apart) are host structures.
+    /// Marks the ops of `scope` (the synchronous spawn or function whose
+    /// code this lowering takes apart) that are host structures: decided
+    /// before the code moves out of `scope`.
     fn plan(&mut self, scope: Op) {
         for op in scope.nested() {
             if is_structure(op, scope) {
@@ -223,7 +223,7 @@ impl Lowering {
                 {
                     self.locations.insert(op, location);
                 }
-                self.structures.insert(op);
+                op.set_unit_attribute(HOST_STRUCTURE);
             }
         }
     }
@@ -262,7 +262,11 @@ impl Lowering {
         for cell in std::mem::take(&mut self.dead_cells) {
             cell.erase();
         }
+        let function = spawn.enclosing_function();
         spawn.erase();
+        if let Some(function) = function {
+            unmark(function);
+        }
         Ok(())
     }
 
@@ -328,7 +332,8 @@ impl Lowering {
         if op.has_attribute(HOST_READ) || op.is("memref.dealloc") {
             return Role::Host;
         }
-        if self.structures.contains(&op) {
+        if op.has_attribute(HOST_STRUCTURE) {
+            op.remove_attribute(HOST_STRUCTURE);
             return Role::Structure;
         }
         if name.starts_with("arith.")
@@ -602,36 +607,40 @@ impl Lowering {
         Ok(buffer)
     }
 
-    /// A per-thread buffer holding `value` (a value of a segment or a host
-    /// value) at `level`, filled before `before`.
+    /// A per-processor buffer of `level` holding `value` (a value of a
+    /// segment of this level or an ancestor, or a host value), filled
+    /// before `before`.
     fn materialize(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
-        if let Some(home) = self.home_segment(value) {
+        if let Some(home) = self.home_segment(value)
+            && self.segments[&home] == level
+        {
             return self.buffer_of(value, home);
         }
         let buffer = self.buffer(level, value.melior_type(), &[])?;
-        let (end, position) = self.open_segment(before, level)?;
-        Builder::before(end).store(value, buffer, position)?;
+        let segment = self.new_segment(before, level)?;
+        let end = body_end(segment)?;
+        let position = self.position(segment, level, end)?;
+        let store =
+            Builder::before(end).op("memref.store", &[value, buffer, position], &[], &[])?;
+        // A value of an ancestor level arrives through the parent positions.
+        self.move_into(store, segment)?;
         Ok(buffer)
     }
 
     /// The uniform `value` as a host value before `before` (read back from
-    /// position 0 of its buffer when a segment computes it).
-    fn host_scalar(&mut self, value: Val, before: Op) -> Built<Val> {
-        if self.is_host_value(value) && self.home_segment(value).is_none() {
+    /// the first member of `level` when a segment computes it).
+    fn host_scalar(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
+        if self.home_segment(value).is_none() && self.is_host_value(value) {
             return Ok(value);
         }
-        let home = self.home_segment(value).ok_or_else(|| {
-            Builder::before(before).fail("internal error: a uniform value nowhere")
-        })?;
-        let buffer = self.buffer_of(value, home)?;
+        let buffer = self.materialize(value, level, before)?;
         let at = Builder::before(before);
         let zero = at.index(0)?;
-        let element = value.melior_type();
         let unit = at.unit_attribute();
         at.value(
             "memref.load",
             &[buffer, zero],
-            element,
+            value.melior_type(),
             &[(HOST_READ, unit)],
         )
     }
@@ -791,7 +800,7 @@ impl Lowering {
         let at = Builder::before(op);
         let index_type = at.index_type();
         let i1 = at.parse_type("i1")?;
-        let count = self.host_scalar(op.operand(0), op)?;
+        let count = self.host_scalar(op.operand(0), level, op)?;
         let ids = self.materialize(op.operand(1), level, op)?;
         let ranks = self.materialize(op.operand(2), level, op)?;
         let iota = self.buffer(level, index_type, &[])?;
@@ -973,7 +982,7 @@ impl Lowering {
     fn lower_call(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         let at = Builder::before(op);
         let callee = crate::inline_spmd::symbol_attribute(op, "callee")
-            .ok_or_else(|| at.fail("func.call without a callee"))?;
+            .ok_or_else(|| at.fail(&format!("internal error: {} as a call", op.name())))?;
         let ranks = match self.levels[level].ranks {
             Some(ranks) => ranks,
             None => {
@@ -996,7 +1005,7 @@ impl Lowering {
     }
 
     fn lower_if(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
-        let condition = self.host_scalar(op.operand(0), op)?;
+        let condition = self.host_scalar(op.operand(0), level, op)?;
         op.set_operand(0, condition);
         let (buffers, next) = self.result_buffers(op, level, after)?;
         for region in 0..2 {
@@ -1019,7 +1028,7 @@ impl Lowering {
 
     fn lower_for(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         for index in 0..3 {
-            let bound = self.host_scalar(op.operand(index), op)?;
+            let bound = self.host_scalar(op.operand(index), level, op)?;
             op.set_operand(index, bound);
         }
         let block = op.entry_block(0).ok_or(PassFailure)?;
@@ -1302,6 +1311,7 @@ fn lower_function(function: Op) -> Built<()> {
     }
     // Erased last: calls in the body recognize the callee by it.
     function.erase();
+    unmark(host);
     Ok(())
 }
 
@@ -1319,6 +1329,14 @@ fn members_of(at: &Builder, iota: Val, flags: Val, positions: Val, size: Val) ->
     let any = at.cmpi(8, count, zero)?;
     let (_, then_yield, _) = at.if_op(any, &[], false)?;
     Ok((count, then_yield))
+}
+
+/// Removes the marks of host structures left in code that stayed on the
+/// device (which the native backends then report).
+fn unmark(function: Op) {
+    for op in function.nested() {
+        op.remove_attribute(HOST_STRUCTURE);
+    }
 }
 
 /// The end of a spawn's body (its `pgpu.yield`).
