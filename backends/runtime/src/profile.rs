@@ -9,8 +9,13 @@
 //! generated `main`):
 //!
 //! ```text
-//! pgpu-profile launches 42 syncs 7 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000
+//! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000
 //! ```
+//!
+//! `sync-wait-ms` is the host's time blocked in those synchronizations
+//! (waiting for the device's queued work and the copies): with the run's
+//! wall time it gives the share the paper measured for its quicksort
+//! (seeds/fork-to-cuda.txt, Section 4: 31% in kernel synchronizations).
 //!
 //! `device-peak-bytes` is the most device memory in use at once by lists
 //! (their mirrors) and scratch (`mgpuMemAlloc`); memory kept in the
@@ -20,6 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 static SYNCS: AtomicU64 = AtomicU64::new(0);
+static SYNC_NANOS: AtomicU64 = AtomicU64::new(0);
 static UPLOADS: AtomicU64 = AtomicU64::new(0);
 static UPLOAD_BYTES: AtomicU64 = AtomicU64::new(0);
 static DOWNLOADS: AtomicU64 = AtomicU64::new(0);
@@ -39,8 +45,11 @@ pub fn launched() {
     LAUNCHES.fetch_add(1, Ordering::Relaxed);
 }
 
-pub fn synchronized() {
+/// A synchronization that kept the host waiting for `waited`.
+pub fn synchronized(waited: std::time::Duration) {
     SYNCS.fetch_add(1, Ordering::Relaxed);
+    let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+    SYNC_NANOS.fetch_add(nanos, Ordering::Relaxed);
 }
 
 pub fn uploaded(bytes: usize) {
@@ -71,9 +80,10 @@ pub fn given_back(bytes: usize) {
 pub fn report() -> String {
     let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     format!(
-        "pgpu-profile launches {} syncs {} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {}",
+        "pgpu-profile launches {} syncs {} sync-wait-ms {:.3} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {}",
         load(&LAUNCHES),
         load(&SYNCS),
+        load(&SYNC_NANOS) as f64 / 1e6,
         load(&UPLOADS),
         load(&UPLOAD_BYTES),
         load(&DOWNLOADS),

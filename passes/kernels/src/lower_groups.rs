@@ -34,7 +34,8 @@
 //!   `pgpu.list.sort_idx`.
 //!
 //! * A shared local (`pgpu.group.alloc`) is host memory of the level that
-//!   declares it, freed when the level ends.
+//!   declares it (one allocation, also for a declaration in a loop), freed
+//!   when the level ends.
 //!
 //! Sibling subgroups run one after the other. Calls of synchronous
 //! functions that stay calls (recursion) are not lowered yet and are
@@ -380,8 +381,10 @@ impl Lowering {
                 }
                 Role::Cell => self.demote_cell(op, level)?,
                 Role::GroupMemory => {
-                    // Before the open segment, which may use it already.
-                    let at = Builder::before(segment.unwrap_or(op));
+                    // One allocation for the level, even where the
+                    // declaration is in a loop (each iteration's variable
+                    // starts uninitialized).
+                    let at = Builder::before(self.levels[level].anchor);
                     let ty = op.result(0).melior_type();
                     let no_sizes = at.segment_sizes(&[0, 0])?;
                     let memory = at.value(

@@ -322,9 +322,10 @@ impl Runtime {
 
     /// Waits for all device work.
     pub fn synchronize(&self) -> Result<(), RtError> {
+        let start = std::time::Instant::now();
         // SAFETY: the runtime's stream.
         let code = unsafe { (self.driver.cuStreamSynchronize)(self.stream) };
-        crate::profile::synchronized();
+        crate::profile::synchronized(start.elapsed());
         self.check_wait("cuStreamSynchronize", code, true)
     }
 

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Random Fork programs, run by the reference interpreter and compiled
+natively: the outputs must be the same.
+
+    scripts/fork_differential.py [COUNT [SEED]]
+
+Each program starts a group and runs a random nest of the constructs whose
+lowering differs most between the two (group splits on private conditions,
+shrinking loops, loops whose bodies write shared memory, `fork`,
+multiprefix on member-dependent cells, concurrent writes, shared locals,
+calls of a synchronous function that splits). A differing program is kept
+in /tmp/fork-differential/ with both outputs. Exits 1 if any differs.
+"""
+
+import os
+import random
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PGPU = os.environ.get("PGPU", os.path.join(ROOT, "target/debug/pgpu"))
+OUT = "/tmp/fork-differential"
+
+
+def expression(rng):
+    return rng.choice(
+        ["me", "$", "groupsize()", "@", "v", str(rng.randint(1, 9)), "v / 2", "me * 3"]
+    )
+
+
+def condition(rng):
+    return rng.choice(
+        [
+            "v % 3 == 1",
+            "$ < groupsize() / 2",
+            "(me & 1) == 1",
+            "v > me",
+            "groupsize() > 2",
+            "@ == 0",
+        ]
+    )
+
+
+def statements(rng, depth, budget):
+    out = []
+    for _ in range(rng.randint(1, budget)):
+        out.append(statement(rng, depth))
+    return "\n".join(out)
+
+
+def statement(rng, depth):
+    kinds = ["assign", "assign", "crcw", "mpadd", "shared"]
+    if depth < 3:
+        kinds += ["if", "while", "for_shared", "fork", "call", "sh_local"]
+    kind = rng.choice(kinds)
+    if kind == "assign":
+        return f"v = v + {expression(rng)};"
+    if kind == "crcw":
+        return f"h[((v % 64) + 64) % 64] = me * 10 + $;"
+    if kind == "mpadd":
+        return f"v = v + mpadd(&cnt[((v % 4) + 4) % 4], {expression(rng)});"
+    if kind == "shared":
+        return "g[me] = g[(me + 1) % 64] + v;"
+    if kind == "if":
+        return (
+            f"if ({condition(rng)}) {{\n{statements(rng, depth + 1, 2)}\n}} "
+            f"else {{\n{statements(rng, depth + 1, 2)}\n}}"
+        )
+    if kind == "while":
+        bound = rng.randint(1, 4)
+        return (
+            f"{{ pr int w = 0; while (w < (me % {bound + 1}) + {bound}) {{ w = w + 1;\n"
+            f"{statements(rng, depth + 1, 2)}\n}} }}"
+        )
+    if kind == "for_shared":
+        return (
+            f"for (int k = 0; k < {rng.randint(1, 3)}; k++) {{ "
+            f"h[(me + k) % 64] = h[(me + k + 1) % 64] + v;\n"
+            f"{statements(rng, depth + 1, 1)}\n}}"
+        )
+    if kind == "fork":
+        return (
+            f"fork(2; @ = me % 2; $ = 10 - $) {{\n{statements(rng, depth + 1, 2)}\n}}"
+        )
+    if kind == "call":
+        return "v = f(v);"
+    return "{ sh int s; s = v; v = v + s; }"
+
+
+def program(rng):
+    processors = rng.randint(1, 9)
+    body = statements(rng, 0, 4)
+    return f"""int g[64];
+int h[64];
+int cnt[4];
+
+sync int f(int a) {{
+  pr int r = a;
+  if (a % 2 == 0) r = r + groupsize() * 100 + $;
+  else r = r - $;
+  return r;
+}}
+
+int main() {{
+  start({processors}) {{
+    pr int me = $;
+    pr int v = me * 7;
+{body}
+    g[me + 32] = v;
+  }}
+  for (int i = 0; i < 64; i++) printf("%d %d ", g[i], h[i]);
+  printf("| %d %d %d %d\\n", cnt[0], cnt[1], cnt[2], cnt[3]);
+  return 0;
+}}
+"""
+
+
+def run(command):
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    return result.returncode, result.stdout + result.stderr
+
+
+def main():
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    os.makedirs(OUT, exist_ok=True)
+    failures = 0
+    for index in range(count):
+        rng = random.Random(seed * 100003 + index)
+        source = os.path.join(OUT, f"p{seed}_{index}.fork")
+        with open(source, "w") as text:
+            text.write(program(rng))
+        reference = run([PGPU, "run", "--interpret", source])
+        exe = source[: -len(".fork")]
+        built = run([PGPU, "compile", source, "-o", exe])
+        native = run([exe]) if built[0] == 0 else built
+        same = reference == native
+        print(f"{'SAME' if same else 'DIFF'} {source}")
+        if same:
+            os.remove(source)
+            if os.path.exists(exe):
+                os.remove(exe)
+        else:
+            failures += 1
+            with open(source + ".out", "w") as text:
+                text.write(f"interpreter ({reference[0]}):\n{reference[1]}\nnative ({native[0]}):\n{native[1]}")
+    print(f"{count - failures}/{count} the same")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
