@@ -50,6 +50,7 @@ func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
 }
 
 // CHECK-LABEL: func.func @main
+// CHECK: %[[SHARED:.*]] = memref.alloc() : memref<index>
 // fork(2; @ = $ % 2; $ = 13 - $ / 2): for each subgroup id, the
 // members (compacted) ordered by their new ranks (sorted on the device).
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -64,8 +65,8 @@ func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
 // CHECK: arith.addi
 // The call of the synchronous function.
 // CHECK: call @__group_halve(
-// A shared local: memory of the group, on the host, freed at the end.
-// CHECK: %[[SHARED:.*]] = memref.alloc() : memref<index>
+// A shared local: memory of the group, on the host (allocated with the
+// group's buffers), freed at the end.
 // CHECK: pgpu.spawn synchronous
 // CHECK: memref.store %{{.*}}, %[[SHARED]][] : memref<index>
 // CHECK: memref.dealloc %[[SHARED]] : memref<index>

@@ -4,7 +4,7 @@
 memref.global @a : memref<8xi32> = dense<0>
 memref.global @c : memref<i32> = dense<0>
 
-// CHECK-DAG: memref.global "private" @__crcw_claim_c : memref<i32> = dense<2147483647>
+// CHECK-DAG: memref.global "private" @__crcw_claim_c : memref<i32> = dense<0>
 // CHECK-LABEL: func.func @main
 // The group becomes a BSGP spawn; its queries the spawn's.
 // CHECK: pgpu.spawn %{{.*}} {
@@ -15,23 +15,26 @@ memref.global @c : memref<i32> = dense<0>
 // CHECK: pgpu.barrier
 // CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[RANK]]] : memref<8xi32>
 // CHECK-NEXT: pgpu.barrier
-// A conflicting store: claims by atomic min of the rank, the winner stores
-// and resets its claim.
+// A conflicting store: claims by atomic max of the priority INT32_MAX - rank
+// (the lowest rank wins; unclaimed cells hold 0), the winner stores and
+// resets its claim.
 // CHECK: pgpu.barrier
 // CHECK-NEXT: %[[CLAIM:.*]] = memref.get_global @__crcw_claim_c
 // CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
 // CHECK-NEXT: %[[R32:.*]] = arith.index_cast %[[R]] : index to i32
-// CHECK-NEXT: memref.atomic_rmw mins %[[R32]], %[[CLAIM]][] : (i32, memref<i32>) -> i32
+// CHECK-NEXT: %[[TOP:.*]] = arith.constant 2147483647 : i32
+// CHECK-NEXT: %[[PRIORITY:.*]] = arith.subi %[[TOP]], %[[R32]] : i32
+// CHECK-NEXT: memref.atomic_rmw maxs %[[PRIORITY]], %[[CLAIM]][] : (i32, memref<i32>) -> i32
 // CHECK-NEXT: pgpu.barrier
 // CHECK-NEXT: %[[WINNER:.*]] = memref.load %[[CLAIM]][]
-// CHECK-NEXT: %[[WINS:.*]] = arith.cmpi eq, %[[WINNER]], %[[R32]] : i32
+// CHECK-NEXT: %[[WINS:.*]] = arith.cmpi eq, %[[WINNER]], %[[PRIORITY]] : i32
 // CHECK-NEXT: scf.if %[[WINS]] {
 // CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[] : memref<i32>
 // CHECK-NEXT: }
 // CHECK-NEXT: pgpu.barrier
 // CHECK-NEXT: scf.if %[[WINS]] {
-// CHECK-NEXT: %[[MAX:.*]] = arith.constant 2147483647 : i32
-// CHECK-NEXT: memref.store %[[MAX]], %[[CLAIM]][] : memref<i32>
+// CHECK-NEXT: %[[UNCLAIMED:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: memref.store %[[UNCLAIMED]], %[[CLAIM]][] : memref<i32>
 // CHECK-NEXT: }
 // CHECK-NEXT: pgpu.barrier
 func.func @main() -> i32 {
@@ -66,7 +69,7 @@ func.func @main() -> i32 {
 // CHECK: scf.for
 // CHECK: memref.store %{{.*}}, %[[CL]][
 // CHECK: pgpu.spawn
-// CHECK: memref.atomic_rmw mins %{{.*}}, %[[CL]][
+// CHECK: memref.atomic_rmw maxs %{{.*}}, %[[CL]][
 // CHECK: memref.dealloc %[[CL]] : memref<?xi32>
 func.func @outside(%list: memref<?xi32>) {
   %c6 = arith.constant 6 : index

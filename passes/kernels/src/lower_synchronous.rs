@@ -16,11 +16,12 @@
 //! * a store whose index is not one element per processor (`rank`,
 //!   `rank + c`, `rank - c` for a `c` equal in all processors, through
 //!   integer casts) resolves its conflicts explicitly: every writer takes
-//!   `atomic min` of its rank on a claim cell of the element, and after a
-//!   barrier only the winner stores and then resets the cell. Claim cells
-//!   start at `INT32_MAX`: a global target gets a claim global with that
-//!   initializer; a list from outside the group gets a claim list filled by
-//!   the host before the spawn and freed after it;
+//!   `atomic max` of its priority `INT32_MAX - rank` on a claim cell of the
+//!   element, and after a barrier only the winner (the lowest rank) stores
+//!   and then resets the cell. Claim cells start at 0, so that a global
+//!   target's claim global is zero-initialized memory (no data in the
+//!   executable); a list or cell from outside the group gets a claim list
+//!   or cell filled by the host before the spawn and freed after it;
 //! * a multiprefix on one location of the group (Fork's `mpadd` etc.)
 //!   becomes a read of the old value, a `pgpu.scan` in rank order (each
 //!   processor's result is `old op prefix`) and rank 0's store of
@@ -395,22 +396,26 @@ fn resolve_conflicts(runtime: &mut RuntimeCalls, spawn: Op, store: Op) -> Built<
     let claim = claim_cells(runtime, spawn, target, &at)?;
     let rank = at.value("pgpu.rank", &[], at.index_type(), &[])?;
     let rank = at.value("arith.index_cast", &[rank], i32_type, &[])?;
+    // The priority INT32_MAX - rank: the lowest rank has the highest, and
+    // unclaimed cells hold 0 (zero-initialized memory).
+    let maximum = at.constant(i32_type, i64::from(i32::MAX))?;
+    let priority = at.value("arith.subi", &[maximum, rank], i32_type, &[])?;
     let i64_type = at.parse_type("i64")?;
-    // `mins` in MLIR 22's `arith::AtomicRMWKind`.
-    let min_kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, 10).into();
-    let mut operands = vec![rank, claim];
+    // `maxs` in MLIR 22's `arith::AtomicRMWKind`.
+    let max_kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, 6).into();
+    let mut operands = vec![priority, claim];
     operands.extend(&indices);
     at.op(
         "memref.atomic_rmw",
         &operands,
         &[i32_type],
-        &[("kind", min_kind)],
+        &[("kind", max_kind)],
     )?;
     barrier(&at)?;
     let mut cell = vec![claim];
     cell.extend(&indices);
     let winner = at.value("memref.load", &cell, i32_type, &[])?;
-    let wins = at.cmpi(0, winner, rank)?;
+    let wins = at.cmpi(0, winner, priority)?;
     let (_, then_yield, _) = at.if_op(wins, &[], false)?;
     store.move_before(then_yield);
     let after = Builder::before(
@@ -422,8 +427,8 @@ fn resolve_conflicts(runtime: &mut RuntimeCalls, spawn: Op, store: Op) -> Built<
     barrier(&after)?;
     let (reset, reset_yield, _) = after.if_op(wins, &[], false)?;
     let inside = after.moved_to(reset_yield);
-    let maximum = inside.constant(i32_type, i64::from(i32::MAX))?;
-    let mut reset_operands = vec![maximum];
+    let unclaimed = inside.constant(i32_type, 0)?;
+    let mut reset_operands = vec![unclaimed];
     reset_operands.extend(&cell);
     inside.op("memref.store", &reset_operands, &[], &[])?;
     Ok(reset)
@@ -455,8 +460,7 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
         });
         if !exists {
             runtime.parse_into_module(&format!(
-                "memref.global \"private\" @{claim_name} : {claim_type} = dense<{}>",
-                i32::MAX
+                "memref.global \"private\" @{claim_name} : {claim_type} = dense<0>"
             ))?;
         }
         return at.value(
@@ -480,8 +484,8 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
             host.parse_type("memref<i32>")?,
             &[("operandSegmentSizes", segments)],
         )?;
-        let maximum = host.constant(i32_type, i64::from(i32::MAX))?;
-        host.op("memref.store", &[maximum, claim], &[], &[])?;
+        let unclaimed = host.constant(i32_type, 0)?;
+        host.op("memref.store", &[unclaimed, claim], &[], &[])?;
         let next = spawn
             .next()
             .ok_or_else(|| host.fail("internal error: nothing after the group"))?;
@@ -493,7 +497,7 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
     let length = host.value("memref.dim", &[target, zero], host.index_type(), &[])?;
     let claim = host.alloc(i32_type, length)?;
     let one = host.index(1)?;
-    let maximum = host.constant(i32_type, i64::from(i32::MAX))?;
+    let unclaimed = host.constant(i32_type, 0)?;
     let fill = host.op_with_regions(
         "scf.for",
         &[zero, length, one],
@@ -508,7 +512,7 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
     let Some(end) = body.terminator() else {
         return Err(host.fail("internal error: scf.for without scf.yield"));
     };
-    host.moved_to(end).store(maximum, claim, induction)?;
+    host.moved_to(end).store(unclaimed, claim, induction)?;
     let next = spawn
         .next()
         .ok_or_else(|| host.fail("internal error: nothing after the group"))?;

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the Fork benchmarks of issue 6 (seeds/fork-to-cuda.txt, Section 4:
+# sieve of Eratosthenes, quicksort, matrix multiplication) at the paper's
+# sizes, here where pgpu is built; bench/fork/run.sh runs them on the GPU
+# machine (carry bench/fork/bin).
+#
+# The programs are examples/fork/{sieve,quicksort,matmul}.fork and their
+# sequential C references test-suite/run/fork/ref/*.c with the array sizes
+# raised (sieve up to 10^8, quicksort 10^7 elements, matrices 4096 x 4096):
+#   bin/<name>      pgpu compile --target cuda (runs on the GPU, or on the
+#                   CPU device with --device cpu)
+#   bin/<name>_seq  the sequential reference, pgpu compile (host code only)
+# Run from the repository root: bench/fork/build.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PGPU=${PGPU:-target/debug/pgpu}
+out=bench/fork/bin
+src=bench/fork/bin/src
+mkdir -p "$out" "$src"
+# name: sed program raising the sizes (whole numbers only)
+declare -A raise=(
+  [sieve]='s/\b100001\b/100000001/g; s/\b100000\b/100000000/g'
+  [quicksort]='s/\b100001\b/10000001/g; s/\b100000\b/10000000/g'
+  [matmul]='s/\b128\b/4096/g'
+)
+for name in sieve quicksort matmul; do
+  sed -E "${raise[$name]}" "examples/fork/$name.fork" > "$src/$name.fork"
+  sed -E "${raise[$name]}" "test-suite/run/fork/ref/$name.c" > "$src/${name}_seq.c"
+  "$PGPU" compile --target cuda "$src/$name.fork" -o "$out/$name"
+  "$PGPU" compile "$src/${name}_seq.c" -o "$out/${name}_seq"
+done
+echo "built: $(ls "$out" | grep -v src | tr '\n' ' ')"

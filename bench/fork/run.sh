@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the Fork benchmarks of issue 6 on the GPU machine (after
+# bench/fork/build.sh here; carry bench/fork/bin), side by side in one run:
+# each workload as pgpu-compiled Fork on the GPU (--device cuda), the same
+# executable on the CPU device (--device cpu, the runtime's thread pool),
+# and the sequential C reference on the CPU. Wall times are medians of
+# $REPEAT runs (default 3); every run's output must equal the reference's.
+# The GPU runs print PGPU_PROFILE's line, whose sync-wait-ms against the
+# wall time is the share the host spends waiting in synchronizations (the
+# paper: 31% for quicksort at 4608 threads).
+#
+# Prints a markdown table:
+#   | workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | launches | syncs | sync wait % | check |
+# Run from the repository root: bench/fork/run.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bin=${PGPU_FORK_BIN:-bench/fork/bin}
+repeat=${REPEAT:-3}
+logs=${PGPU_BENCH_LOGS:-/tmp/pgpu-fork-bench}
+mkdir -p "$logs"
+# workload, Fork arguments, reference arguments
+cases=(
+  "sieve|100000000 4096|100000000"
+  "sieve|100000000 65536|100000000"
+  "quicksort|10000000 256 7|10000000 256 7"
+  "quicksort|10000000 4608 7|10000000 4608 7"
+  "matmul|2048 4096|2048 4096"
+  "matmul|4096 16384|4096 16384"
+)
+median_ms() { # command... -> median wall ms; stdout of the last run in $logs/last.out
+  local times=()
+  for _ in $(seq "$repeat"); do
+    local start end
+    start=$(date +%s%N)
+    "$@" > "$logs/last.out" 2> "$logs/last.err"
+    end=$(date +%s%N)
+    times+=($(( (end - start) / 1000 )))
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%.1f", a[int((NR + 1) / 2)] / 1000 }'
+}
+echo "machine: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPU cores, $(date -u +%Y-%m-%d)"
+echo
+echo "| workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | launches | syncs | sync wait % | check |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for case in "${cases[@]}"; do
+  IFS='|' read -r name args ref_args <<< "$case"
+  seq_ms=$(median_ms "$bin/${name}_seq" $ref_args)
+  cp "$logs/last.out" "$logs/$name.ref"
+  gpu_ms=$(PGPU_PROFILE=1 median_ms "$bin/$name" --device cuda $args)
+  check=same
+  cmp -s "$logs/last.out" "$logs/$name.ref" || check=DIFF
+  profile=$(grep '^pgpu-profile' "$logs/last.err" | tail -1)
+  launches=$(awk '{ print $3 }' <<< "$profile")
+  syncs=$(awk '{ print $5 }' <<< "$profile")
+  wait_ms=$(awk '{ print $7 }' <<< "$profile")
+  cpu_ms=$(median_ms "$bin/$name" --device cpu $args)
+  cmp -s "$logs/last.out" "$logs/$name.ref" || check=DIFF
+  ratio=$(awk -v s="$seq_ms" -v g="$gpu_ms" 'BEGIN { printf "%.2f", s / g }')
+  share=$(awk -v w="${wait_ms:-0}" -v g="$gpu_ms" 'BEGIN { printf "%.0f", 100 * w / g }')
+  echo "| $name | $args | $gpu_ms | $cpu_ms | $seq_ms | $ratio | $launches | $syncs | $share | $check |"
+done
