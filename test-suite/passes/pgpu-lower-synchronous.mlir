@@ -171,3 +171,33 @@ func.func @modes(%list: memref<4xi32>) {
   }
   return
 }
+
+// -----
+
+// A multiprefix whose prefixes nobody reads is one atomic update per
+// processor; a store of one value everywhere needs no claims.
+memref.global @total : memref<i32> = dense<0>
+memref.global @flag : memref<i32> = dense<0>
+
+// CHECK-LABEL: func.func @totals
+// CHECK: pgpu.spawn
+// CHECK-NOT: pgpu.scan
+// CHECK: memref.atomic_rmw addi %{{.*}}, %{{.*}}[] : (i32, memref<i32>) -> i32
+// CHECK-NEXT: pgpu.barrier
+// CHECK-NOT: __crcw_claim
+// CHECK: memref.store %{{.*}}, %{{.*}}[] : memref<i32>
+// CHECK-NEXT: pgpu.barrier
+// CHECK: return
+func.func @totals(%one: i32) {
+  %c6 = arith.constant 6 : index
+  pgpu.spawn synchronous %c6 {
+    %r = pgpu.group.rank : index
+    %r32 = arith.index_cast %r : index to i32
+    %total = memref.get_global @total : memref<i32>
+    %unused = pgpu.multiprefix add %r32 to %total[] : memref<i32>
+    %flag = memref.get_global @flag : memref<i32>
+    memref.store %one, %flag[] : memref<i32>
+    pgpu.yield
+  }
+  return
+}

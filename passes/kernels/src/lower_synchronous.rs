@@ -22,8 +22,12 @@
 //!   target's claim global is zero-initialized memory (no data in the
 //!   executable); a list or cell from outside the group gets a claim list
 //!   or cell filled by the host before the spawn and freed after it;
+//! * a store of a value that is the same in every processor needs no
+//!   claims (any winner writes that value);
 //! * a multiprefix on one location of the group (Fork's `mpadd` etc.)
-//!   becomes a read of the old value, a `pgpu.scan` in rank order (each
+//!   whose results nobody reads becomes one atomic update per processor
+//!   for the integer kinds whose total does not depend on the order;
+//!   otherwise a read of the old value, a `pgpu.scan` in rank order (each
 //!   processor's result is `old op prefix`) and rank 0's store of
 //!   `old op total`, between barriers;
 //! * `seq` (Fork's one-processor mode) becomes `if (rank == 0)` and `farm`
@@ -171,7 +175,10 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
             return None;
         }
         let indices: Vec<Val> = op.operands()[2..].to_vec();
-        let conflicting = !(indices.len() == 1 && is_rank_injective(indices[0], spawn));
+        // Writers of one value everywhere need no claims: whoever wins, the
+        // element gets that value.
+        let conflicting = !(indices.len() == 1 && is_rank_injective(indices[0], spawn))
+            && !is_same_everywhere(op.operand(0), spawn);
         // Claims for a global scalar or list, or a list from outside.
         let target = op.operand(1);
         let global = target
@@ -311,6 +318,23 @@ fn multiprefix(op: Op) -> Built<Op> {
     let Some(combine) = combine_op(op) else {
         return Err(at.fail("internal error: an unsupported multiprefix"));
     };
+    // Nobody reads the prefixes and the order does not change the total:
+    // one atomic update per processor instead of a scan.
+    if op.result(0).uses().is_empty()
+        && let Some(kind) = atomic_kind(op)
+    {
+        let i64_type = at.parse_type("i64")?;
+        let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
+        let ty = op.result(0).melior_type();
+        let update = at.op(
+            "memref.atomic_rmw",
+            &op.operands(),
+            &[ty],
+            &[("kind", kind)],
+        )?;
+        op.erase();
+        return Ok(update);
+    }
     let ty = op.result(0).melior_type();
     let mut cell = op.operands()[1..].to_vec();
     let value = op.operand(0);
@@ -333,6 +357,30 @@ fn multiprefix(op: Op) -> Built<Op> {
     op.result(0).replace_all_uses(result);
     op.erase();
     Ok(store_if)
+}
+
+/// The `arith::AtomicRMWKind` (MLIR 22 numbering) that combines like the
+/// integer multiprefix `op` in any order, if there is one.
+fn atomic_kind(op: Op) -> Option<i64> {
+    if op.result(0).melior_type().is_float() {
+        return None;
+    }
+    let kind = op
+        .melior()
+        .attribute("kind")
+        .ok()
+        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())?
+        .value();
+    Some(match kind {
+        0 => 1,  // add: addi
+        2 => 10, // min: mins
+        3 => 6,  // max: maxs
+        4 => 11, // minu
+        5 => 7,  // maxu
+        6 => 2,  // and: andi
+        7 => 14, // or: ori
+        _ => return None,
+    })
 }
 
 fn barrier(at: &Builder) -> Built<()> {
