@@ -177,8 +177,8 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         let indices: Vec<Val> = op.operands()[2..].to_vec();
         // Writers of one value everywhere need no claims: whoever wins, the
         // element gets that value.
-        let conflicting = !(indices.len() == 1 && is_rank_injective(indices[0], spawn))
-            && !is_same_everywhere(op.operand(0), spawn);
+        let own_element = indices.len() == 1 && is_rank_injective(indices[0], spawn);
+        let conflicting = !own_element && !is_same_everywhere(op.operand(0), spawn);
         // Claims for a global scalar or list, or a list from outside.
         let target = op.operand(1);
         let global = target
