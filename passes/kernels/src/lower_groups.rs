@@ -398,8 +398,8 @@ impl Lowering {
                     op.erase();
                 }
                 Role::Structure => {
-                    segment = None;
-                    next = Some(self.lower_structure(op, level)?);
+                    let previous = segment.take();
+                    next = Some(self.lower_structure(op, level, previous)?);
                 }
                 Role::Device => {
                     let current = match segment {
@@ -676,10 +676,11 @@ impl Lowering {
     }
 
     /// Lowers a host structure; returns the op to go on with.
-    fn lower_structure(&mut self, op: Op, level: usize) -> Built<Op> {
+    /// `previous` is the segment just before `op`, if any.
+    fn lower_structure(&mut self, op: Op, level: usize, previous: Option<Op>) -> Built<Op> {
         let after = op.next().ok_or(PassFailure)?;
         match op.name().as_str() {
-            "pgpu.group.split" => self.lower_split(op, level, after),
+            "pgpu.group.split" => self.lower_split(op, level, after, previous),
             "pgpu.group.fork" => self.lower_fork(op, level, after),
             "scf.if" => self.lower_if(op, level, after),
             "scf.for" => self.lower_for(op, level, after),
@@ -764,7 +765,7 @@ impl Lowering {
     }
 
     /// `pgpu.group.split`: Figure 4 with the bookkeeping on the device.
-    fn lower_split(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
+    fn lower_split(&mut self, op: Op, level: usize, after: Op, previous: Option<Op>) -> Built<Op> {
         let at = Builder::before(op);
         let condition = op.operand(0);
         let flags = self.materialize(condition, level, op)?;
@@ -772,7 +773,14 @@ impl Lowering {
         let index_type = at.index_type();
         let others = self.buffer(level, i1, &[])?;
         let iota = self.buffer(level, index_type, &[])?;
-        let (end, position) = self.open_segment(op, level)?;
+        // The bookkeeping joins the segment computing the condition.
+        let (end, position) = match previous {
+            Some(segment) if self.home_segment(condition) == Some(segment) => {
+                let end = body_end(segment)?;
+                (end, self.position(segment, level, end)?)
+            }
+            _ => self.open_segment(op, level)?,
+        };
         let inside = Builder::before(end);
         let flag = inside.load(flags, position)?;
         let one = inside.constant(i1, 1)?;
