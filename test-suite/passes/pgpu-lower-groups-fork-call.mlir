@@ -58,8 +58,16 @@ func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
 // CHECK: scf.if
 // CHECK: pgpu.list.sort_idx %{{.*}}, %{{.*}}[%[[FOUND]]]
 // CHECK: pgpu.spawn synchronous %[[FOUND]] {
-// A multiprefix on a cell that differs between members: one thread in
-// rank order.
+// A multiprefix on a cell that may differ between members: when the cells
+// are one (the indices' min and max agree), a rank-order multiprefix of the
+// group; otherwise one thread in rank order.
+// CHECK: %[[LOW:.*]] = pgpu.list.reduce min %[[CELLS:.*]][%{{.*}}] : memref<?xindex> -> index
+// CHECK: %[[HIGH:.*]] = pgpu.list.reduce max %[[CELLS]]
+// CHECK: %[[ONE_CELL:.*]] = arith.cmpi eq, %[[LOW]], %[[HIGH]]
+// CHECK: scf.if %[[ONE_CELL]] {
+// CHECK: pgpu.spawn synchronous
+// CHECK: pgpu.multiprefix add %{{.*}} to %{{.*}}[%[[LOW]]]
+// CHECK: } else {
 // CHECK: pgpu.spawn %c1{{.*}} {
 // CHECK: scf.for
 // CHECK: arith.addi

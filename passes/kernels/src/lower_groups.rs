@@ -48,6 +48,7 @@ use crate::{
     lower_synchronous::{combine_op, is_same_everywhere},
     unsynchronized::is_private_memory,
 };
+use melior::ir::operation::OperationLike;
 use melior::ir::{
     Block, Region, RegionLike, Type,
     r#type::{DimSize, MemRefType, ShapedTypeLike},
@@ -952,33 +953,78 @@ impl Lowering {
         Ok(())
     }
 
-    /// A multiprefix on locations that differ between members: one thread
-    /// goes through the members in rank (position) order, each getting the
-    /// location's value before adding its own.
+    /// A multiprefix on locations that may differ between members. When
+    /// they turn out the same at run time (a reduction of the indices on
+    /// the device: quicksort's `mpadd(&count[lo], ...)` with `lo` the
+    /// group's), a segment does it as on one location (a rank-order scan);
+    /// otherwise one thread goes through the members in rank (position)
+    /// order, each getting the location's value before adding its own.
     fn lower_multiprefix(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         let at = Builder::before(op);
         let (base, index, offset) = *self
             .locations
             .get(&op)
             .ok_or_else(|| at.fail("internal error: a multiprefix location"))?;
+        if offset.is_some_and(|offset| {
+            !self.is_host_value(offset) || self.home_segment(offset).is_some()
+        }) {
+            return Err(at.fail(
+                "the native backends do not compile a multiprefix on a cell of a view that differs between members yet",
+            ));
+        }
         let combine =
             combine_op(op).ok_or_else(|| at.fail("a multiprefix of this kind and type"))?;
+        let kind = op
+            .melior()
+            .attribute("kind")
+            .map_err(|_| at.fail("a multiprefix without a kind"))?;
         let values = self.materialize(op.operand(0), level, op)?;
         let indices = self.materialize(index, level, op)?;
         let (results, next) = self.result_buffers(op, level, after)?;
         let index_type = at.index_type();
+        let size = self.levels[level].size;
+        let i32_type = at.parse_type("i32")?;
+        let reduce = |combining: i64| -> Built<Val> {
+            let kind = melior::ir::attribute::IntegerAttribute::new(i32_type, combining).into();
+            at.value(
+                "pgpu.list.reduce",
+                &[indices, size],
+                index_type,
+                &[("kind", kind)],
+            )
+        };
+        let (low, high) = (reduce(2)?, reduce(3)?);
+        let same = at.cmpi(0, low, high)?;
         let one = at.index(1)?;
-        let (spawn_end, _) = self.open_spawn(op, one)?;
+        let (_, uniform_end, spread_end) = at.if_op(same, &[], true)?;
+        let spread_end = spread_end.ok_or(PassFailure)?;
+        // One location: a segment of the group.
+        let (segment_end, position) = self.open_segment(uniform_end, level)?;
+        let inside = Builder::before(segment_end);
+        let mut element = low;
+        if let Some(offset) = offset {
+            element = inside.value("arith.addi", &[element, offset], index_type, &[])?;
+        }
+        let value = inside.load(values, position)?;
+        let ty = value.melior_type();
+        let prefix = inside.value(
+            "pgpu.multiprefix",
+            &[value, base, element],
+            ty,
+            &[("kind", kind)],
+        )?;
+        inside.store(prefix, results[0], position)?;
+        // Several: one thread in rank order.
+        let (spawn_end, _) = self.open_spawn(spread_end, one)?;
         let inside = Builder::before(spawn_end);
         let zero = inside.index(0)?;
-        let (_, member, end) = inside.for_loop(zero, self.levels[level].size, one)?;
+        let (_, member, end) = inside.for_loop(zero, size, one)?;
         let step_at = Builder::before(end);
         let mut element = step_at.load(indices, member)?;
         if let Some(offset) = offset {
             element = step_at.value("arith.addi", &[element, offset], index_type, &[])?;
         }
         let value = step_at.load(values, member)?;
-        let ty = value.melior_type();
         let old = step_at.value("memref.load", &[base, element], ty, &[])?;
         step_at.store(old, results[0], member)?;
         let new = step_at.value(combine, &[old, value], ty, &[])?;
