@@ -3,8 +3,10 @@
 //! spawn per straight-line segment (seeds/fork-to-cuda.txt, Section 3,
 //! Figures 4 and 5, with the group bookkeeping on the device).
 //!
-//! A synchronous spawn whose body holds a *host structure* (a
-//! `pgpu.group.split`, a `pgpu.group.fork`, or an `scf.if`/`scf.for`/
+//! A synchronous spawn (or function marked `pgpu.synchronous`) whose code
+//! holds a *host structure* (a `pgpu.group.split`, a `pgpu.group.fork`, a
+//! `pgpu.group.alloc`, a call of a synchronous function, a multiprefix on
+//! cells that may differ between members, or an `scf.if`/`scf.for`/
 //! `scf.while` whose regions hold shared stores, multiprefix operations,
 //! `seq`, `farm`, barriers or further structures) is taken apart:
 //!
@@ -32,15 +34,22 @@
 //!   (RestoreGroup). `pgpu.group.fork` does the same for each subgroup id
 //!   `0 .. k`, ordering the members by their new rank with
 //!   `pgpu.list.sort_idx`.
-//!
+//! * A synchronous function becomes a host function
+//!   `@__group_<name>(size, id, ranks, argument buffers, result buffers)`
+//!   whose body is lowered the same way, so recursion (a recursive
+//!   quicksort that splits its group) recurses on the host.
+//! * A multiprefix on cells that may differ between members checks on the
+//!   device whether they are one (min = max of the indices, `pgpu.list.
+//!   reduce`): then it is the group's rank-order multiprefix on that cell;
+//!   otherwise one thread applies the members' values in rank order.
 //! * A shared local (`pgpu.group.alloc`) is host memory of the level that
 //!   declares it (one allocation, also for a declaration in a loop), freed
 //!   when the level ends.
+//! * A group of no processors runs nothing.
 //!
-//! Sibling subgroups run one after the other. Calls of synchronous
-//! functions that stay calls (recursion) are not lowered yet and are
-//! reported. We write this pass because Fork's group semantics have no
-//! upstream counterpart.
+//! Sibling subgroups run one after the other (on the device, concurrently
+//! running them is future work). We write this pass because Fork's group
+//! semantics have no upstream counterpart.
 
 use crate::{
     build::{Builder, Built},
