@@ -35,8 +35,8 @@
 //! `@__fork_max_<type>`): each use stores the identity, combines with a
 //! multiprefix and reads the result back in three synchronous steps. That
 //! is exact where sibling subgroups run one after the other (the reference
-//! interpreter); concurrent siblings need a cell per group, which the
-//! native lowering of synchronous groups will provide. We write this pass
+//! interpreter and `pgpu-lower-groups`); siblings that run concurrently
+//! would need a cell per group (a `pgpu.group.alloc`). We write this pass
 //! because Fork's group semantics have no upstream counterpart.
 
 use crate::{
