@@ -624,20 +624,57 @@ impl Lowering {
     /// segment of this level or an ancestor, or a host value), filled
     /// before `before`.
     fn materialize(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
-        if let Some(home) = self.home_segment(value)
-            && self.segments[&home] == level
-        {
-            return self.buffer_of(value, home);
+        let (buffers, _) = self.materialize_all(&[value], level, before, false)?;
+        Ok(buffers[0])
+    }
+
+    /// Per-processor buffers of `level` holding `values`: a value a segment
+    /// of this level computes is in its buffer already; the others (values
+    /// of ancestor levels, which arrive through the parent positions, and
+    /// host values) are stored by one new segment before `before`, which
+    /// also stores every member's position when `positions` is set.
+    fn materialize_all(
+        &mut self,
+        values: &[Val],
+        level: usize,
+        before: Op,
+        positions: bool,
+    ) -> Built<(Vec<Val>, Option<Val>)> {
+        let mut segment: Option<(Op, Op, Val)> = None;
+        let mut open = |this: &mut Self| -> Built<(Op, Op, Val)> {
+            if let Some(known) = segment {
+                return Ok(known);
+            }
+            let created = this.new_segment(before, level)?;
+            let end = body_end(created)?;
+            let position = this.position(created, level, end)?;
+            segment = Some((created, end, position));
+            Ok((created, end, position))
+        };
+        let mut buffers = vec![];
+        for value in values {
+            if let Some(home) = self.home_segment(*value)
+                && self.segments[&home] == level
+            {
+                buffers.push(self.buffer_of(*value, home)?);
+                continue;
+            }
+            let buffer = self.buffer(level, value.melior_type(), &[])?;
+            let (created, end, position) = open(self)?;
+            let store =
+                Builder::before(end).op("memref.store", &[*value, buffer, position], &[], &[])?;
+            self.move_into(store, created)?;
+            buffers.push(buffer);
         }
-        let buffer = self.buffer(level, value.melior_type(), &[])?;
-        let segment = self.new_segment(before, level)?;
-        let end = body_end(segment)?;
-        let position = self.position(segment, level, end)?;
-        let store =
-            Builder::before(end).op("memref.store", &[value, buffer, position], &[], &[])?;
-        // A value of an ancestor level arrives through the parent positions.
-        self.move_into(store, segment)?;
-        Ok(buffer)
+        let position_buffer = if positions {
+            let buffer = self.buffer(level, Builder::before(before).index_type(), &[])?;
+            let (_, end, position) = open(self)?;
+            Builder::before(end).store(position, buffer, position)?;
+            Some(buffer)
+        } else {
+            None
+        };
+        Ok((buffers, position_buffer))
     }
 
     /// The uniform `value` as a host value before `before` (read back from
@@ -822,8 +859,9 @@ impl Lowering {
         let index_type = at.index_type();
         let i1 = at.parse_type("i1")?;
         let count = self.host_scalar(op.operand(0), level, op)?;
-        let ids = self.materialize(op.operand(1), level, op)?;
-        let ranks = self.materialize(op.operand(2), level, op)?;
+        let (fork_operands, _) =
+            self.materialize_all(&[op.operand(1), op.operand(2)], level, op, false)?;
+        let (ids, ranks) = (fork_operands[0], fork_operands[1]);
         let iota = self.buffer(level, index_type, &[])?;
         let members = self.buffer(level, i1, &[])?;
         let positions = self.buffer(level, index_type, &[])?;
@@ -987,8 +1025,8 @@ impl Lowering {
             .melior()
             .attribute("kind")
             .map_err(|_| at.fail("a multiprefix without a kind"))?;
-        let values = self.materialize(op.operand(0), level, op)?;
-        let indices = self.materialize(index, level, op)?;
+        let (operands, _) = self.materialize_all(&[op.operand(0), index], level, op, false)?;
+        let (values, indices) = (operands[0], operands[1]);
         let (results, next) = self.result_buffers(op, level, after)?;
         let index_type = at.index_type();
         let size = self.levels[level].size;
@@ -1049,19 +1087,13 @@ impl Lowering {
         let at = Builder::before(op);
         let callee = crate::inline_spmd::symbol_attribute(op, "callee")
             .ok_or_else(|| at.fail(&format!("internal error: {} as a call", op.name())))?;
-        let ranks = match self.levels[level].ranks {
-            Some(ranks) => ranks,
-            None => {
-                let (end, position) = self.open_segment(op, level)?;
-                let buffer = self.buffer(level, at.index_type(), &[])?;
-                Builder::before(end).store(position, buffer, position)?;
-                buffer
-            }
-        };
+        // The ranks: explicit ones after a fork, else the positions.
+        let explicit = self.levels[level].ranks;
+        let (arguments, positions) =
+            self.materialize_all(&op.operands(), level, op, explicit.is_none())?;
+        let ranks = explicit.or(positions).ok_or(PassFailure)?;
         let mut operands = vec![self.levels[level].size, self.levels[level].id, ranks];
-        for argument in op.operands() {
-            operands.push(self.materialize(argument, level, op)?);
-        }
+        operands.extend(arguments);
         let (buffers, next) = self.result_buffers(op, level, after)?;
         operands.extend(buffers);
         let symbol = at.parse_attribute(&format!("@{}", group_function_name(&callee)))?;
