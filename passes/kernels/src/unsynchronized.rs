@@ -24,7 +24,8 @@
 //!     is processor-separating.
 //!
 //! An index is processor-separating when no two members can produce the
-//! same value: the rank plus a uniform offset; a loop variable that starts
+//! same value: the rank plus a uniform offset (not a rank a `fork` gave:
+//! those are the members' own expressions and may repeat); a loop variable that starts
 //! at such a value and steps by the group's size (the cyclic distribution
 //! `for (k = $; ...; k += p)`: members keep distinct residues modulo the
 //! size); or the pair `x / n`, `x % n` of such an `x` (matrix rows and
@@ -76,7 +77,10 @@ pub(crate) fn is_rank_injective(index: Val, scope: Op) -> bool {
         return false;
     };
     match op.name().as_str() {
-        "pgpu.group.rank" | "pgpu.rank" => true,
+        "pgpu.rank" => true,
+        // A fork's ranks are the members' own expressions (`$ = e2`), which
+        // may repeat.
+        "pgpu.group.rank" => !in_fork_body(op, scope),
         "arith.addi" => {
             let (a, b) = (op.operand(0), op.operand(1));
             (is_rank_injective(a, scope) && is_uniform(b, scope))
@@ -85,6 +89,21 @@ pub(crate) fn is_rank_injective(index: Val, scope: Op) -> bool {
         "arith.subi" => is_rank_injective(op.operand(0), scope) && is_uniform(op.operand(1), scope),
         _ => false,
     }
+}
+
+/// Whether `op` is inside a `pgpu.group.fork` body below `scope`.
+fn in_fork_body(op: Op, scope: Op) -> bool {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        if parent == scope {
+            return false;
+        }
+        if parent.is("pgpu.group.fork") {
+            return true;
+        }
+        current = parent.parent();
+    }
+    false
 }
 
 /// A class of shared memory: one module global, or any other array.
