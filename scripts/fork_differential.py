@@ -7,8 +7,9 @@ natively: the outputs must be the same.
 Each program starts a group and runs a random nest of the constructs whose
 lowering differs most between the two (group splits on private conditions,
 shrinking loops, loops whose bodies write shared memory, `fork`,
-multiprefix on member-dependent cells, concurrent writes, shared locals,
-calls of a synchronous function that splits). A differing program is kept
+multiprefix on member-dependent cells, concurrent writes, stores at ranks
+(a fork's may repeat), shared locals, calls of a synchronous function that
+splits). A differing program is kept
 in /tmp/fork-differential/ with both outputs. Exits 1 if any differs.
 """
 
@@ -49,7 +50,7 @@ def statements(rng, depth, budget):
 
 
 def statement(rng, depth):
-    kinds = ["assign", "assign", "crcw", "mpadd", "shared"]
+    kinds = ["assign", "assign", "crcw", "mpadd", "shared", "rank_store"]
     if depth < 3:
         kinds += ["if", "while", "for_shared", "fork", "call", "sh_local"]
     kind = rng.choice(kinds)
@@ -61,6 +62,8 @@ def statement(rng, depth):
         return f"v = v + mpadd(&cnt[((v % 4) + 4) % 4], {expression(rng)});"
     if kind == "shared":
         return "g[me] = g[(me + 1) % 64] + v;"
+    if kind == "rank_store":
+        return f"{{ pr int r = $; if ({condition(rng)}) h[(r + 8) % 64] = me + v; }}"
     if kind == "if":
         return (
             f"if ({condition(rng)}) {{\n{statements(rng, depth + 1, 2)}\n}} "
@@ -79,9 +82,8 @@ def statement(rng, depth):
             f"{statements(rng, depth + 1, 1)}\n}}"
         )
     if kind == "fork":
-        return (
-            f"fork(2; @ = me % 2; $ = 10 - $) {{\n{statements(rng, depth + 1, 2)}\n}}"
-        )
+        rank = rng.choice(["10 - $", "$ / 2"])
+        return f"fork(2; @ = me % 2; $ = {rank}) {{\n{statements(rng, depth + 1, 2)}\n}}"
     if kind == "call":
         return "v = f(v);"
     return "{ sh int s; s = v; v = v + s; }"
