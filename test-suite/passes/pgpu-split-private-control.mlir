@@ -8,20 +8,19 @@
 // OUT-NEXT: rank 2 while 4 for 1 side 0
 // OUT-NEXT: rank 3 while 6 for 3 side 1
 
-// CHECK-DAG: memref.global "private" @__fork_any_i32 : memref<i32> = dense<0>
-// CHECK-DAG: memref.global "private" @__fork_max_index : memref<index> = dense<0>
 // CHECK-LABEL: func.func @main
 // CHECK: pgpu.spawn synchronous
 // A condition on a host value stays an scf.if.
 // CHECK: scf.if %{{.*}} {
 // CHECK-NEXT: pgpu.printf "uniform\0A"
-// The private while: active cell, group-wide or, body in a split.
+// The private while: active cell, the group's scratch cell, group-wide or,
+// body in a split.
 // CHECK: %[[ACTIVE:.*]] = memref.alloca() : memref<i1>
+// CHECK: %[[ANYCELL:.*]] = pgpu.group.alloc : memref<i32>
 // CHECK: scf.while
 // CHECK: %[[WAS:.*]] = memref.load %[[ACTIVE]][]
 // CHECK-NEXT: %[[STILL:.*]] = arith.andi %{{.*}}, %[[WAS]] : i1
 // CHECK-NEXT: memref.store %[[STILL]], %[[ACTIVE]][]
-// CHECK: %[[ANYCELL:.*]] = memref.get_global @__fork_any_i32
 // CHECK: pgpu.multiprefix or %{{.*}} to %[[ANYCELL]][] : memref<i32>
 // CHECK: scf.condition
 // CHECK: %[[NOW:.*]] = memref.load %[[ACTIVE]][]
@@ -30,7 +29,7 @@
 // CHECK: } else {
 // CHECK-NEXT: pgpu.group.merge
 // The private for: the group's largest trip count, own iterations split.
-// CHECK: %[[MAXCELL:.*]] = memref.get_global @__fork_max_index
+// CHECK: %[[MAXCELL:.*]] = pgpu.group.alloc : memref<index>
 // CHECK: pgpu.multiprefix max %{{.*}} to %[[MAXCELL]][] : memref<index>
 // CHECK: scf.for
 // CHECK: pgpu.group.split

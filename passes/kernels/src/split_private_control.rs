@@ -31,18 +31,15 @@
 //! out private. Loads are private (a shared value read into a condition
 //! splits correctly, if needlessly).
 //!
-//! The scratch cells are module globals (`@__fork_any`,
-//! `@__fork_max_<type>`): each use stores the identity, combines with a
-//! multiprefix and reads the result back in three synchronous steps. That
-//! is exact where sibling subgroups run one after the other (the reference
-//! interpreter and `pgpu-lower-groups`); siblings that run concurrently
-//! would need a cell per group (a `pgpu.group.alloc`). We write this pass
-//! because Fork's group semantics have no upstream counterpart.
+//! The scratch cells are the group's own (`pgpu.group.alloc` before the
+//! loop): each use stores the identity, combines with a multiprefix and
+//! reads the result back in three synchronous steps, so sibling subgroups
+//! never share one. We write this pass because Fork's group semantics have
+//! no upstream counterpart.
 
 use crate::{
     build::{Builder, Built},
     ir::{Blk, Op, Val},
-    runtime_calls::RuntimeCalls,
     unsynchronized::{is_private_memory, runs_unsynchronized},
 };
 use melior::ir::{OperationRef, Region, RegionLike, Type};
@@ -75,10 +72,8 @@ impl Pass for SplitPrivateControl {
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);
         let mut splitter = Splitter {
-            runtime: RuntimeCalls::new(module),
             private: HashMap::new(),
             log: vec![],
-            globals: vec![],
         };
         let candidates: Vec<Op> = module
             .nested()
@@ -261,12 +256,9 @@ fn argument_owner(value: Val) -> Option<(Op, usize)> {
 }
 
 struct Splitter {
-    runtime: RuntimeCalls,
     private: HashMap<Val, bool>,
     /// The values `private` learned, in order (to take tentative ones back).
     log: Vec<Val>,
-    /// Scratch globals made so far (name).
-    globals: Vec<String>,
 }
 
 impl Splitter {
@@ -336,35 +328,26 @@ impl Splitter {
             .is_some_and(|condition| self.is_private(condition.operand(0)))
     }
 
-    /// The scratch global `@name : memref<ty>`, declared once.
-    fn scratch(&mut self, at: &Builder, name: &str, ty: &str) -> Built<Val> {
-        if !self.globals.iter().any(|known| known == name) {
-            self.runtime.parse_into_module(&format!(
-                "memref.global \"private\" @{name} : memref<{ty}> = dense<0>"
-            ))?;
-            self.globals.push(name.to_string());
-        }
-        at.value(
-            "memref.get_global",
-            &[],
-            at.parse_type(&format!("memref<{ty}>"))?,
-            &[("name", at.parse_attribute(&format!("@{name}"))?)],
-        )
-    }
-
     /// The group-wide combination of the private `value` with `kind`
-    /// (`or`, `max`) through a scratch cell holding `identity`.
-    fn group_combine(&mut self, at: &Builder, value: Val, kind: i64, identity: i64) -> Built<Val> {
+    /// (`or`, `max`) through the group's scratch `cell` holding `identity`.
+    fn group_combine(at: &Builder, cell: Val, value: Val, kind: i64, identity: i64) -> Built<Val> {
         let ty = value.melior_type();
-        let text = ty.to_string();
-        let name = format!("__fork_{}_{text}", if kind == 7 { "any" } else { "max" });
-        let cell = self.scratch(at, &name, &text)?;
         let start = at.constant(ty, identity)?;
         at.op("memref.store", &[start, cell], &[], &[])?;
         let i32_type = at.parse_type("i32")?;
         let kind = melior::ir::attribute::IntegerAttribute::new(i32_type, kind).into();
         at.op("pgpu.multiprefix", &[value, cell], &[ty], &[("kind", kind)])?;
         at.value("memref.load", &[cell], ty, &[])
+    }
+
+    /// A scratch cell of the group for values of `ty`, made at `at`.
+    fn scratch_cell(at: &Builder, ty: Type) -> Built<Val> {
+        at.value(
+            "pgpu.group.alloc",
+            &[],
+            at.parse_type(&format!("memref<{ty}>"))?,
+            &[],
+        )
     }
 
     /// `scf.while` on a private condition: the group shrinks.
@@ -389,6 +372,7 @@ impl Splitter {
             &[("operandSegmentSizes", segments)],
         )?;
         let all = at.constant(i1, 1)?;
+        let any_cell = Self::scratch_cell(&at, at.parse_type("i32")?)?;
         at.op("memref.store", &[all, active], &[], &[])?;
 
         // Before: a body there (`do { } while`) runs in the active members
@@ -419,7 +403,7 @@ impl Splitter {
         let still = check.value("arith.andi", &[condition.operand(0), was], i1, &[])?;
         check.op("memref.store", &[still, active], &[], &[])?;
         let as_i32 = check.value("arith.extui", &[still], check.parse_type("i32")?, &[])?;
-        let any_i32 = self.group_combine(&check, as_i32, 7, 0)?;
+        let any_i32 = Self::group_combine(&check, any_cell, as_i32, 7, 0)?;
         let zero = check.constant(check.parse_type("i32")?, 0)?;
         let any = check.cmpi(1, any_i32, zero)?;
         condition.set_operand(0, any);
@@ -456,7 +440,8 @@ impl Splitter {
         let trips = at.value("arith.ceildivsi", &[span, step], ty, &[])?;
         let zero = at.constant(ty, 0)?;
         let trips = at.value("arith.maxsi", &[trips, zero], ty, &[])?;
-        let most = self.group_combine(&at, trips, 3, 0)?;
+        let cell = Self::scratch_cell(&at, ty)?;
+        let most = Self::group_combine(&at, cell, trips, 3, 0)?;
         let one = at.constant(ty, 1)?;
         op.set_operand(0, zero);
         op.set_operand(1, most);
