@@ -296,14 +296,21 @@ impl Interp<'_> {
             let region = region.filter(|&r| !prog.regions[r as usize].blocks.is_empty());
             for &(m, group) in &list {
                 let thread = &mut threads[m];
-                Self::advance(thread);
-                if let Some(act) = thread.fiber.acts.last_mut() {
-                    match region {
-                        Some(region) => {
+                match region {
+                    Some(region) => {
+                        Self::advance(thread);
+                        if let Some(act) = thread.fiber.acts.last_mut() {
                             enter_region(act, prog, region, CtlKind::Results(op_id));
                             thread.groups.push(group);
                         }
-                        None => {
+                    }
+                    None => {
+                        // Members with nothing to run pass the op in the
+                        // next step, as the others pass the merge: the
+                        // group stays in lock step.
+                        thread.fiber.waiting = None;
+                        thread.fiber.passed = true;
+                        if let Some(act) = thread.fiber.acts.last_mut() {
                             for &slot in op.results.iter() {
                                 act.slots[slot as usize] = Val::Poison;
                             }
