@@ -2,7 +2,7 @@
 """Random Fork programs, run by the reference interpreter and compiled
 natively: the outputs must be the same.
 
-    scripts/fork_differential.py [COUNT [SEED]]
+    scripts/fork_differential.py [COUNT [SEED [MAX_PROCESSORS]]]
 
 Each program starts a group and runs a random nest of the constructs whose
 lowering differs most between the two (group splits on private conditions,
@@ -15,6 +15,7 @@ in /tmp/fork-differential/ with both outputs. Exits 1 if any differs.
 
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -61,9 +62,9 @@ def statement(rng, depth):
     if kind == "mpadd":
         return f"v = v + mpadd(&cnt[((v % 4) + 4) % 4], {expression(rng)});"
     if kind == "shared":
-        return "g[me] = g[(me + 1) % 64] + v;"
+        return "g[me] = g[(me + 1) % 128] + v;"
     if kind == "rank_store":
-        return f"{{ pr int r = $; if ({condition(rng)}) h[(r + 8) % 64] = me + v; }}"
+        return f"{{ pr int r = $; if ({condition(rng)}) h[((r + 8) % 64 + 64) % 64] = me + v; }}"
     if kind == "if":
         return (
             f"if ({condition(rng)}) {{\n{statements(rng, depth + 1, 2)}\n}} "
@@ -89,10 +90,10 @@ def statement(rng, depth):
     return "{ sh int s; s = v; v = v + s; }"
 
 
-def program(rng):
-    processors = rng.randint(1, 9)
+def program(rng, max_processors=9):
+    processors = rng.randint(1, max_processors)
     body = statements(rng, 0, 4)
-    return f"""int g[64];
+    return f"""int g[256];
 int h[64];
 int cnt[4];
 
@@ -108,9 +109,10 @@ int main() {{
     pr int me = $;
     pr int v = me * 7;
 {body}
-    g[me + 32] = v;
+    g[me + 128] = v;
   }}
   for (int i = 0; i < 64; i++) printf("%d %d ", g[i], h[i]);
+  for (int i = 128; i < 128 + {processors}; i++) printf("%d ", g[i]);
   printf("| %d %d %d %d\\n", cnt[0], cnt[1], cnt[2], cnt[3]);
   return 0;
 }}
@@ -118,24 +120,29 @@ int main() {{
 
 
 def run(command):
+    """Exit status, output, and the source position of an error report."""
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    return result.returncode, result.stdout + result.stderr
+    error = re.search(r"\.fork:(\d+:\d+): error", result.stderr)
+    return result.returncode, result.stdout, error.group(1) if error else None
 
 
 def main():
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    max_processors = int(sys.argv[3]) if len(sys.argv) > 3 else 9
     os.makedirs(OUT, exist_ok=True)
     failures = 0
     for index in range(count):
         rng = random.Random(seed * 100003 + index)
         source = os.path.join(OUT, f"p{seed}_{index}.fork")
         with open(source, "w") as text:
-            text.write(program(rng))
+            text.write(program(rng, max_processors))
         reference = run([PGPU, "run", "--interpret", source])
         exe = source[: -len(".fork")]
         built = run([PGPU, "compile", source, "-o", exe])
         native = run([exe]) if built[0] == 0 else built
+        # The same output and status; failures at the same source position
+        # (the two word their reports differently).
         same = reference == native
         print(f"{'SAME' if same else 'DIFF'} {source}")
         if same:
@@ -145,7 +152,7 @@ def main():
         else:
             failures += 1
             with open(source + ".out", "w") as text:
-                text.write(f"interpreter ({reference[0]}):\n{reference[1]}\nnative ({native[0]}):\n{native[1]}")
+                text.write(f"interpreter {reference}\nnative {native}\n")
     print(f"{count - failures}/{count} the same")
     sys.exit(1 if failures else 0)
 
