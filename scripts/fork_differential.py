@@ -20,6 +20,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# FORK_FUZZ_TARGET=cuda compiles for the cuda target, run on the CPU device
+# (the offloading host code) unless FORK_FUZZ_DEVICE says otherwise.
+TARGET = os.environ.get("FORK_FUZZ_TARGET", "cpu")
+DEVICE = os.environ.get("FORK_FUZZ_DEVICE", "cpu")
 PGPU = os.environ.get("PGPU", os.path.join(ROOT, "target/debug/pgpu"))
 OUT = "/tmp/fork-differential"
 
@@ -139,8 +143,9 @@ def main():
             text.write(program(rng, max_processors))
         reference = run([PGPU, "run", "--interpret", source])
         exe = source[: -len(".fork")]
-        built = run([PGPU, "compile", source, "-o", exe])
-        native = run([exe]) if built[0] == 0 else built
+        built = run([PGPU, "compile", "--target", TARGET, source, "-o", exe])
+        device = ["--device", DEVICE] if TARGET == "cuda" else []
+        native = run([exe, *device]) if built[0] == 0 else built
         # The same output and status; failures at the same source position
         # (the two word their reports differently).
         same = reference == native
