@@ -122,6 +122,8 @@ pub enum Initializer {
 /// A function parameter.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Param {
+    /// Fork storage class, if written (`sh`: shared by the calling group).
+    pub storage: Option<Storage>,
     /// Its type (a `T name[]` parameter adds one pointer).
     pub ty: TypeName,
     /// Its name (prototypes may omit it).

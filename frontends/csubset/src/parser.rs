@@ -573,7 +573,7 @@ impl<'a> Parser<'a> {
 
     fn param(&mut self) -> PResult<Param> {
         let start = self.span();
-        self.storage();
+        let storage = self.storage();
         if !self.is_type_start() {
             return Err(self.error_here("a parameter type"));
         }
@@ -593,6 +593,7 @@ impl<'a> Parser<'a> {
             ty.pointers += 1;
         }
         Ok(Param {
+            storage,
             ty,
             name,
             span: start.to(self.prev_span()),

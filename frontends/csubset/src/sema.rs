@@ -776,6 +776,9 @@ impl Sema {
                 );
             }
             let v = self.declare(name, ty, VarKind::Param(i as u32), false);
+            if let Some(info) = self.vars.get_mut(v.0 as usize) {
+                info.storage = p.storage;
+            }
             params.push(v);
         }
         let body = match &f.body {

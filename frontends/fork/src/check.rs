@@ -28,7 +28,8 @@ pub const E_SYNC_CALL: &str = "fork::E202";
 pub const E_BARRIER: &str = "fork::E203";
 /// Code of a synchronous-only construct in asynchronous code.
 pub const E_ASYNC: &str = "fork::E204";
-/// Code of a shared (`sh`) local variable outside synchronous code.
+/// Code of a shared (`sh`) local variable or parameter outside synchronous
+/// code.
 pub const E_SHARED_LOCAL: &str = "fork::E205";
 
 /// Where a statement runs.
@@ -61,6 +62,9 @@ pub fn check(program: &Hir) -> Vec<Diagnostic> {
             Some(FnMode::Async) => Mode::Async,
             None => Mode::Host,
         };
+        for param in &f.params {
+            c.shared_outside_sync(*param, mode);
+        }
         c.block(&f.body, mode);
     }
     c.diags
@@ -73,6 +77,28 @@ pub fn check_source(path: &str, text: &str) -> pgpu_csubset::CheckResult {
 }
 
 impl Checker<'_> {
+    /// A shared (`sh`) variable or parameter outside synchronous code:
+    /// there is no group to share it with (host code), or the group
+    /// structure is read-only (asynchronous code).
+    fn shared_outside_sync(&mut self, var: pgpu_csubset::hir::VarId, mode: Mode) {
+        if let Some(v) = self.hir.var(var)
+            && v.storage == Some(Storage::Shared)
+            && mode != Mode::Sync
+        {
+            self.diags.push(
+                Diagnostic::error(
+                    E_SHARED_LOCAL,
+                    format!(
+                        "the shared local variable '{}' must be declared in synchronous code, where the group executing the declaration shares it",
+                        v.name
+                    ),
+                    v.span,
+                )
+                .with_help("declare it in a `start` body or a `sync` function, or as a global (shared by all groups)"),
+            );
+        }
+    }
+
     fn error(&mut self, code: &'static str, message: String, span: pgpu_csubset::span::Span) {
         self.diags.push(Diagnostic::error(code, message, span));
     }
@@ -118,25 +144,7 @@ impl Checker<'_> {
         match &stmt.kind {
             StmtKind::Expr(e) => self.expr(e, mode),
             StmtKind::Decl { var, init } => {
-                if let Some(v) = self.hir.var(*var)
-                    && v.storage == Some(Storage::Shared)
-                    && mode != Mode::Sync
-                {
-                    // Outside synchronous code there is no group to share
-                    // the variable with (host code) or the group structure
-                    // is read-only (asynchronous code).
-                    self.diags.push(
-                        Diagnostic::error(
-                            E_SHARED_LOCAL,
-                            format!(
-                                "the shared local variable '{}' must be declared in synchronous code, where the group executing the declaration shares it",
-                                v.name
-                            ),
-                            v.span,
-                        )
-                        .with_help("declare it in a `start` body or a `sync` function, or as a global (shared by all groups)"),
-                    );
-                }
+                self.shared_outside_sync(*var, mode);
                 if let Some(i) = init {
                     self.init(i, mode);
                 }

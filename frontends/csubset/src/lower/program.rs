@@ -466,6 +466,22 @@ fn entry_block<'c>(
 /// The body at the cursor, then the extension's epilogue and `func.return`
 /// of the returned value (0 for `main` without one, poison otherwise).
 fn lower_body(cx: &mut LowerCx<'_, '_>, function: &Function, result_ty: &Type) -> LowerResult<()> {
+    // Shared (`sh`) parameters: memory of the calling group, holding the
+    // argument (of concurrent writes, the first member's).
+    for param in &function.params {
+        let Some(info) = cx.hir.var(*param) else {
+            continue;
+        };
+        if info.storage == Some(crate::hir::Storage::Shared) {
+            let (ty, span) = (info.ty.clone(), info.span);
+            let value = cx
+                .env
+                .get(Key::Var(*param))
+                .cloned()
+                .ok_or_else(|| cx.internal("a parameter without its value"))?;
+            cx.lower_shared_var(*param, &ty, Some(value), span)?;
+        }
+    }
     if has_early_return(function) {
         let location = cx.loc(function.body.span);
         let f = cx.b().const_bool(false, location)?;

@@ -206,6 +206,25 @@ impl<'c> LowerCx<'c, '_> {
         init: Option<&Init>,
         span: Span,
     ) -> LowerResult<()> {
+        let value = match init {
+            None => None,
+            Some(Init::Expr(expr)) => Some(self.lower_expr(expr)?),
+            Some(Init::List(_)) => {
+                return Err(self.unsupported(span, "this initializer of a shared variable"));
+            }
+        };
+        self.lower_shared_var(var, ty, value, span)
+    }
+
+    /// Gives the shared variable `var` its group memory, holding `value` if
+    /// given (a scalar's).
+    pub fn lower_shared_var(
+        &mut self,
+        var: VarId,
+        ty: &Type,
+        value: Option<Rv<'c>>,
+        span: Span,
+    ) -> LowerResult<()> {
         let shape = self.shape(ty, span)?;
         let location = self.loc(span);
         let ext = self.ext;
@@ -224,20 +243,17 @@ impl<'c> LowerCx<'c, '_> {
         }
         let memory = self.rv_from_flat(ty, &memrefs, span)?;
         if !scalar {
-            if init.is_some() {
+            if value.is_some() {
                 return Err(self.unsupported(span, "an initializer of a shared array"));
             }
             self.env.set(Key::Var(var), memory);
             return Ok(());
         }
         self.memory_vars.insert(var, memory);
-        if let Some(Init::Expr(expr)) = init {
-            let value = self.lower_expr(expr)?;
+        if let Some(value) = value {
             for (memref, leaf) in memrefs.iter().zip(value.flatten()) {
                 self.b().store(leaf, *memref, &[], location)?;
             }
-        } else if init.is_some() {
-            return Err(self.unsupported(span, "this initializer of a shared variable"));
         }
         Ok(())
     }
