@@ -42,7 +42,7 @@
 //! calls,
 //! shared stores under control flow (those need the kernel split inside
 //! loops and branches: host-side loops, Figure 5), and conflicting stores
-//! to lists of rank other than 1.
+//! to lists from outside of rank other than 1.
 //!
 //! We write this pass because Fork's group semantics have no upstream
 //! counterpart.
@@ -184,7 +184,9 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         let global = target
             .defining_op()
             .is_some_and(|op| op.is("memref.get_global"));
-        if conflicting && indices.len() > 1 {
+        // Claim cells: a global of the target's shape, or a list (one
+        // dimension) or cell from outside.
+        if conflicting && indices.len() > 1 && !global {
             return None;
         }
         if conflicting && !global && target.is_defined_within(spawn) {
