@@ -37,12 +37,13 @@
 //!   `pgpu.size`, and `pgpu.group.id` the initial group's 0.
 //!
 //! Groups the rules do not cover stay synchronous (and `pgpu compile`
-//! reports them): group splits, `fork`, `seq`/`farm` below the top level,
-//! multiprefix on locations that differ between processors or in `farm`,
-//! calls,
-//! shared stores under control flow (those need the kernel split inside
-//! loops and branches: host-side loops, Figure 5), and conflicting stores
-//! to lists from outside of rank other than 1.
+//! reports them). `pgpu-lower-groups`, which runs first, takes apart group
+//! splits, `fork`, calls of synchronous functions, multiprefix on locations
+//! that differ between processors and synchronization under control flow
+//! (Figures 4 and 5), so that what reaches this pass unlowered is: a
+//! multiprefix or barrier in a `farm` below other statements, calls of
+//! other functions, and conflicting stores to lists made inside the group
+//! or to lists from outside of rank other than 1.
 //!
 //! We write this pass because Fork's group semantics have no upstream
 //! counterpart.
