@@ -55,7 +55,7 @@ use crate::{
     build::{Builder, Built},
     ir::{Blk, Op, Val},
     lower_synchronous::{combine_op, is_same_everywhere},
-    unsynchronized::is_private_memory,
+    unsynchronized::{CallEffects, call_effects, callee, is_private_memory},
 };
 use melior::ir::operation::OperationLike;
 use melior::ir::{
@@ -150,6 +150,7 @@ fn needs_group_step(op: Op, scope: Op) -> bool {
             !is_private_memory(op.operand(1), scope) && !is_per_processor(op.operand(1))
         }
         "memref.atomic_rmw" => true,
+        "func.call" => call_effects(op) == CallEffects::Writes,
         _ => false,
     }
 }
@@ -1472,22 +1473,5 @@ fn rewrite_cell_access(access: Op, index: usize, buffer: Val, position: Val) -> 
 
 /// Whether the call `op` calls a function marked `pgpu.synchronous`.
 fn calls_synchronous(op: Op) -> bool {
-    let Some(callee) = crate::inline_spmd::symbol_attribute(op, "callee") else {
-        return false;
-    };
-    let mut module = op.parent();
-    while let Some(current) = module {
-        if current.is("builtin.module") {
-            break;
-        }
-        module = current.parent();
-    }
-    module.is_some_and(|module| {
-        module.nested().into_iter().any(|function| {
-            function.is("func.func")
-                && crate::inline_spmd::symbol_attribute(function, "sym_name").as_deref()
-                    == Some(callee.as_str())
-                && function.has_attribute("pgpu.synchronous")
-        })
-    })
+    callee(op).is_some_and(|function| function.has_attribute("pgpu.synchronous"))
 }

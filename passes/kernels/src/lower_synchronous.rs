@@ -41,9 +41,13 @@
 //! splits, `fork`, calls of synchronous functions, multiprefix on locations
 //! that differ between processors and synchronization under control flow
 //! (Figures 4 and 5), so that what reaches this pass unlowered is: a
-//! multiprefix or barrier in a `farm` below other statements, calls of
-//! other functions, and conflicting stores to lists made inside the group
-//! or to lists from outside of rank other than 1.
+//! multiprefix or barrier in a `farm` below other statements, and
+//! conflicting stores to lists made inside the group or to lists from
+//! outside of rank other than 1.
+//!
+//! Calls of ordinary functions: one that at most reads memory may be
+//! anywhere; one that writes is a statement of its own between barriers,
+//! run asynchronously in every processor (Fork's asynchronous functions).
 //!
 //! We write this pass because Fork's group semantics have no upstream
 //! counterpart.
@@ -53,7 +57,7 @@ use crate::{
     inline_spmd::symbol_attribute,
     ir::{Op, Val, string_ref},
     runtime_calls::RuntimeCalls,
-    unsynchronized::{is_private_memory, is_rank_injective, is_uniform},
+    unsynchronized::{CallEffects, call_effects, is_private_memory, is_rank_injective, is_uniform},
 };
 use melior::ir::{
     OperationRef, TypeLike,
@@ -119,14 +123,25 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
             || name.starts_with("pgpu.group.fork")
             || matches!(
                 name.as_str(),
-                "func.call"
-                    | "func.call_indirect"
-                    | "memref.copy"
-                    | "memref.atomic_rmw"
-                    | "pgpu.spawn"
+                "func.call_indirect" | "memref.copy" | "memref.atomic_rmw" | "pgpu.spawn"
             )
         {
             return None;
+        }
+        // A call of a function that writes memory is a statement of its
+        // own (run asynchronously, as Fork runs asynchronous functions),
+        // between barriers; one that at most reads may be anywhere.
+        if op.is("func.call") {
+            if call_effects(op) == CallEffects::Writes {
+                if op.block_of() != body {
+                    return None;
+                }
+                stores.push(SharedStore {
+                    op,
+                    conflicting: false,
+                });
+            }
+            continue;
         }
         // `seq` and `farm` at the top level; barriers only directly in a
         // top-level `farm`.

@@ -11,8 +11,9 @@
 //! independently, with the group synchronized at its end (Fork's `farm`),
 //! leaves memory exactly as the lock step does. That holds when the region
 //!
-//! * has no group operations, calls, barriers or I/O (only `arith`,
-//!   `math`, `index`, structured control flow and memory accesses), and
+//! * has no group operations, barriers, I/O or calls of functions that
+//!   write memory (only `arith`, `math`, `index`, structured control flow,
+//!   memory accesses and calls of functions that at most read), and
 //! * accesses shared memory (anything but processors' own `alloca` cells)
 //!   so that no member reads what another writes and conflicting writes do
 //!   not depend on their order: for every shared array it stores to, either
@@ -91,6 +92,70 @@ pub(crate) fn is_rank_injective(index: Val, scope: Op) -> bool {
     }
 }
 
+/// What a called function may do to memory outside its own cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum CallEffects {
+    None,
+    Reads,
+    Writes,
+}
+
+/// The function `call` (a `func.call`) calls, found in its module.
+pub(crate) fn callee(call: Op) -> Option<Op> {
+    let name = crate::inline_spmd::symbol_attribute(call, "callee")?;
+    let mut module = call.parent();
+    while let Some(current) = module {
+        if current.is("builtin.module") {
+            break;
+        }
+        module = current.parent();
+    }
+    module?.entry_block(0)?.ops().into_iter().find(|function| {
+        function.is("func.func")
+            && crate::inline_spmd::symbol_attribute(*function, "sym_name").as_deref()
+                == Some(name.as_str())
+    })
+}
+
+/// What the function `call` calls (and what it calls in turn) may do to
+/// memory other than its own `alloca` cells. Group code, functions without
+/// a body and ops this analysis does not know count as writing.
+pub(crate) fn call_effects(call: Op) -> CallEffects {
+    effects_of_call(call, &mut vec![])
+}
+
+fn effects_of_call(call: Op, seen: &mut Vec<Op>) -> CallEffects {
+    let Some(function) = callee(call) else {
+        return CallEffects::Writes;
+    };
+    if function.has_attribute("pgpu.synchronous")
+        || function.has_attribute(crate::inline_spmd::SPMD_INLINE)
+        || function.entry_block(0).is_none()
+    {
+        return CallEffects::Writes;
+    }
+    if seen.contains(&function) {
+        return CallEffects::None;
+    }
+    seen.push(function);
+    let own = |memref: Val| is_private_memory(memref, function);
+    let mut effects = CallEffects::None;
+    for op in function.nested() {
+        let name = op.name();
+        let effect = match name.as_str() {
+            "memref.load" if own(op.operand(0)) => CallEffects::None,
+            "memref.load" => CallEffects::Reads,
+            "memref.store" if own(op.operand(1)) => CallEffects::None,
+            "func.call" => effects_of_call(op, seen),
+            "func.return" => CallEffects::None,
+            _ if is_local_computation(&name) => CallEffects::None,
+            _ => CallEffects::Writes,
+        };
+        effects = effects.max(effect);
+    }
+    effects
+}
+
 /// Whether `op` is inside a `pgpu.group.fork` body below `scope`.
 fn in_fork_body(op: Op, scope: Op) -> bool {
     let mut current = op.parent();
@@ -130,6 +195,19 @@ pub(crate) fn runs_unsynchronized(region_op: Op, scope: Op) -> bool {
         let (memref, first_index, store) = match name.as_str() {
             "memref.load" => (op.operand(0), 1, false),
             "memref.store" => (op.operand(1), 2, true),
+            "func.call" => match call_effects(op) {
+                CallEffects::None => continue,
+                // Reads of anything: a load of the class that aliases all.
+                CallEffects::Reads => {
+                    accesses.entry(Memory::Other).or_default().push(Access {
+                        store: false,
+                        indices: vec![],
+                        value: None,
+                    });
+                    continue;
+                }
+                CallEffects::Writes => return false,
+            },
             _ if is_local_computation(&name) => continue,
             _ => return false,
         };

@@ -213,7 +213,7 @@ fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
     let what = if op_name.starts_with("pgpu.spec.") {
         "loop speculation"
     } else {
-        "this Fork group code (multiprefix or barriers in `farm` below other statements, concurrent writes to arrays made by the group or to lists of several dimensions from outside, calls of non-synchronous functions)"
+        "this Fork group code (multiprefix or barriers in `farm` below other statements, concurrent writes to arrays made by the group or to lists of several dimensions from outside, calls of functions that write memory below other statements)"
     };
     use pgpu_pass_infra::diagnostics::{Record, Severity};
     let record = Record {
