@@ -9,7 +9,7 @@ lowering differs most between the two (group splits on private conditions,
 shrinking loops, loops whose bodies write shared memory, `fork`,
 multiprefix on member-dependent cells, concurrent writes, stores at ranks
 (a fork's may repeat), shared locals, calls of a synchronous function that
-splits). A differing program is kept
+splits, calls of ordinary functions that compute, read or write). A differing program is kept
 in /tmp/fork-differential/ with both outputs. Exits 1 if any differs.
 """
 
@@ -55,7 +55,7 @@ def statements(rng, depth, budget):
 
 
 def statement(rng, depth):
-    kinds = ["assign", "assign", "crcw", "mpadd", "shared", "rank_store"]
+    kinds = ["assign", "assign", "crcw", "mpadd", "shared", "rank_store", "plain_call"]
     if depth < 3:
         kinds += ["if", "while", "for_shared", "fork", "call", "sh_local"]
     kind = rng.choice(kinds)
@@ -67,6 +67,8 @@ def statement(rng, depth):
         return f"v = v + mpadd(&cnt[((v % 4) + 4) % 4], {expression(rng)});"
     if kind == "shared":
         return "g[me] = g[(me + 1) % 128] + v;"
+    if kind == "plain_call":
+        return rng.choice(["v = v + sq(v % 7);", "v = v + peek(me);", "poke(me, v);"])
     if kind == "rank_store":
         return f"{{ pr int r = $; if ({condition(rng)}) h[((r + 8) % 64 + 64) % 64] = me + v; }}"
     if kind == "if":
@@ -100,6 +102,10 @@ def program(rng, max_processors=9):
     return f"""int g[256];
 int h[64];
 int cnt[4];
+
+int sq(int x) {{ return x * x; }}
+int peek(int i) {{ return g[(i + 3) % 128]; }}
+void poke(int i, int x) {{ g[i] = g[i] + x; }}
 
 sync int f(int a) {{
   pr int r = a;
