@@ -20,9 +20,9 @@ memref.global @winner : memref<index> = dense<7>
 // A synchronous function that recurses: halves its group until one member
 // is left, and returns the number of halvings plus its argument.
 // CHECK-LABEL: func.func @__group_halve(
-// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %[[ID:[a-z0-9]+]]: index, %[[RANKS:[a-z0-9]+]]: memref<?xindex>, %[[ARG:[a-z0-9]+]]: memref<?xi32>, %[[RESULT:[a-z0-9]+]]: memref<?xi32>)
+// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %[[ID:[a-z0-9]+]]: index, %[[RANKS:[a-z0-9]+]]: memref<?xindex>, %[[ROOTS:[a-z0-9]+]]: memref<?xindex>, %[[ARG:[a-z0-9]+]]: memref<?xi32>, %[[RESULT:[a-z0-9]+]]: memref<?xi32>)
 // The recursive call is a host call with the subgroup's size.
-// CHECK: call @__group_halve(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (index, index, memref<?xindex>, memref<?xi32>, memref<?xi32>) -> ()
+// CHECK: call @__group_halve(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (index, index, memref<?xindex>, memref<?xindex>, memref<?xi32>, memref<?xi32>) -> ()
 // CHECK: return
 func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
   %size = pgpu.group.size : index
@@ -52,7 +52,10 @@ func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
 // CHECK-LABEL: func.func @main
 // CHECK: %[[SHARED:.*]] = memref.alloc() : memref<index>
 // fork(2; @ = $ % 2; $ = 13 - $ / 2): for each subgroup id, the
-// members (compacted) ordered by their new ranks (sorted on the device).
+// members (compacted) ordered by their new ranks, ties by processor number
+// (sorted on the device by rank * 2^32 + processor).
+// CHECK: %[[SHIFT:.*]] = arith.constant 4294967296 : index
+// CHECK: arith.muli %{{.*}}, %[[SHIFT]] : index
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: %[[FOUND:.*]] = pgpu.list.compact
 // CHECK: scf.if

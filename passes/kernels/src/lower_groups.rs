@@ -32,10 +32,11 @@
 //!   each non-empty side as a subgroup (ranks renumbered in parent order,
 //!   id inherited), and stores the merge values at the parent positions
 //!   (RestoreGroup). `pgpu.group.fork` does the same for each subgroup id
-//!   `0 .. k`, ordering the members by their new rank with
-//!   `pgpu.list.sort_idx`.
+//!   `0 .. k`, ordering the members by their new rank (ties by processor
+//!   number, as the reference interpreter) with `pgpu.list.sort_idx`.
 //! * A synchronous function becomes a host function
-//!   `@__group_<name>(size, id, ranks, argument buffers, result buffers)`
+//!   `@__group_<name>(size, id, ranks, processor numbers, argument
+//!   buffers, result buffers)`
 //!   whose body is lowered the same way, so recursion (a recursive
 //!   quicksort that splits its group) recurses on the host.
 //! * A multiprefix on cells that may differ between members checks on the
@@ -169,6 +170,10 @@ struct Level {
     ranks: Option<Val>,
     /// Parent position by position, and the parent level.
     parent: Option<(Val, usize)>,
+    /// The members' processor numbers in the spawn by position, where the
+    /// level is the outermost one of a host function (its caller's); the
+    /// outermost level of a spawn numbers its members by position.
+    roots: Option<Val>,
     /// Allocations go before `anchor`, deallocations before `end`.
     anchor: Op,
     end: Op,
@@ -258,6 +263,7 @@ impl Lowering {
             id,
             ranks: None,
             parent: None,
+            roots: None,
             anchor,
             end: spawn,
         });
@@ -506,6 +512,28 @@ impl Lowering {
         };
         self.positions.insert((segment, target), value);
         Ok(value)
+    }
+
+    /// The thread's processor number in the spawn (what the reference
+    /// interpreter orders members of equal rank by), in `segment`.
+    fn root(&mut self, segment: Op, user: Op) -> Built<Val> {
+        let outermost = self.position(segment, 0, user)?;
+        match self.levels[0].roots {
+            Some(roots) => Builder::before(user).load(roots, outermost),
+            None => Ok(outermost),
+        }
+    }
+
+    /// A buffer of `level` with every member's processor number, stored by
+    /// a new segment before `before`.
+    fn roots_buffer(&mut self, level: usize, before: Op) -> Built<Val> {
+        let segment = self.new_segment(before, level)?;
+        let end = body_end(segment)?;
+        let position = self.position(segment, level, end)?;
+        let root = self.root(segment, end)?;
+        let buffer = self.buffer(level, Builder::before(end).index_type(), &[])?;
+        Builder::before(end).store(root, buffer, position)?;
+        Ok(buffer)
     }
 
     /// Moves the device op `op` to the end of `segment`, reaching values of
@@ -800,6 +828,7 @@ impl Lowering {
             id,
             ranks,
             parent: Some((map, parent)),
+            roots: None,
             anchor,
             end,
         });
@@ -863,6 +892,18 @@ impl Lowering {
         let (fork_operands, _) =
             self.materialize_all(&[op.operand(1), op.operand(2)], level, op, false)?;
         let (ids, ranks) = (fork_operands[0], fork_operands[1]);
+        // Sort keys: the new rank, ties broken by processor number (as the
+        // interpreter orders them): rank * 2^32 + processor.
+        let sort_keys = self.buffer(level, index_type, &[])?;
+        let (keys_end, keys_position) = self.open_segment(op, level)?;
+        let inside = Builder::before(keys_end);
+        let segment = keys_end.parent().ok_or(PassFailure)?;
+        let root = self.root(segment, keys_end)?;
+        let rank = inside.load(ranks, keys_position)?;
+        let shift = inside.index(1 << 32)?;
+        let high = inside.value("arith.muli", &[rank, shift], index_type, &[])?;
+        let key = inside.value("arith.addi", &[high, root], index_type, &[])?;
+        inside.store(key, sort_keys, keys_position)?;
         let iota = self.buffer(level, index_type, &[])?;
         let members = self.buffer(level, i1, &[])?;
         let positions = self.buffer(level, index_type, &[])?;
@@ -886,11 +927,11 @@ impl Lowering {
         inside.store(position, iota, position)?;
         let (found, then_yield) =
             members_of(&Builder::before(end), iota, members, positions, size)?;
-        // Order them by their new rank (stable: ties keep position order).
+        // Order them by their new rank, then processor number.
         let (gather_end, slot) = self.open_spawn(then_yield, found)?;
         let inside = Builder::before(gather_end);
         let member = inside.load(positions, slot)?;
-        let key = inside.load(ranks, member)?;
+        let key = inside.load(sort_keys, member)?;
         inside.store(key, keys, slot)?;
         let sort = Builder::before(then_yield);
         sort.op("pgpu.list.sort_idx", &[keys, order, found], &[], &[])?;
@@ -900,7 +941,7 @@ impl Lowering {
         let inside = Builder::before(place_end);
         let source = inside.load(order, slot)?;
         let member = inside.load(positions, source)?;
-        let rank = inside.load(keys, source)?;
+        let rank = inside.load(ranks, member)?;
         inside.store(member, map, slot)?;
         inside.store(rank, new_ranks, slot)?;
         if let Some(merge) = block.terminator() {
@@ -1093,7 +1134,8 @@ impl Lowering {
         let (arguments, positions) =
             self.materialize_all(&op.operands(), level, op, explicit.is_none())?;
         let ranks = explicit.or(positions).ok_or(PassFailure)?;
-        let mut operands = vec![self.levels[level].size, self.levels[level].id, ranks];
+        let roots = self.roots_buffer(level, op)?;
+        let mut operands = vec![self.levels[level].size, self.levels[level].id, ranks, roots];
         operands.extend(arguments);
         let (buffers, next) = self.result_buffers(op, level, after)?;
         operands.extend(buffers);
@@ -1326,9 +1368,9 @@ fn group_function_name(name: &str) -> String {
 }
 
 /// Replaces the synchronous function `function` by its host version: it
-/// takes the calling group's size, id and ranks (by position) and a
-/// per-processor buffer for each argument and result, and runs its body
-/// as the group's host code.
+/// takes the calling group's size, id, ranks and processor numbers (by
+/// position) and a per-processor buffer for each argument and result, and
+/// runs its body as the group's host code.
 fn lower_function(function: Op) -> Built<()> {
     let at = Builder::before(function);
     let name = crate::inline_spmd::symbol_attribute(function, "sym_name")
@@ -1345,7 +1387,7 @@ fn lower_function(function: Op) -> Built<()> {
         .ok_or_else(|| at.fail("a synchronous function without func.return"))?;
     let list = |ty: Type| at.parse_type(&format!("memref<?x{ty}>"));
     let index_type = at.index_type();
-    let mut types = vec![index_type, index_type, list(index_type)?];
+    let mut types = vec![index_type, index_type, list(index_type)?, list(index_type)?];
     for argument in old.arguments() {
         types.push(list(argument.melior_type())?);
     }
@@ -1380,7 +1422,7 @@ fn lower_function(function: Op) -> Built<()> {
     let position = inside.value("pgpu.rank", &[], index_type, &[])?;
     let argument_count = old.arguments().len();
     for (index, argument) in old.arguments().into_iter().enumerate() {
-        let value = inside.load(parameters[3 + index], position)?;
+        let value = inside.load(parameters[4 + index], position)?;
         argument.replace_all_uses(value);
     }
     let results = old_return.operands();
@@ -1393,13 +1435,14 @@ fn lower_function(function: Op) -> Built<()> {
     let end = Builder::before(new_return);
     let position = end.value("pgpu.rank", &[], index_type, &[])?;
     for (index, result) in results.into_iter().enumerate() {
-        end.store(result, parameters[3 + argument_count + index], position)?;
+        end.store(result, parameters[4 + argument_count + index], position)?;
     }
     lowering.levels.push(Level {
         size: parameters[0],
         id: parameters[1],
         ranks: Some(parameters[2]),
         parent: None,
+        roots: Some(parameters[3]),
         anchor,
         end: new_return,
     });
