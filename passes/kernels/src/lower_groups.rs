@@ -1002,6 +1002,34 @@ impl Lowering {
         }
     }
 
+    /// Demotes a loop-carried value that differs between members to a new
+    /// buffer of `level` (returned): the loop carries poison in its place
+    /// (operand `init` of `op`, operand `fed_back` of `terminator`), the
+    /// block argument `arg` becomes a load at the start of `block`, and the
+    /// value fed back a store before `terminator`. The caller stores the
+    /// initial value before the loop.
+    #[allow(clippy::too_many_arguments)]
+    fn demote_carried(
+        &mut self,
+        level: usize,
+        op: Op,
+        init: usize,
+        arg: Val,
+        block: Blk,
+        terminator: Op,
+        fed_back: usize,
+    ) -> Built<Val> {
+        let ty = arg.melior_type();
+        let buffer = self.buffer(level, ty, &[])?;
+        op.set_operand(init, Builder::before(op).poison(ty)?);
+        Self::load_at_start(arg, buffer, block)?;
+        let end = Builder::before(terminator);
+        let position = end.value("pgpu.rank", &[], end.index_type(), &[])?;
+        end.store(terminator.operand(fed_back), buffer, position)?;
+        terminator.set_operand(fed_back, end.poison(ty)?);
+        Ok(buffer)
+    }
+
     /// Demotes the carried value: the block argument `arg` becomes a load
     /// of `buffer` at the start of its block.
     fn load_at_start(arg: Val, buffer: Val, block: Blk) -> Built<()> {
@@ -1179,25 +1207,14 @@ impl Lowering {
         let yields = terminator.operands();
         let uniform = self.uniform_carried(op, &args, &inits, &yields);
         let mut demoted = (vec![], vec![]);
-        let at = Builder::before(op);
         for (index, keep) in uniform.iter().enumerate() {
             if *keep {
                 continue;
             }
-            let buffer = self.buffer(level, args[index].melior_type(), &[])?;
+            let buffer =
+                self.demote_carried(level, op, 3 + index, args[index], block, terminator, index)?;
             demoted.0.push(inits[index]);
             demoted.1.push(buffer);
-            let poison = at.poison(args[index].melior_type())?;
-            op.set_operand(3 + index, poison);
-            Self::load_at_start(args[index], buffer, block)?;
-            let end = Builder::before(terminator);
-            let yielded = terminator.operand(index);
-            end.store(
-                yielded,
-                buffer,
-                end.value("pgpu.rank", &[], end.index_type(), &[])?,
-            )?;
-            terminator.set_operand(index, end.poison(args[index].melior_type())?);
             let result = op.result(index);
             let load_at = Builder::before(after);
             let position = load_at.value("pgpu.rank", &[], load_at.index_type(), &[])?;
@@ -1216,7 +1233,6 @@ impl Lowering {
         };
         let condition = before.terminator().ok_or(PassFailure)?;
         let yield_op = body.terminator().ok_or(PassFailure)?;
-        let at = Builder::before(op);
         // Before-region arguments are entered by the inits and the yields,
         // after-region arguments by what the condition forwards.
         let args = before.arguments();
@@ -1258,20 +1274,10 @@ impl Lowering {
             if *keep {
                 continue;
             }
-            let ty = args[index].melior_type();
-            let buffer = self.buffer(level, ty, &[])?;
+            let buffer =
+                self.demote_carried(level, op, index, args[index], before, yield_op, index)?;
             demoted.0.push(inits[index]);
             demoted.1.push(buffer);
-            op.set_operand(index, at.poison(ty)?);
-            Self::load_at_start(args[index], buffer, before)?;
-            let end = Builder::before(yield_op);
-            let yielded = yield_op.operand(index);
-            end.store(
-                yielded,
-                buffer,
-                end.value("pgpu.rank", &[], end.index_type(), &[])?,
-            )?;
-            yield_op.set_operand(index, end.poison(ty)?);
         }
         self.store_before(&demoted.0, &demoted.1, level, op)?;
         // After-region arguments and results that differ between members.

@@ -128,25 +128,13 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         {
             return None;
         }
-        // A call of a function that writes memory is a statement of its
-        // own (run asynchronously, as Fork runs asynchronous functions),
-        // between barriers; one that at most reads may be anywhere.
-        if op.is("func.call") {
-            if call_effects(op) == CallEffects::Writes {
-                if op.block_of() != body {
-                    return None;
-                }
-                stores.push(SharedStore {
-                    op,
-                    conflicting: false,
-                });
-            }
-            continue;
-        }
-        // `seq` and `farm` at the top level; barriers only directly in a
-        // top-level `farm`.
-        let mode = mode_ancestor(op, spawn);
-        if matches!(name.as_str(), "pgpu.seq" | "pgpu.farm") {
+        // `seq`, `farm` and calls of functions that write memory (run
+        // asynchronously, as Fork runs asynchronous functions) are
+        // statements of their own at the top level, between barriers;
+        // calls that at most read may be anywhere. Barriers only directly
+        // in a top-level `farm`.
+        let writing_call = op.is("func.call") && call_effects(op) == CallEffects::Writes;
+        if writing_call || matches!(name.as_str(), "pgpu.seq" | "pgpu.farm") {
             if op.block_of() != body {
                 return None;
             }
@@ -156,6 +144,10 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
             });
             continue;
         }
+        if op.is("func.call") {
+            continue;
+        }
+        let mode = mode_ancestor(op, spawn);
         if name == "pgpu.barrier"
             && !op
                 .parent()
