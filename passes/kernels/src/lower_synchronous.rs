@@ -292,14 +292,18 @@ pub(crate) fn is_same_everywhere(value: Val, spawn: Op) -> bool {
             .all(|operand| is_same_everywhere(operand, spawn))
 }
 
-/// The `arith` op combining two values of a multiprefix's kind and type.
-pub(crate) fn combine_op(op: Op) -> Option<&'static str> {
-    let kind = op
-        .melior()
+/// The combining kind of a multiprefix (the dialect's numbering).
+fn combining_kind(op: Op) -> Option<i64> {
+    op.melior()
         .attribute("kind")
         .ok()
-        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())?
-        .value();
+        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())
+        .map(|kind| kind.value())
+}
+
+/// The `arith` op combining two values of a multiprefix's kind and type.
+pub(crate) fn combine_op(op: Op) -> Option<&'static str> {
+    let kind = combining_kind(op)?;
     let float = op.result(0).melior_type().is_float();
     Some(match (kind, float) {
         (0, false) => "arith.addi",
@@ -375,12 +379,7 @@ fn atomic_kind(op: Op) -> Option<i64> {
     if op.result(0).melior_type().is_float() {
         return None;
     }
-    let kind = op
-        .melior()
-        .attribute("kind")
-        .ok()
-        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())?
-        .value();
+    let kind = combining_kind(op)?;
     Some(match kind {
         0 => 1,  // add: addi
         2 => 10, // min: mins
