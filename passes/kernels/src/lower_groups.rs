@@ -110,7 +110,7 @@ impl Pass for LowerGroups {
             })
             .collect();
         for spawn in spawns {
-            Lowering::new(spawn).run()?;
+            lower_spawn(spawn)?;
         }
         let functions: Vec<Op> = module
             .nested()
@@ -124,8 +124,20 @@ impl Pass for LowerGroups {
     }
 }
 
-/// Whether `op` (in the synchronous `scope`) must run as host code.
+/// Whether `op` (in the synchronous `scope`) must run as host code: a
+/// group operation of the host, or control flow around one or around an
+/// op that needs the whole group at one point.
 fn is_structure(op: Op, scope: Op) -> bool {
+    match op.name().as_str() {
+        "scf.if" | "scf.for" | "scf.while" => op.nested().into_iter().any(|inner| {
+            inner != op && (is_host_group_op(inner, scope) || needs_group_step(inner, scope))
+        }),
+        _ => is_host_group_op(op, scope),
+    }
+}
+
+/// Whether `op` is a group operation that runs on the host.
+fn is_host_group_op(op: Op, scope: Op) -> bool {
     match op.name().as_str() {
         "pgpu.group.split" | "pgpu.group.fork" | "pgpu.group.alloc" => true,
         "func.call" => calls_synchronous(op),
@@ -135,9 +147,6 @@ fn is_structure(op: Op, scope: Op) -> bool {
                 .all(|operand| is_same_everywhere(*operand, scope))
                 && multiprefix_location(op, scope).is_some()
         }
-        "scf.if" | "scf.for" | "scf.while" => op.nested().into_iter().any(|inner| {
-            inner != op && (is_structure(inner, scope) || needs_group_step(inner, scope))
-        }),
         _ => false,
     }
 }
@@ -147,19 +156,11 @@ fn is_structure(op: Op, scope: Op) -> bool {
 fn needs_group_step(op: Op, scope: Op) -> bool {
     match op.name().as_str() {
         "pgpu.multiprefix" | "pgpu.barrier" | "pgpu.seq" | "pgpu.farm" => true,
-        "memref.store" => {
-            !is_private_memory(op.operand(1), scope) && !is_per_processor(op.operand(1))
-        }
+        "memref.store" => !is_private_memory(op.operand(1), scope),
         "memref.atomic_rmw" => true,
         "func.call" => call_effects(op) == CallEffects::Writes,
         _ => false,
     }
-}
-
-fn is_per_processor(memref: Val) -> bool {
-    memref
-        .defining_op()
-        .is_some_and(|op| op.has_attribute(PER_PROCESSOR))
 }
 
 /// A group the host code runs: see the module documentation.
@@ -180,8 +181,6 @@ struct Level {
 }
 
 struct Lowering {
-    /// The synchronous spawn or function being lowered.
-    scope: Op,
     levels: Vec<Level>,
     /// Segment spawn -> its level.
     segments: HashMap<Op, usize>,
@@ -215,9 +214,8 @@ enum Role {
 }
 
 impl Lowering {
-    fn new(scope: Op) -> Self {
+    fn new() -> Self {
         Self {
-            scope,
             levels: vec![],
             segments: HashMap::new(),
             buffers: HashMap::new(),
@@ -245,45 +243,15 @@ impl Lowering {
         }
     }
 
-    fn run(mut self) -> Built<()> {
-        let spawn = self.scope;
-        self.plan(spawn);
-        // A group without members runs nothing (and has no position 0 to
-        // read uniform values back from).
-        let outside = Builder::before(spawn);
-        let zero = outside.index(0)?;
-        let any = outside.cmpi(8, spawn.operand(0), zero)?;
-        let (_, then_yield, _) = outside.if_op(any, &[], false)?;
-        spawn.move_before(then_yield);
-        let at = Builder::before(spawn);
-        let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
-        let id = at.index(0)?;
-        self.levels.push(Level {
-            size: spawn.operand(0),
-            id,
-            ranks: None,
-            parent: None,
-            roots: None,
-            anchor,
-            end: spawn,
-        });
-        let Some(body) = spawn.entry_block(0) else {
-            return Err(at.fail("pgpu.spawn without a body"));
-        };
-        for op in body.ops() {
-            if !op.is("pgpu.yield") {
-                op.move_before(spawn);
-            }
-        }
+    /// Lowers the group code of the outermost `level` (from its anchor to
+    /// its end), then removes the demoted cells.
+    fn lower_outermost(&mut self, level: Level) -> Built<()> {
+        let (anchor, end) = (level.anchor, level.end);
+        self.levels.push(level);
         let first = anchor.next().ok_or(PassFailure)?;
-        self.lower_range(first, spawn, 0)?;
+        self.lower_range(first, end, 0)?;
         for cell in std::mem::take(&mut self.dead_cells) {
             cell.erase();
-        }
-        let function = spawn.enclosing_function();
-        spawn.erase();
-        if let Some(function) = function {
-            unmark(function);
         }
         Ok(())
     }
@@ -456,13 +424,22 @@ impl Lowering {
         Ok(segment)
     }
 
-    /// A new segment of `level` before `before`: its body's end (where its
-    /// code goes) and the thread's position.
-    fn open_segment(&mut self, before: Op, level: usize) -> Built<(Op, Val)> {
+    /// A new segment of `level` before `before`: the segment, its body's
+    /// end (where its code goes) and the thread's position.
+    fn open_segment(&mut self, before: Op, level: usize) -> Built<(Op, Op, Val)> {
         let segment = self.new_segment(before, level)?;
         let end = body_end(segment)?;
         let position = self.position(segment, level, end)?;
-        Ok((end, position))
+        Ok((segment, end, position))
+    }
+
+    /// Stores `value` into `buffer` at `position` at the end of `segment`;
+    /// a value of another segment arrives through its buffer.
+    fn store_imported(&mut self, segment: Op, position: Val, value: Val, buffer: Val) -> Built<()> {
+        let end = body_end(segment)?;
+        let store =
+            Builder::before(end).op("memref.store", &[value, buffer, position], &[], &[])?;
+        self.move_into(store, segment)
     }
 
     /// A per-processor buffer of `level` of `element`s (with `shape` per
@@ -527,9 +504,7 @@ impl Lowering {
     /// A buffer of `level` with every member's processor number, stored by
     /// a new segment before `before`.
     fn roots_buffer(&mut self, level: usize, before: Op) -> Built<Val> {
-        let segment = self.new_segment(before, level)?;
-        let end = body_end(segment)?;
-        let position = self.position(segment, level, end)?;
+        let (segment, end, position) = self.open_segment(before, level)?;
         let root = self.root(segment, end)?;
         let buffer = self.buffer(level, Builder::before(end).index_type(), &[])?;
         Builder::before(end).store(root, buffer, position)?;
@@ -674,11 +649,9 @@ impl Lowering {
             if let Some(known) = segment {
                 return Ok(known);
             }
-            let created = this.new_segment(before, level)?;
-            let end = body_end(created)?;
-            let position = this.position(created, level, end)?;
-            segment = Some((created, end, position));
-            Ok((created, end, position))
+            let created = this.open_segment(before, level)?;
+            segment = Some(created);
+            Ok(created)
         };
         let mut buffers = vec![];
         for value in values {
@@ -689,10 +662,8 @@ impl Lowering {
                 continue;
             }
             let buffer = self.buffer(level, value.melior_type(), &[])?;
-            let (created, end, position) = open(self)?;
-            let store =
-                Builder::before(end).op("memref.store", &[*value, buffer, position], &[], &[])?;
-            self.move_into(store, created)?;
+            let (created, _, position) = open(self)?;
+            self.store_imported(created, position, *value, buffer)?;
             buffers.push(buffer);
         }
         let position_buffer = if positions {
@@ -856,7 +827,10 @@ impl Lowering {
                 let end = body_end(segment)?;
                 (end, self.position(segment, level, end)?)
             }
-            _ => self.open_segment(op, level)?,
+            _ => {
+                let (_, end, position) = self.open_segment(op, level)?;
+                (end, position)
+            }
         };
         let inside = Builder::before(end);
         let flag = inside.load(flags, position)?;
@@ -895,9 +869,8 @@ impl Lowering {
         // Sort keys: the new rank, ties broken by processor number (as the
         // interpreter orders them): rank * 2^32 + processor.
         let sort_keys = self.buffer(level, index_type, &[])?;
-        let (keys_end, keys_position) = self.open_segment(op, level)?;
+        let (segment, keys_end, keys_position) = self.open_segment(op, level)?;
         let inside = Builder::before(keys_end);
-        let segment = keys_end.parent().ok_or(PassFailure)?;
         let root = self.root(segment, keys_end)?;
         let rank = inside.load(ranks, keys_position)?;
         let shift = inside.index(1 << 32)?;
@@ -919,7 +892,7 @@ impl Lowering {
         // for (g = 0; g < k; g++)
         let (_, group, end) = at.for_loop(zero, count, one)?;
         // Members of subgroup g, in position order.
-        let (segment_end, position) = self.open_segment(end, level)?;
+        let (_, segment_end, position) = self.open_segment(end, level)?;
         let inside = Builder::before(segment_end);
         let id = inside.load(ids, position)?;
         let same = inside.cmpi(0, id, group)?;
@@ -1054,18 +1027,9 @@ impl Lowering {
         if values.is_empty() {
             return Ok(());
         }
-        let segment = self.new_segment(before, level)?;
-        let end = body_end(segment)?;
-        let at = Builder::before(end);
-        let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
-        let mut stores = vec![position.defining_op().ok_or(PassFailure)?];
+        let (segment, _, position) = self.open_segment(before, level)?;
         for (value, buffer) in values.iter().zip(buffers) {
-            stores.push(at.op("memref.store", &[*value, *buffer, position], &[], &[])?);
-        }
-        // Reach values of other segments through their buffers.
-        for store in stores {
-            store.move_before(end);
-            self.move_into(store, segment)?;
+            self.store_imported(segment, position, *value, *buffer)?;
         }
         Ok(())
     }
@@ -1116,7 +1080,7 @@ impl Lowering {
         let (_, uniform_end, spread_end) = at.if_op(same, &[], true)?;
         let spread_end = spread_end.ok_or(PassFailure)?;
         // One location: a segment of the group.
-        let (segment_end, position) = self.open_segment(uniform_end, level)?;
+        let (_, segment_end, position) = self.open_segment(uniform_end, level)?;
         let inside = Builder::before(segment_end);
         let mut element = low;
         if let Some(offset) = offset {
@@ -1368,6 +1332,46 @@ fn multiprefix_location(op: Op, scope: Op) -> Option<(Val, Val, Option<Val>)> {
         .then_some((list, sum.operand(1), Some(indices[0])))
 }
 
+/// Replaces the synchronous spawn `spawn` by host code launching its
+/// segments.
+fn lower_spawn(spawn: Op) -> Built<()> {
+    let mut lowering = Lowering::new();
+    lowering.plan(spawn);
+    // A group without members runs nothing (and has no position 0 to read
+    // uniform values back from).
+    let outside = Builder::before(spawn);
+    let zero = outside.index(0)?;
+    let any = outside.cmpi(8, spawn.operand(0), zero)?;
+    let (_, then_yield, _) = outside.if_op(any, &[], false)?;
+    spawn.move_before(then_yield);
+    let at = Builder::before(spawn);
+    let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
+    let id = at.index(0)?;
+    let Some(body) = spawn.entry_block(0) else {
+        return Err(at.fail("pgpu.spawn without a body"));
+    };
+    for op in body.ops() {
+        if !op.is("pgpu.yield") {
+            op.move_before(spawn);
+        }
+    }
+    lowering.lower_outermost(Level {
+        size: spawn.operand(0),
+        id,
+        ranks: None,
+        parent: None,
+        roots: None,
+        anchor,
+        end: spawn,
+    })?;
+    let function = spawn.enclosing_function();
+    spawn.erase();
+    if let Some(function) = function {
+        unmark(function);
+    }
+    Ok(())
+}
+
 /// The host version of the synchronous function `name`.
 fn group_function_name(name: &str) -> String {
     format!("__group_{name}")
@@ -1420,7 +1424,7 @@ fn lower_function(function: Op) -> Built<()> {
             .build()
             .map_err(|_| at.fail("cannot build func.return"))?,
     );
-    let mut lowering = Lowering::new(host);
+    let mut lowering = Lowering::new();
     lowering.plan(function);
     let inside = Builder::before(new_return);
     let anchor = inside.index(0)?.defining_op().ok_or(PassFailure)?;
@@ -1443,7 +1447,7 @@ fn lower_function(function: Op) -> Built<()> {
     for (index, result) in results.into_iter().enumerate() {
         end.store(result, parameters[4 + argument_count + index], position)?;
     }
-    lowering.levels.push(Level {
+    lowering.lower_outermost(Level {
         size: parameters[0],
         id: parameters[1],
         ranks: Some(parameters[2]),
@@ -1451,12 +1455,7 @@ fn lower_function(function: Op) -> Built<()> {
         roots: Some(parameters[3]),
         anchor,
         end: new_return,
-    });
-    let first = anchor.next().ok_or(PassFailure)?;
-    lowering.lower_range(first, new_return, 0)?;
-    for cell in std::mem::take(&mut lowering.dead_cells) {
-        cell.erase();
-    }
+    })?;
     // Erased last: calls in the body recognize the callee by it.
     function.erase();
     unmark(host);
