@@ -135,6 +135,17 @@ impl<'c> Builder<'c> {
         Ok(self.block.insert_before(self.before, operation))
     }
 
+    /// Builds `name` with `operands` (no results) at the end of `block`:
+    /// a terminator.
+    pub fn append_to(&self, block: Blk, name: &str, operands: &[Val]) -> Built<Op> {
+        let operands: Vec<Value> = operands.iter().map(|value| value.melior()).collect();
+        let operation = OperationBuilder::new(name, self.location)
+            .add_operands(&operands)
+            .build()
+            .map_err(|error| self.fail(&format!("cannot build {name}: {error}")))?;
+        Ok(block.append(operation))
+    }
+
     /// Builds `name` and returns its single result.
     pub fn value(
         &self,
@@ -247,10 +258,7 @@ impl<'c> Builder<'c> {
         let Some(block) = parallel.entry_block(0) else {
             return Err(self.fail("scf.parallel without a body"));
         };
-        let reduce = OperationBuilder::new("scf.reduce", self.location)
-            .build()
-            .map_err(|error| self.fail(&format!("cannot build scf.reduce: {error}")))?;
-        let reduce = block.append(reduce);
+        let reduce = self.append_to(block, "scf.reduce", &[])?;
         let rank = block
             .arguments()
             .first()
@@ -269,10 +277,7 @@ impl<'c> Builder<'c> {
         let body = for_op
             .entry_block(0)
             .ok_or_else(|| self.fail("scf.for without a body"))?;
-        let terminator = OperationBuilder::new("scf.yield", self.location)
-            .build()
-            .map_err(|error| self.fail(&format!("cannot build scf.yield: {error}")))?;
-        let end = body.append(terminator);
+        let end = self.append_to(body, "scf.yield", &[])?;
         Ok((for_op, body.arguments()[0], end))
     }
 
@@ -297,10 +302,7 @@ impl<'c> Builder<'c> {
         let mut terminators = vec![];
         for index in 0..2 {
             if let Some(block) = op.entry_block(index) {
-                let terminator = OperationBuilder::new("scf.yield", self.location)
-                    .build()
-                    .map_err(|error| self.fail(&format!("cannot build scf.yield: {error}")))?;
-                terminators.push(block.append(terminator));
+                terminators.push(self.append_to(block, "scf.yield", &[])?);
             }
         }
         let then_yield = terminators

@@ -416,10 +416,7 @@ impl Lowering {
             vec![region],
         )?;
         let body = segment.entry_block(0).ok_or(PassFailure)?;
-        let terminator = melior::ir::operation::OperationBuilder::new("pgpu.yield", at.location())
-            .build()
-            .map_err(|_| at.fail("cannot build pgpu.yield"))?;
-        body.append(terminator);
+        at.append_to(body, "pgpu.yield", &[])?;
         self.segments.insert(segment, level);
         Ok(segment)
     }
@@ -933,11 +930,7 @@ impl Lowering {
         region.append_block(Block::new(&[]));
         let spawn = at.op_with_regions("pgpu.spawn", &[count], &[], &[], vec![region])?;
         let body = spawn.entry_block(0).ok_or(PassFailure)?;
-        let end = body.append(
-            melior::ir::operation::OperationBuilder::new("pgpu.yield", at.location())
-                .build()
-                .map_err(|_| at.fail("cannot build pgpu.yield"))?,
-        );
+        let end = at.append_to(body, "pgpu.yield", &[])?;
         let rank = Builder::before(end).value("pgpu.rank", &[], at.index_type(), &[])?;
         Ok((end, rank))
     }
@@ -1419,11 +1412,9 @@ fn lower_function(function: Op) -> Built<()> {
     )?;
     let block = host.entry_block(0).ok_or(PassFailure)?;
     let parameters = block.arguments();
-    let new_return = block.append(
-        melior::ir::operation::OperationBuilder::new("func.return", old_return.melior_location())
-            .build()
-            .map_err(|_| at.fail("cannot build func.return"))?,
-    );
+    let new_return = at
+        .at_location_of(old_return)
+        .append_to(block, "func.return", &[])?;
     let mut lowering = Lowering::new();
     lowering.plan(function);
     let inside = Builder::before(new_return);

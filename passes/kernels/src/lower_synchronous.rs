@@ -555,37 +555,11 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
     let claim = host.alloc(i32_type, length)?;
     let one = host.index(1)?;
     let unclaimed = host.constant(i32_type, 0)?;
-    let fill = host.op_with_regions(
-        "scf.for",
-        &[zero, length, one],
-        &[],
-        &[],
-        vec![loop_region(&host)?],
-    )?;
-    let Some(body) = fill.entry_block(0) else {
-        return Err(host.fail("internal error: scf.for without a body"));
-    };
-    let induction = body.arguments()[0];
-    let Some(end) = body.terminator() else {
-        return Err(host.fail("internal error: scf.for without scf.yield"));
-    };
+    let (_, induction, end) = host.for_loop(zero, length, one)?;
     host.moved_to(end).store(unclaimed, claim, induction)?;
     let next = spawn
         .next()
         .ok_or_else(|| host.fail("internal error: nothing after the group"))?;
     host.moved_to(next).dealloc(claim)?;
     Ok(claim)
-}
-
-/// A region with one block `(%i: index)` ending in `scf.yield`.
-fn loop_region<'c>(at: &Builder<'c>) -> Built<melior::ir::Region<'c>> {
-    use melior::ir::{BlockLike, RegionLike};
-    let block = melior::ir::Block::new(&[(at.index_type(), at.location())]);
-    let terminator = melior::ir::operation::OperationBuilder::new("scf.yield", at.location())
-        .build()
-        .map_err(|error| at.fail(&format!("cannot build scf.yield: {error}")))?;
-    block.append_operation(terminator);
-    let region = melior::ir::Region::new();
-    region.append_block(block);
-    Ok(region)
 }

@@ -166,12 +166,7 @@ fn run_in_farm(op: Op) -> Built<()> {
     let Some(body) = farm.entry_block(0) else {
         return Err(at.fail("internal error: a farm without its block"));
     };
-    let results: Vec<_> = op.results().iter().map(|value| value.melior()).collect();
-    let yield_op = melior::ir::operation::OperationBuilder::new("pgpu.yield", op.melior_location())
-        .add_operands(&results)
-        .build()
-        .map_err(|error| at.fail(&format!("cannot build pgpu.yield: {error}")))?;
-    op.move_before(body.append(yield_op));
+    op.move_before(at.append_to(body, "pgpu.yield", &op.results())?);
     Ok(())
 }
 
@@ -560,13 +555,10 @@ fn group_split(at: &Builder, condition: Val, types: &[Type]) -> Built<(Op, Op, O
         let Some(block) = split.entry_block(index) else {
             return Err(at.fail("internal error: group.split without a region"));
         };
-        let merge = melior::ir::operation::OperationBuilder::new(
-            "pgpu.group.merge",
-            split.melior_location(),
-        )
-        .build()
-        .map_err(|error| at.fail(&format!("cannot build pgpu.group.merge: {error}")))?;
-        merges.push(block.append(merge));
+        merges.push(
+            at.at_location_of(split)
+                .append_to(block, "pgpu.group.merge", &[])?,
+        );
     }
     Ok((split, merges[0], merges[1]))
 }
@@ -584,20 +576,7 @@ fn split_if(op: Op) -> Built<()> {
             continue;
         };
         if let Some(terminator) = block.terminator().filter(|t| t.is("scf.yield")) {
-            let merge = melior::ir::operation::OperationBuilder::new(
-                "pgpu.group.merge",
-                terminator.melior_location(),
-            )
-            .add_operands(
-                &terminator
-                    .operands()
-                    .iter()
-                    .map(|value| value.melior())
-                    .collect::<Vec<_>>(),
-            )
-            .build()
-            .map_err(|error| at.fail(&format!("cannot build pgpu.group.merge: {error}")))?;
-            block.insert_before(terminator, merge);
+            Builder::before(terminator).op("pgpu.group.merge", &terminator.operands(), &[], &[])?;
             terminator.erase();
         }
     }
