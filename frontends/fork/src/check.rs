@@ -14,8 +14,10 @@
 
 use pgpu_csubset::{
     Diagnostic,
-    hir::{Block, Expr, ExprKind, FnMode, Hir, Init, Language, Stmt, StmtKind, Storage},
-    lower::control::for_each_child,
+    hir::{
+        Expr, ExprKind, FnMode, Hir, Language, Stmt, StmtKind, Storage, Visitor, walk_block,
+        walk_expr, walk_stmt,
+    },
 };
 
 /// Code of a group construct outside group code.
@@ -48,6 +50,8 @@ enum Mode {
 struct Checker<'h> {
     hir: &'h Hir,
     diags: Vec<Diagnostic>,
+    /// Where the code being visited runs.
+    mode: Mode,
 }
 
 /// Checks the Fork rules on a checked program.
@@ -55,17 +59,18 @@ pub fn check(program: &Hir) -> Vec<Diagnostic> {
     let mut c = Checker {
         hir: program,
         diags: Vec::new(),
+        mode: Mode::Host,
     };
     for f in &program.functions {
-        let mode = match f.mode {
+        c.mode = match f.mode {
             Some(FnMode::Sync) => Mode::Sync,
             Some(FnMode::Async) => Mode::Async,
             None => Mode::Host,
         };
         for param in &f.params {
-            c.shared_outside_sync(*param, mode);
+            c.shared_outside_sync(*param);
         }
-        c.block(&f.body, mode);
+        walk_block(&mut c, &f.body);
     }
     c.diags
 }
@@ -80,10 +85,10 @@ impl Checker<'_> {
     /// A shared (`sh`) variable or parameter outside synchronous code:
     /// there is no group to share it with (host code), or the group
     /// structure is read-only (asynchronous code).
-    fn shared_outside_sync(&mut self, var: pgpu_csubset::hir::VarId, mode: Mode) {
+    fn shared_outside_sync(&mut self, var: pgpu_csubset::hir::VarId) {
         if let Some(v) = self.hir.var(var)
             && v.storage == Some(Storage::Shared)
-            && mode != Mode::Sync
+            && self.mode != Mode::Sync
         {
             self.diags.push(
                 Diagnostic::error(
@@ -103,8 +108,8 @@ impl Checker<'_> {
         self.diags.push(Diagnostic::error(code, message, span));
     }
 
-    fn group_only(&mut self, what: &str, mode: Mode, span: pgpu_csubset::span::Span) {
-        if mode == Mode::Host {
+    fn group_only(&mut self, what: &str, span: pgpu_csubset::span::Span) {
+        if self.mode == Mode::Host {
             self.error(
                 E_NOT_GROUP_CODE,
                 format!(
@@ -115,9 +120,9 @@ impl Checker<'_> {
         }
     }
 
-    fn sync_only(&mut self, what: &str, mode: Mode, span: pgpu_csubset::span::Span) {
-        match mode {
-            Mode::Host => self.group_only(what, mode, span),
+    fn sync_only(&mut self, what: &str, span: pgpu_csubset::span::Span) {
+        match self.mode {
+            Mode::Host => self.group_only(what, span),
             Mode::Async | Mode::Seq => self.error(
                 E_ASYNC,
                 format!("{what} is only allowed in synchronous group code, not in asynchronous ('farm', 'async') or 'seq' code"),
@@ -127,122 +132,65 @@ impl Checker<'_> {
         }
     }
 
-    fn block(&mut self, block: &Block, mode: Mode) {
-        for s in &block.stmts {
-            self.stmt(s, mode);
-        }
+    /// Visits `stmt` as code that runs in `mode`.
+    fn visit_in(&mut self, mode: Mode, stmt: &Stmt) {
+        let outer = std::mem::replace(&mut self.mode, mode);
+        self.visit_stmt(stmt);
+        self.mode = outer;
     }
+}
 
-    fn init(&mut self, init: &Init, mode: Mode) {
-        match init {
-            Init::Expr(e) => self.expr(e, mode),
-            Init::List(items) => items.iter().for_each(|i| self.init(i, mode)),
-        }
-    }
-
-    fn stmt(&mut self, stmt: &Stmt, mode: Mode) {
+impl Visitor for Checker<'_> {
+    fn visit_stmt(&mut self, stmt: &Stmt) {
         match &stmt.kind {
-            StmtKind::Expr(e) => self.expr(e, mode),
-            StmtKind::Decl { var, init } => {
-                self.shared_outside_sync(*var, mode);
-                if let Some(i) = init {
-                    self.init(i, mode);
-                }
-            }
-            StmtKind::Block(b) => self.block(b, mode),
-            StmtKind::If {
-                cond,
-                then_branch,
-                else_branch,
-            } => {
-                self.expr(cond, mode);
-                self.stmt(then_branch, mode);
-                if let Some(e) = else_branch {
-                    self.stmt(e, mode);
-                }
-            }
-            StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
-                self.expr(cond, mode);
-                self.stmt(body, mode);
-            }
-            StmtKind::For {
-                init,
-                cond,
-                step,
-                body,
-                ..
-            } => {
-                init.iter().for_each(|s| self.stmt(s, mode));
-                if let Some(c) = cond {
-                    self.expr(c, mode);
-                }
-                if let Some(s) = step {
-                    self.expr(s, mode);
-                }
-                self.stmt(body, mode);
-            }
-            StmtKind::Return(Some(e)) => self.expr(e, mode),
+            StmtKind::Decl { var, .. } => self.shared_outside_sync(*var),
             StmtKind::Start { count, body } => {
-                self.expr(count, mode);
-                if mode != Mode::Host {
+                self.visit_expr(count);
+                if self.mode != Mode::Host {
                     self.error(
                         E_NESTED_START,
                         "'start' is only allowed in host code (use 'fork' or a private 'if' to split a group)".into(),
                         stmt.span,
                     );
                 }
-                self.stmt(body, Mode::Sync);
+                self.visit_in(Mode::Sync, body);
+                return;
             }
-            StmtKind::Fork {
-                groups,
-                group_id,
-                rank,
-                body,
-            } => {
-                self.sync_only("'fork'", mode, stmt.span);
-                for e in [groups, group_id, rank] {
-                    self.expr(e, mode);
-                }
-                self.stmt(body, mode);
-            }
+            StmtKind::Fork { .. } => self.sync_only("'fork'", stmt.span),
             StmtKind::Seq(body) => {
-                self.sync_only("'seq'", mode, stmt.span);
-                self.stmt(body, Mode::Seq);
+                self.sync_only("'seq'", stmt.span);
+                self.visit_in(Mode::Seq, body);
+                return;
             }
             StmtKind::Farm(body) => {
-                self.sync_only("'farm'", mode, stmt.span);
-                self.stmt(body, Mode::Async);
+                self.sync_only("'farm'", stmt.span);
+                self.visit_in(Mode::Async, body);
+                return;
             }
-            StmtKind::Barrier { .. } => {
-                if mode != Mode::Async {
-                    self.error(
-                        E_BARRIER,
-                        "'barrier' is only allowed in asynchronous code ('farm' or an 'async' function); synchronous code is synchronized statement by statement".into(),
-                        stmt.span,
-                    );
-                }
+            StmtKind::Barrier { .. } if self.mode != Mode::Async => {
+                self.error(
+                    E_BARRIER,
+                    "'barrier' is only allowed in asynchronous code ('farm' or an 'async' function); synchronous code is synchronized statement by statement".into(),
+                    stmt.span,
+                );
             }
-            StmtKind::Spawn { body, .. } => self.block(body, mode),
-            StmtKind::Require { body, .. } => self.block(body, mode),
-            StmtKind::Par { branches } => branches.iter().for_each(|s| self.stmt(s, mode)),
-            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
+            _ => {}
         }
+        walk_stmt(self, stmt);
     }
 
-    fn expr(&mut self, expr: &Expr, mode: Mode) {
+    fn visit_expr(&mut self, expr: &Expr) {
         match &expr.kind {
-            ExprKind::GroupRank => self.group_only("'$'", mode, expr.span),
-            ExprKind::GroupId => self.group_only("'@'", mode, expr.span),
-            ExprKind::GroupSize => self.group_only("'groupsize()'", mode, expr.span),
-            ExprKind::MultiPrefix { .. } => {
-                self.group_only("a multiprefix operation", mode, expr.span)
-            }
+            ExprKind::GroupRank => self.group_only("'$'", expr.span),
+            ExprKind::GroupId => self.group_only("'@'", expr.span),
+            ExprKind::GroupSize => self.group_only("'groupsize()'", expr.span),
+            ExprKind::MultiPrefix { .. } => self.group_only("a multiprefix operation", expr.span),
             ExprKind::Call { func, .. } => {
                 if let Some(f) = self.hir.function(*func)
                     && f.mode == Some(FnMode::Sync)
-                    && mode != Mode::Sync
+                    && self.mode != Mode::Sync
                 {
-                    let where_ = match mode {
+                    let where_ = match self.mode {
                         Mode::Host => "host code",
                         Mode::Async => "asynchronous code",
                         _ => "'seq' code",
@@ -259,6 +207,6 @@ impl Checker<'_> {
             }
             _ => {}
         }
-        for_each_child(expr, |child| self.expr(child, mode));
+        walk_expr(self, expr);
     }
 }
