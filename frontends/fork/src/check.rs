@@ -7,8 +7,8 @@
 //! - `start` only in host code (groups do not nest through `start`).
 //! - `sync` functions are called only from synchronous group code.
 //! - `barrier` only in asynchronous code (`farm` or an `async` function).
-//! - No `sh` local variables yet (they need one cell per group; globals
-//!   are shared).
+//! - `sh` local variables and parameters only in synchronous code, where a
+//!   group shares them (globals are shared by all groups).
 //!
 //! Every violation is a diagnostic with the construct's span.
 
