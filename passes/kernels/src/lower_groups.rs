@@ -739,14 +739,10 @@ impl Lowering {
     /// the op to go on with.
     fn result_buffers(&mut self, op: Op, level: usize, after: Op) -> Built<(Vec<Val>, Op)> {
         let mut buffers = vec![];
-        let at = Builder::before(after);
         let mut first = None;
         for result in op.results() {
             let buffer = self.buffer(level, result.melior_type(), &[])?;
-            let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
-            first.get_or_insert(position.defining_op().ok_or(PassFailure)?);
-            let value = at.load(buffer, position)?;
-            result.replace_all_uses(value);
+            first.get_or_insert(reload(result, buffer, after)?);
             buffers.push(buffer);
         }
         Ok((buffers, first.unwrap_or(after)))
@@ -999,12 +995,7 @@ impl Lowering {
     /// Demotes the carried value: the block argument `arg` becomes a load
     /// of `buffer` at the start of its block.
     fn load_at_start(arg: Val, buffer: Val, block: Blk) -> Built<()> {
-        let first = block.first().ok_or(PassFailure)?;
-        let at = Builder::before(first);
-        let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
-        let value = at.load(buffer, position)?;
-        arg.replace_all_uses(value);
-        Ok(())
+        reload(arg, buffer, block.first().ok_or(PassFailure)?).map(|_| ())
     }
 
     /// A host structure whose carried values are demoted where they differ
@@ -1172,11 +1163,7 @@ impl Lowering {
                 self.demote_carried(level, op, 3 + index, args[index], block, terminator, index)?;
             demoted.0.push(inits[index]);
             demoted.1.push(buffer);
-            let result = op.result(index);
-            let load_at = Builder::before(after);
-            let position = load_at.value("pgpu.rank", &[], load_at.index_type(), &[])?;
-            let value = load_at.load(buffer, position)?;
-            result.replace_all_uses(value);
+            reload(op.result(index), buffer, after)?;
         }
         self.store_before(&demoted.0, &demoted.1, level, op)?;
         let first = block.first().ok_or(PassFailure)?;
@@ -1255,11 +1242,7 @@ impl Lowering {
             )?;
             condition.set_operand(index + 1, end.poison(ty)?);
             Self::load_at_start(body.arguments()[index], buffer, body)?;
-            let load_at = Builder::before(after);
-            let position = load_at.value("pgpu.rank", &[], load_at.index_type(), &[])?;
-            first_after.get_or_insert(position.defining_op().ok_or(PassFailure)?);
-            let loaded = load_at.load(buffer, position)?;
-            op.result(index).replace_all_uses(loaded);
+            first_after.get_or_insert(reload(op.result(index), buffer, after)?);
         }
         // The condition: uniform, computed on the host or read back.
         let test = condition.operand(0);
@@ -1475,6 +1458,17 @@ fn unmark(function: Op) {
     for op in function.nested() {
         op.remove_attribute(HOST_STRUCTURE);
     }
+}
+
+/// Replaces the uses of `value` by a load of `buffer` at the thread's
+/// position, device ops before `before` (placed in a segment when the
+/// lowering reaches them); returns the first of them.
+fn reload(value: Val, buffer: Val, before: Op) -> Built<Op> {
+    let at = Builder::before(before);
+    let position = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+    let loaded = at.load(buffer, position)?;
+    value.replace_all_uses(loaded);
+    position.defining_op().ok_or(PassFailure)
 }
 
 /// The end of a spawn's body (its `pgpu.yield`).
