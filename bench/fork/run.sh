@@ -18,7 +18,9 @@ bin=${PGPU_FORK_BIN:-bench/fork/bin}
 repeat=${REPEAT:-3}
 logs=${PGPU_BENCH_LOGS:-/tmp/pgpu-fork-bench}
 mkdir -p "$logs"
-# workload, Fork arguments, reference arguments
+# workload|Fork arguments|reference arguments; FORK_CASES (cases separated
+# by ';') replaces the list, e.g. to fit a lease:
+#   FORK_CASES="sieve|100000000 4096|100000000;matmul|2048 4096|2048 4096"
 cases=(
   "sieve|100000000 4096|100000000"
   "sieve|100000000 65536|100000000"
@@ -27,6 +29,7 @@ cases=(
   "matmul|2048 4096|2048 4096"
   "matmul|4096 16384|4096 16384"
 )
+if [ -n "${FORK_CASES:-}" ]; then IFS=';' read -r -a cases <<< "$FORK_CASES"; fi
 median_ms() { # command... -> median wall ms; stdout of the last run in $logs/last.out
   local times=()
   for _ in $(seq "$repeat"); do

@@ -5,7 +5,19 @@
 // since its entry. @main becomes @pgpu_main behind a C entry.
 // CHECK-LABEL: func.func @main(%{{.*}}: i32, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-NEXT: call @pgpu_rt_init(%{{.*}}, %{{.*}}) : (i32, !llvm.ptr) -> ()
-// CHECK-NEXT: %[[STATUS:.*]] = call @pgpu_main() : () -> i32
+// Global arrays become runtime blocks (device mirrors), with their sizes in
+// bytes; a global list variable holds a descriptor and is not one.
+// CHECK-NEXT: %[[TABLE:.*]] = memref.get_global @table : memref<4x5xi16>
+// CHECK-NEXT: %[[TABLE_INDEX:.*]] = memref.extract_aligned_pointer_as_index %[[TABLE]]
+// CHECK-NEXT: %[[TABLE_INT:.*]] = arith.index_cast %[[TABLE_INDEX]] : index to i64
+// CHECK-NEXT: %[[TABLE_PTR:.*]] = llvm.inttoptr %[[TABLE_INT]] : i64 to !llvm.ptr
+// CHECK-NEXT: %[[TABLE_BYTES:.*]] = arith.constant 40 : i64
+// CHECK-NEXT: call @pgpu_rt_register_global(%[[TABLE_PTR]], %[[TABLE_BYTES]]) : (!llvm.ptr, i64) -> ()
+// CHECK-NEXT: memref.get_global @count : memref<i32>
+// CHECK: %[[COUNT_BYTES:.*]] = arith.constant 4 : i64
+// CHECK-NEXT: call @pgpu_rt_register_global(%{{.*}}, %[[COUNT_BYTES]])
+// CHECK-NOT: @list
+// CHECK: %[[STATUS:.*]] = call @pgpu_main() : () -> i32
 // Kernels still running on a GPU report their errors before the exit.
 // CHECK-NEXT: call @pgpu_rt_fini() : () -> ()
 // CHECK-NEXT: return %[[STATUS]] : i32
@@ -24,6 +36,9 @@
 // CHECK-LABEL: func.func @pgpu_main() -> i32
 // CHECK: call @lists
 // CHECK-NOT: pgpu.
+memref.global @table : memref<4x5xi16> = dense<1>
+memref.global @count : memref<i32> = dense<0>
+memref.global @list : memref<memref<?xi32>> = uninitialized
 func.func @lists(%n: index) -> memref<?xi32> {
   %keep = pgpu.dnew [%n] : memref<?xi32>
   %temp = pgpu.dtempnew [%n] : memref<?xf32>

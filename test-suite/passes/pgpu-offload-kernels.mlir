@@ -166,3 +166,34 @@ func.func @globals(%n: index, %other: memref<?xi32>) {
   }
   return
 }
+
+// A global array (a Fork program's shared array) used in a kernel: its
+// address moves before the kernel and reaches the GPU through the runtime's
+// mirror (the runtime registers global arrays at start-up); the host's
+// later read of it syncs like a list's.
+memref.global @flags : memref<100xi32> = dense<0>
+
+// CHECK-LABEL: func.func @global_array(
+// CHECK: %[[FLAGS:.*]] = memref.get_global @flags : memref<100xi32>
+// CHECK-NEXT: call @pgpu_rt_device_is_cuda
+// CHECK: builtin.unrealized_conversion_cast %[[FLAGS]] : memref<100xi32> to !llvm.struct
+// CHECK: call @pgpu_rt_to_device(%{{.*}}, %{{.*}}) : (!llvm.ptr, i32) -> !llvm.ptr
+// CHECK: gpu.launch async
+// CHECK-NOT: memref.get_global
+// CHECK: {pgpu.device_dispatch}
+// CHECK: %[[AGAIN:.*]] = memref.get_global @flags
+// CHECK: call @pgpu_rt_to_host(
+// CHECK-NEXT: memref.load %[[AGAIN]]
+func.func @global_array(%n: index) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %flags = memref.get_global @flags : memref<100xi32>
+    memref.store %one, %flags[%i] : memref<100xi32>
+    scf.reduce
+  }
+  %flags = memref.get_global @flags : memref<100xi32>
+  %first = memref.load %flags[%c0] : memref<100xi32>
+  return %first : i32
+}

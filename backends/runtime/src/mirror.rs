@@ -33,6 +33,9 @@
 //!   its first `pgpu_rt_to_device` copies nothing (a kernel that writes a
 //!   temporary list does not upload the host's garbage), nor does its
 //!   first `pgpu_rt_to_host`.
+//! * The program's global arrays (static memory) are blocks too:
+//!   `pgpu_rt_register_global(p, bytes)` at start-up records each one with
+//!   its host copy valid (the initializer), never freed.
 //! * Freeing a block keeps its mirror's device memory in a cache by length
 //!   for the next block of that length (temporaries come back at every
 //!   call; `cuMemFree` would also wait for the device); the cache is
@@ -126,6 +129,24 @@ impl Mirrors {
             // forget the old one's state (its mirror leaks).
             self.forget(&old);
         }
+    }
+
+    /// Records the program's static memory of `len` bytes at `base` (a
+    /// global array of the generated code, registered once at start-up):
+    /// its host copy holds the initial contents, so the first launch
+    /// uploads it. Registering a block again changes nothing.
+    pub fn register_static(&mut self, base: usize, len: usize) {
+        if len == 0 || self.blocks.contains_key(&base) {
+            return;
+        }
+        let block = Block {
+            len,
+            device: None,
+            host_valid: true,
+            device_valid: false,
+            fresh: false,
+        };
+        self.blocks.insert(base, block);
     }
 
     fn forget(&mut self, block: &Block) {
@@ -318,6 +339,11 @@ pub fn register(ptr: *mut u8, len: usize) {
     table().register(ptr as usize, len);
 }
 
+/// Records a global array of the program (see [`Mirrors::register_static`]).
+pub fn register_static(ptr: *mut u8, len: usize) {
+    table().register_static(ptr as usize, len);
+}
+
 /// Forgets a block about to be freed; its mirror's memory is kept for the
 /// next block of the same length.
 pub fn release(ptr: *mut u8) -> Result<(), RtError> {
@@ -372,6 +398,19 @@ pub extern "C" fn pgpu_rt_to_device(ptr: *mut u8, write: i32) -> *mut u8 {
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_to_host(ptr: *mut u8, write: i32) {
     guard(|| to_host(ptr, write != 0))
+}
+
+/// Records the program's global array of `bytes` bytes at `ptr` (static
+/// memory, not the runtime allocator's), so that kernels can use it on the
+/// cuda device; generated code registers every global array once, at
+/// start-up. Its current contents are the host's.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_register_global(ptr: *mut u8, bytes: i64) {
+    if !ptr.is_null()
+        && let Ok(len) = usize::try_from(bytes)
+    {
+        register_static(ptr, len);
+    }
 }
 
 #[cfg(test)]
@@ -492,6 +531,27 @@ mod tests {
         mirrors.unregister(other_base);
         mirrors.trim(&mut fake).unwrap();
         assert_eq!(log(&mut fake), "free");
+    }
+
+    #[test]
+    fn static_blocks_upload_their_initial_contents() {
+        let mut global = vec![3u8, 1, 4, 1];
+        let base = global.as_mut_ptr() as usize;
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        mirrors.register_static(base, global.len());
+        // Registering again (and an empty array) changes nothing.
+        mirrors.register_static(base, global.len());
+        mirrors.register_static(base + 100, 0);
+        assert_eq!(mirrors.state(base + 100).map(|s| s.base), None);
+        // Its initializer is on the host: the first launch uploads it.
+        let d = mirrors.to_device(&mut fake, base + 1, true).unwrap();
+        assert_eq!(log(&mut fake), "alloc 4, up 4");
+        assert_eq!(fake.memory[&(d - 1)], global);
+        fake.bytes(d)[1] = 9;
+        mirrors.to_host(&mut fake, base, false).unwrap();
+        assert_eq!(log(&mut fake), "down 4");
+        assert_eq!(global, vec![3, 9, 4, 1]);
     }
 
     #[test]

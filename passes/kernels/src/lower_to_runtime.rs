@@ -31,10 +31,15 @@
 
 use crate::{
     build::{Builder, Built, memref_element_type},
-    ir::{Op, Val, element_bytes, string_ref},
+    ir::{Blk, Op, Val, element_bytes, string_ref},
     runtime_calls::{PROGRAM_MAIN, RuntimeCalls, escape_bytes},
 };
-use melior::ir::{OperationRef, Type, TypeLike, operation::OperationLike};
+use melior::ir::{
+    OperationRef, Type, TypeLike,
+    attribute::TypeAttribute,
+    operation::OperationLike,
+    r#type::{DimSize, MemRefType, ShapedTypeLike},
+};
 use mlir_sys::mlirOperationGetContext;
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
 
@@ -474,6 +479,59 @@ impl Lowering {
         Ok(())
     }
 
+    /// Calls `pgpu_rt_register_global(address, bytes)` for every global
+    /// array of the module (not the global list variables, which hold
+    /// descriptors), so that kernels on the cuda device can use it.
+    fn register_global_arrays(&mut self, at: &Builder, body: Blk) -> Built<()> {
+        for global in body.ops() {
+            if !global.is("memref.global") {
+                continue;
+            }
+            let (Some(name), Some(memref)) = (
+                crate::inline_spmd::symbol_attribute(global, "sym_name"),
+                global
+                    .melior()
+                    .attribute("type")
+                    .ok()
+                    .and_then(|attribute| TypeAttribute::try_from(attribute).ok())
+                    .and_then(|attribute| MemRefType::try_from(attribute.value()).ok()),
+            ) else {
+                continue;
+            };
+            let Some(element) = element_bytes(&memref.element().to_string()) else {
+                continue;
+            };
+            let sizes: Option<Vec<usize>> = (0..memref.rank())
+                .map(|dimension| match memref.dim_size(dimension).ok()? {
+                    DimSize::Static(size) => usize::try_from(size).ok(),
+                    DimSize::Dynamic => None,
+                })
+                .collect();
+            let Some(sizes) = sizes else {
+                continue;
+            };
+            let count = sizes.into_iter().fold(1usize, usize::saturating_mul);
+            let address = at.value(
+                "memref.get_global",
+                &[],
+                Type::from(memref),
+                &[("name", at.parse_attribute(&format!("@{name}"))?)],
+            )?;
+            let pointer = at.index_to_pointer(at.aligned_index(address)?)?;
+            let bytes = at.constant(
+                at.parse_type("i64")?,
+                i64::try_from(count.saturating_mul(element)).unwrap_or(i64::MAX),
+            )?;
+            self.runtime.call(
+                at,
+                "pgpu_rt_register_global",
+                &[pointer, bytes],
+                "(!llvm.ptr, i64)",
+            )?;
+        }
+        Ok(())
+    }
+
     /// Renames `@main() -> i32` to `@pgpu_main` and adds the C entry.
     fn entry_point(&mut self) -> Built<()> {
         let Some(body) = self.module.entry_block(0) else {
@@ -542,6 +600,7 @@ impl Lowering {
         let arguments = block.arguments();
         self.runtime
             .call(&at, "pgpu_rt_init", &arguments, "(i32, !llvm.ptr)")?;
+        self.register_global_arrays(&at, body)?;
         // The renamed program entry exists: no declaration for it.
         self.runtime.mark_declared(PROGRAM_MAIN);
         let status = self.runtime.call(&at, PROGRAM_MAIN, &[], "() -> i32")?;

@@ -34,8 +34,10 @@
 //! loop over a list syncs once. Accesses in the CPU branch of a dispatch
 //! need no sync (that branch runs only on the CPU device).
 //!
-//! Reads of host globals (a global list variable's descriptor) that a
-//! kernel does not write move out of it first. Kernels that call functions
+//! Global arrays are runtime blocks (`pgpu-lower-to-runtime` registers them
+//! at start-up): kernels take their addresses as operands and host
+//! accesses sync like a list's. Reads of global list variables (a list's
+//! descriptor) that a kernel does not write move out of it first. Kernels that call functions
 //! (printf, random numbers, user functions), still touch host globals or
 //! have results stay on the host: their accesses are
 //! host accesses. Host stack cells (`memref.alloca`) that kernels use
@@ -175,6 +177,15 @@ fn is_offloadable(kernel: Op) -> bool {
 /// the kernel stores into, or any global of a kernel that calls functions,
 /// stays (and keeps the kernel on the host).
 fn hoist_global_reads(kernel: Op) {
+    let nested = kernel.nested();
+    // A global array's address is the same everywhere: the kernel takes it
+    // as an operand (the runtime registers global arrays, so they have
+    // device mirrors).
+    for op in &nested {
+        if op.is("memref.get_global") && !is_descriptor_global(op.result(0)) {
+            op.move_before(kernel);
+        }
+    }
     let nested = kernel.nested();
     // A called function might write a global.
     if nested
@@ -733,13 +744,22 @@ impl Offload {
     }
 }
 
-/// Whether `list` is a view of host stack or global memory (which has no
-/// device mirror and needs no sync).
+/// Whether `global` (a `memref.get_global` result) is a global list
+/// variable: it holds a list's descriptor, whose pointers are host
+/// addresses. Global arrays of plain elements are runtime blocks instead.
+fn is_descriptor_global(global: Val) -> bool {
+    MemRefType::try_from(global.melior_type())
+        .is_ok_and(|memref| MemRefType::try_from(memref.element()).is_ok())
+}
+
+/// Whether `list` is a view of host stack memory or a global list
+/// variable (which have no device mirror and need no sync).
 fn is_host_only_memory(list: Val) -> bool {
     let mut current = list;
     while let Some(op) = current.defining_op() {
         match op.name().as_str() {
-            "memref.alloca" | "memref.get_global" => return true,
+            "memref.alloca" => return true,
+            "memref.get_global" => return is_descriptor_global(current),
             "memref.cast" | "memref.subview" | "memref.reinterpret_cast" | "memref.view" => {
                 current = op.operand(0);
             }

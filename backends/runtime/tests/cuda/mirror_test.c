@@ -42,6 +42,7 @@ extern int32_t pgpu_rt_device_is_cuda(void);
 extern void pgpu_rt_device_synchronize(void);
 extern uint8_t *pgpu_rt_to_device(uint8_t *ptr, int32_t write);
 extern void pgpu_rt_to_host(uint8_t *ptr, int32_t write);
+extern void pgpu_rt_register_global(uint8_t *ptr, int64_t bytes);
 extern void pgpu_rt_launch_site(const char *kernel, const char *file, int32_t line, int32_t col);
 
 extern void *mgpuModuleLoad(void *data, size_t size);
@@ -133,6 +134,8 @@ static void cuda_case(int32_t n) {
   /* Mirrors: upload on first use, download when the host copy is stale. */
   int32_t *in = (int32_t *)pgpu_rt_alloc(4 * (int64_t)n);
   int32_t *out = (int32_t *)pgpu_rt_alloc(4 * (int64_t)n);
+  /* A new list is fresh (nothing to upload) until the host says it writes. */
+  pgpu_rt_to_host((uint8_t *)in, 1);
   for (int32_t i = 0; i < n; ++i)
     in[i] = i;
   launch_scale(scale, stream, in, out, n, 10);
@@ -162,9 +165,21 @@ static void cuda_case(int32_t n) {
   pgpu_rt_to_host((uint8_t *)out, 0);
   check(check_scaled(in, out, n), "scale from the second module");
 
+  /* Global arrays (static memory, as a Fork program's shared arrays),
+     registered as at start-up: the first launch uploads the initializer. */
+  static int32_t global_in[1000] = {4, 8, 15, 16, 23, 42};
+  static int32_t global_out[1000];
+  pgpu_rt_register_global((uint8_t *)global_in, (int64_t)sizeof global_in);
+  pgpu_rt_register_global((uint8_t *)global_out, (int64_t)sizeof global_out);
+  launch_scale(scale, stream, global_in, global_out, 1000, 13);
+  pgpu_rt_to_host((uint8_t *)global_out, 0);
+  check(check_scaled(global_in, global_out, 1000) && global_out[5] == 85,
+        "global arrays through mirrors");
+
   /* 64 KiB of dynamic shared memory (needs the opt-in attribute). */
   int32_t m = 16384;
   int32_t *data = (int32_t *)pgpu_rt_alloc(4 * (int64_t)m);
+  pgpu_rt_to_host((uint8_t *)data, 1);
   for (int32_t i = 0; i < m; ++i)
     data[i] = i * 7;
   void *reverse = mgpuModuleGetFunction(module_jit, "reverse");
