@@ -17,6 +17,15 @@
 //! wall time it gives the share the paper measured for its quicksort
 //! (seeds/fork-to-cuda.txt, Section 4: 31% in kernel synchronizations).
 //!
+//! With `PGPU_PROFILE=kernels`, every launch is also timed on the device
+//! ([`crate::cuda::kernel_times`]) and the report goes on with one line per
+//! kernel, most device time first, and their total:
+//!
+//! ```text
+//! pgpu-profile-kernel 0.412 ms 4 launches pgpu_coll_sort_idx_i32_sweep_mid
+//! pgpu-profile-kernels 1.032 ms 36 launches
+//! ```
+//!
 //! `device-peak-bytes` is the most device memory in use at once by lists
 //! (their mirrors) and scratch (`mgpuMemAlloc`); memory kept in the
 //! runtime's caches for reuse does not count as in use.
@@ -33,12 +42,20 @@ static DOWNLOAD_BYTES: AtomicU64 = AtomicU64::new(0);
 static IN_USE: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicU64 = AtomicU64::new(0);
 static ENABLED: AtomicBool = AtomicBool::new(false);
+static KERNEL_TIMES: AtomicBool = AtomicBool::new(false);
 static PRINTED: AtomicBool = AtomicBool::new(false);
 
 /// Reads `PGPU_PROFILE` (called by `pgpu_rt_init`).
 pub fn configure() {
-    let enabled = std::env::var("PGPU_PROFILE").is_ok_and(|value| value != "0");
+    let value = std::env::var("PGPU_PROFILE").ok();
+    let enabled = value.as_deref().is_some_and(|value| value != "0");
     ENABLED.store(enabled, Ordering::Relaxed);
+    KERNEL_TIMES.store(value.as_deref() == Some("kernels"), Ordering::Relaxed);
+}
+
+/// Whether launches are timed (`PGPU_PROFILE=kernels`).
+pub fn times_kernels() -> bool {
+    KERNEL_TIMES.load(Ordering::Relaxed)
 }
 
 pub fn launched() {
@@ -96,6 +113,12 @@ pub fn report() -> String {
 pub fn print_if_enabled() {
     if ENABLED.load(Ordering::Relaxed) && !PRINTED.swap(true, Ordering::Relaxed) {
         eprintln!("{}", report());
+        if let Some(runtime) = crate::cuda::started().filter(|_| times_kernels()) {
+            match crate::cuda::kernel_times::report(runtime) {
+                Ok(lines) => lines.iter().for_each(|line| eprintln!("{line}")),
+                Err(error) => eprintln!("pgpu-profile-kernels unavailable: {error}"),
+            }
+        }
     }
 }
 

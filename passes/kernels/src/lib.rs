@@ -15,6 +15,11 @@
 //! * `pgpu-split-kernels` turns each superstep into a kernel (`scf.parallel`)
 //!   and the spawn into host code: buffers, hoisted requires, `pgpu.list`
 //!   collectives;
+//! * `pgpu-forward-list-copies` lets collectives and kernels use lists
+//!   directly instead of the copies kernel formation made around
+//!   collectives;
+//! * `pgpu-narrow-guarded-kernels` runs kernels whose every effect is
+//!   guarded by `rank == c` as one iteration;
 //! * `pgpu-lower-to-runtime` lowers host I/O and `pgpu.list` collectives
 //!   to calls of the `pgpu-runtime` C ABI (the backends' first step);
 //! * `pgpu-offload-kernels` gives host kernels a GPU version chosen at
@@ -42,12 +47,15 @@ mod build;
 mod check_division;
 mod eliminate_barriers;
 mod form_supersteps;
+mod forward_list_copies;
 mod grid_fuse;
 mod inline_spmd;
 mod ir;
 mod lower_groups;
 mod lower_synchronous;
 mod lower_to_runtime;
+mod memory_effects;
+mod narrow_guarded_kernels;
 mod offload_kernels;
 mod outline_cpu_kernels;
 mod report_run_time_errors;
@@ -62,11 +70,13 @@ pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use check_division::CheckDivision;
 pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
+pub use forward_list_copies::ForwardListCopies;
 pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use lower_groups::LowerGroups;
 pub use lower_synchronous::LowerSynchronous;
 pub use lower_to_runtime::LowerToRuntime;
+pub use narrow_guarded_kernels::NarrowGuardedKernels;
 pub use offload_kernels::OffloadKernels;
 pub use outline_cpu_kernels::OutlineCpuKernels;
 pub use report_run_time_errors::ReportRunTimeErrors;
@@ -82,7 +92,7 @@ pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower
 /// From the frontends' `pgpu` IR to host code plus one kernel per
 /// superstep (`pgpu emit --stage kernels`); `pgpu-opt --pass-pipeline=`
 /// replays it.
-pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels)";
+pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels,pgpu-forward-list-copies,pgpu-narrow-guarded-kernels)";
 
 pgpu_pass_infra::declare_passes![
     InlineSpmd,
@@ -94,6 +104,8 @@ pgpu_pass_infra::declare_passes![
     PrintBufferAllocation,
     DumpBufferGraph,
     SplitKernels,
+    ForwardListCopies,
+    NarrowGuardedKernels,
     LowerToRuntime,
     OffloadKernels,
     OutlineCpuKernels,

@@ -32,6 +32,7 @@
 //! successful synchronization.
 
 pub mod driver;
+pub mod kernel_times;
 pub mod sites;
 
 use crate::error::RtError;
@@ -403,6 +404,11 @@ impl Runtime {
                 return Err(failed(code));
             }
         }
+        let timing = if crate::profile::times_kernels() {
+            Some(kernel_times::start(self)?)
+        } else {
+            None
+        };
         let code = match cluster {
             None | Some([1, 1, 1]) => {
                 // SAFETY: the caller's contract.
@@ -455,6 +461,9 @@ impl Runtime {
         };
         if code != CUDA_SUCCESS {
             return Err(failed(code));
+        }
+        if let Some(start) = timing {
+            kernel_times::finish(self, &site.kernel, start)?;
         }
         outstanding().launched(site);
         crate::profile::launched();

@@ -1,0 +1,474 @@
+//! `pgpu-forward-list-copies`: collectives and kernels read and write the
+//! lists themselves instead of temporary copies that kernel formation made.
+//!
+//! `pgpu-split-kernels` gives every collective fresh lists: the superstep
+//! before it copies the threads' values into a new list, and the superstep
+//! after it copies the result out. When those values are just a list's
+//! elements in rank order, each copy is a whole pass over memory (for a
+//! scan of 256M integers, two of its three passes). This pass removes them
+//! where the program cannot tell the difference:
+//!
+//! * **Inputs.** A kernel over `[0, n)` (step 1) whose body stores
+//!   `src[i]` into `copy[i]` at its top level, with `copy` a
+//!   `memref.alloc` of `n` elements, copies `src`. Later readers of `copy`
+//!   in the same block (loads, and collectives' read operands) read `src`
+//!   instead, provided nothing from the kernel to the last reader may
+//!   write `src` (stores, atomics, collectives' outputs, deallocations; an
+//!   unknown op or a call counts as writing anything) and `copy` has no
+//!   other uses. The store (and then `copy`) goes away.
+//! * **Outputs.** A `pgpu.list.scan` or `pgpu.list.sort_idx` writing a
+//!   fresh list `tmp` of `count` elements, followed in the same block by a
+//!   kernel over `[0, count)` whose top level stores `tmp[i]` into
+//!   `dst[i]`, writes `dst` directly, provided `dst` does not alias the
+//!   collective's inputs, nothing between the two ops touches `dst`, the
+//!   kernel uses `dst` only for that store, and `tmp` is read only in that
+//!   kernel (where `tmp[j]` equals the new `dst[j]`).
+//!
+//! Kernels left without side effects are erased. Two lists may alias
+//! unless one is a distinct `memref.alloc`/`alloca` or both are distinct
+//! globals; views (`cast`, `subview`, ...) are traced to their base.
+//! Collectives read lists with unit stride only, so a strided source stays
+//! copied. Upstream has no equivalent: its copy elimination works on
+//! `memref.copy` and buffer deallocation, not on loops that copy and our
+//! collectives' memory effects.
+
+use crate::{
+    build::{Builder, Built, memref_element_type},
+    ir::{Op, Val, element_bytes},
+    memory_effects::{Effects, list_effects, may_alias},
+    outline_cpu_kernels::is_host_code,
+};
+use melior::ir::{OperationRef, r#type::MemRefType};
+use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+
+/// The pass; it has no options.
+#[derive(Debug, Default)]
+pub struct ForwardListCopies;
+
+impl Pass for ForwardListCopies {
+    const ARGUMENT: &'static str = "pgpu-forward-list-copies";
+    const SUMMARY: &'static str = "Let collectives and kernels use lists directly instead of the copies kernel formation made";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+
+    fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
+        use melior::dialect::DialectHandle;
+        vec![DialectHandle::memref(), DialectHandle::scf()]
+    }
+
+    fn from_options(_: &PassOptions) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let module = Op::of(module);
+        // Each forwarding erases ops; start over until nothing changes.
+        while forward_one(module)? {}
+        Ok(())
+    }
+}
+
+/// Forwards one copy; whether it did.
+fn forward_one(module: Op) -> Built<bool> {
+    let ops = module.nested();
+    for op in &ops {
+        if op.is("scf.parallel") && is_host_code(*op) && forward_input(*op) {
+            return Ok(true);
+        }
+    }
+    for op in &ops {
+        if (op.is("pgpu.list.scan") || op.is("pgpu.list.sort_idx")) && forward_output(*op)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether collectives can take `list` (unit stride).
+fn has_unit_stride(list: Val) -> bool {
+    let text = list.melior_type().to_string();
+    MemRefType::try_from(list.melior_type()).is_ok()
+        && (!text.contains("strided<") || text.contains("strided<[1]"))
+}
+
+/// The single-dimension kernel's induction variable when it runs over
+/// `[0, n)` with step 1, and `n`.
+fn full_range(kernel: Op) -> Option<(Val, Val)> {
+    if kernel.num_operands() != 3 || kernel.num_results() != 0 {
+        return None;
+    }
+    if kernel.operand(0).constant_integer() != Some(0)
+        || kernel.operand(2).constant_integer() != Some(1)
+    {
+        return None;
+    }
+    let body = kernel.entry_block(0)?;
+    Some((*body.arguments().first()?, kernel.operand(1)))
+}
+
+/// Whether `a` and `b` are the same count: one value, or equal constants.
+fn same_count(a: Val, b: Val) -> bool {
+    a == b
+        || a.constant_integer()
+            .is_some_and(|x| Some(x) == b.constant_integer())
+}
+
+/// The element count of a rank-1 `memref.alloc`.
+fn alloc_count(alloc: Op) -> Option<Val> {
+    (alloc.num_operands() == 1).then(|| alloc.operand(0))
+}
+
+/// The top-level ops of `kernel`'s body of the form `store (load src[i]),
+/// dst[i]`: (load, store).
+fn copies_in(kernel: Op, induction: Val) -> Vec<(Op, Op)> {
+    let Some(body) = kernel.entry_block(0) else {
+        return vec![];
+    };
+    body.ops()
+        .into_iter()
+        .filter(|op| op.is("memref.store") && op.num_operands() == 3 && op.operand(2) == induction)
+        .filter_map(|store| {
+            let load = store.operand(0).defining_op()?;
+            (load.is("memref.load")
+                && load.parent() == Some(kernel)
+                && load.num_operands() == 2
+                && load.operand(1) == induction
+                && !load.operand(0).is_defined_within(kernel))
+            .then_some((load, store))
+        })
+        .collect()
+}
+
+/// The ops of `from`'s block after `from`, up to `to` (inclusive) or to
+/// the end.
+fn ops_between(from: Op, to: Option<Op>) -> Vec<Op> {
+    let mut found = vec![];
+    let mut current = from.next();
+    while let Some(op) = current {
+        found.push(op);
+        if Some(op) == to {
+            break;
+        }
+        current = op.next();
+    }
+    found
+}
+
+/// Whether `a` comes before `b` in their common block.
+fn is_before(a: Op, b: Op) -> bool {
+    a.block_of() == b.block_of() && ops_between(a, Some(b)).last() == Some(&b)
+}
+
+/// `op` or its ancestor that is in the block of `anchor`.
+fn top_in_block_of(op: Op, anchor: Op) -> Option<Op> {
+    let block = anchor.block_of();
+    let mut current = op;
+    loop {
+        if current.block_of() == block {
+            return Some(current);
+        }
+        current = current.parent()?;
+    }
+}
+
+/// The host kernel (`scf.parallel`) that `op` is nested in.
+fn enclosing_kernel(op: Op) -> Option<Op> {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        if parent.is("scf.parallel") && is_host_code(parent) {
+            return Some(parent);
+        }
+        current = parent.parent();
+    }
+    None
+}
+
+/// Forwards one input copy made by `kernel`; whether it did.
+fn forward_input(kernel: Op) -> bool {
+    let Some((induction, count)) = full_range(kernel) else {
+        return false;
+    };
+    for (load, store) in copies_in(kernel, induction) {
+        let (src, copy) = (load.operand(0), store.operand(1));
+        let Some(alloc) = copy.defining_op().filter(|op| op.is("memref.alloc")) else {
+            continue;
+        };
+        if !alloc_count(alloc).is_some_and(|n| same_count(n, count)) {
+            continue;
+        }
+        // Nothing else in the kernel may write the source.
+        let others = kernel.nested().into_iter().filter(|op| *op != store).fold(
+            Effects::default(),
+            |mut effects, op| {
+                effects.add(op);
+                effects
+            },
+        );
+        if others.may_write(src) {
+            continue;
+        }
+        // The readers: loads and collective inputs after the kernel in
+        // its block; otherwise only the store and deallocations.
+        let mut readers = vec![];
+        let mut forwardable = true;
+        for found in copy.uses() {
+            let user = found.owner;
+            if user == store || user.is("memref.dealloc") {
+                continue;
+            }
+            let reads = if user.is("memref.load") {
+                found.index == 0
+            } else {
+                list_effects(user).is_some_and(|(reads, _)| reads.contains(&found.index))
+                    && has_unit_stride(src)
+            };
+            match top_in_block_of(user, kernel) {
+                Some(top) if reads && is_before(kernel, top) => readers.push((found, top)),
+                _ => forwardable = false,
+            }
+        }
+        if !forwardable || readers.is_empty() {
+            continue;
+        }
+        // The ops from the kernel to its last reader.
+        let after = ops_between(kernel, None);
+        let Some(last) = after
+            .iter()
+            .rposition(|op| readers.iter().any(|(_, top)| top == op))
+        else {
+            continue;
+        };
+        if after[..=last]
+            .iter()
+            .any(|op| Effects::of(*op).may_write(src))
+        {
+            continue;
+        }
+        for (found, _) in readers {
+            found.owner.set_operand(found.index, src);
+        }
+        remove_copy(store, alloc);
+        erase_if_dead(kernel);
+        return true;
+    }
+    false
+}
+
+/// Marks the collective of the overlapping case, whose copy stays.
+const FALLBACK: &str = "pgpu.overlap_fallback";
+
+/// Forwards the output of `collective` into the list a later kernel copies
+/// it to; whether it did.
+fn forward_output(collective: Op) -> Built<bool> {
+    if collective.has_attribute(FALLBACK) {
+        return Ok(false);
+    }
+    let (tmp, count) = (collective.operand(1), collective.operand(2));
+    let Some(alloc) = tmp.defining_op().filter(|op| op.is("memref.alloc")) else {
+        return Ok(false);
+    };
+    // Every read of `tmp` is in one kernel after the collective.
+    let mut kernel = None;
+    for found in tmp.uses() {
+        let user = found.owner;
+        if user == collective || user.is("memref.dealloc") {
+            continue;
+        }
+        if !user.is("memref.load") {
+            return Ok(false);
+        }
+        let Some(owner) = enclosing_kernel(user) else {
+            return Ok(false);
+        };
+        if kernel.is_some_and(|k: Op| k != owner) {
+            return Ok(false);
+        }
+        kernel = Some(owner);
+    }
+    let Some(kernel) = kernel else {
+        return Ok(false);
+    };
+    if !is_before(collective, kernel) {
+        return Ok(false);
+    }
+    let Some((induction, range)) = full_range(kernel) else {
+        return Ok(false);
+    };
+    if !same_count(range, count) {
+        return Ok(false);
+    }
+    let Some((_, store)) = copies_in(kernel, induction)
+        .into_iter()
+        .find(|(load, _)| load.operand(0) == tmp)
+    else {
+        return Ok(false);
+    };
+    let dst = store.operand(1);
+    if dst.is_defined_within(kernel)
+        || !has_unit_stride(dst)
+        || dst
+            .defining_op()
+            .is_some_and(|op| op.block_of() == collective.block_of() && !is_before(op, collective))
+    {
+        return Ok(false);
+    }
+    // Nothing between the collective and the kernel touches `dst`; the
+    // kernel uses it only for the copy.
+    let between = ops_between(collective, Some(kernel));
+    let before_kernel = &between[..between.len().saturating_sub(1)];
+    if before_kernel
+        .iter()
+        .any(|op| Effects::of(*op).may_touch(dst))
+    {
+        return Ok(false);
+    }
+    if !copy_is_unobserved(kernel, store, dst) {
+        return Ok(false);
+    }
+    if may_alias(collective.operand(0), dst) {
+        write_unless_overlapping(collective, dst)?;
+    } else {
+        collective.set_operand(1, dst);
+    }
+    for found in tmp.uses() {
+        if found.owner.is("memref.load") && found.owner.is_within(kernel) {
+            found.owner.set_operand(0, dst);
+        }
+    }
+    remove_copy(store, alloc);
+    erase_if_dead(kernel);
+    Ok(true)
+}
+
+/// Whether the rest of `kernel` cannot tell that `store` (of the copy into
+/// `dst`) happened earlier, in the collective: nothing reads `dst`, and
+/// writes that may hit `dst` come after the store in each thread (other
+/// threads' writes in the superstep race with the copy's anyway, so the
+/// collective's writes going first is one of the orders the kernel
+/// allowed).
+fn copy_is_unobserved(kernel: Op, store: Op, dst: Val) -> bool {
+    let Some(body) = kernel.entry_block(0) else {
+        return false;
+    };
+    let mut after_store = false;
+    for op in body.ops() {
+        if op == store {
+            after_store = true;
+            continue;
+        }
+        let effects = Effects::of(op);
+        let reads = effects.reads.iter().any(|&read| may_alias(read, dst));
+        if effects.unknown || reads || (!after_store && effects.may_write(dst)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Makes `collective` write `dst` when its input and `dst` do not
+/// partially overlap at run time (the scan may also run in place), and
+/// otherwise write its own list as before and copy that to `dst`:
+///
+/// ```text
+/// %r = scf.if %no_overlap { collective(values -> dst) }
+///      else { collective(values -> tmp); dst[i] = tmp[i] for i < count }
+/// ```
+fn write_unless_overlapping(collective: Op, dst: Val) -> Built<()> {
+    let (values, tmp, count) = (
+        collective.operand(0),
+        collective.operand(1),
+        collective.operand(2),
+    );
+    let at = Builder::before(collective).at_location_of(collective);
+    let in_place = collective.is("pgpu.list.scan");
+    let ok = no_partial_overlap(&at, values, dst, count, in_place)?;
+    let users: Vec<_> = collective
+        .results()
+        .iter()
+        .enumerate()
+        .flat_map(|(index, result)| result.uses().into_iter().map(move |found| (index, found)))
+        .collect();
+    let types: Vec<_> = collective
+        .results()
+        .iter()
+        .map(|result| result.melior_type())
+        .collect();
+    let (choice, then_yield, else_yield) = at.if_op(ok, &types, true)?;
+    let Some(else_yield) = else_yield else {
+        return Err(at.fail("internal error: scf.if without an else region"));
+    };
+    let fallback = collective.clone_detached();
+    fallback.set_unit_attribute(FALLBACK);
+    else_yield
+        .block_of()
+        .insert_raw_before(else_yield, fallback);
+    collective.move_before(then_yield);
+    collective.set_operand(1, dst);
+    let copy = Builder::before(else_yield).at_location_of(collective);
+    let (_, reduce, i) = copy.parallel(count)?;
+    let body = Builder::before(reduce).at_location_of(collective);
+    let value = body.load(tmp, i)?;
+    body.store(value, dst, i)?;
+    then_yield.set_operands(&collective.results());
+    else_yield.set_operands(&fallback.results());
+    for (index, found) in users {
+        found.owner.set_operand(found.index, choice.result(index));
+    }
+    Ok(())
+}
+
+/// Whether `a[0, count)` and `b[0, count)` are disjoint (or, with
+/// `same_allowed`, the same elements), computed from their addresses.
+fn no_partial_overlap(at: &Builder, a: Val, b: Val, count: Val, same_allowed: bool) -> Built<Val> {
+    let index = at.index_type();
+    let range = |list: Val| -> Built<(Val, Val)> {
+        let element = memref_element_type(list)?;
+        let bytes = element_bytes(&element.to_string()).unwrap_or(8);
+        let base = at.parse_type(&format!("memref<{element}>"))?;
+        let metadata = at.op(
+            "memref.extract_strided_metadata",
+            &[list],
+            &[base, index, index, index],
+            &[],
+        )?;
+        let size = at.index(i64::try_from(bytes).unwrap_or(8))?;
+        let offset = at.value("arith.muli", &[metadata.result(1), size], index, &[])?;
+        let start = at.value("arith.addi", &[at.aligned_index(list)?, offset], index, &[])?;
+        let length = at.value("arith.muli", &[count, size], index, &[])?;
+        let end = at.value("arith.addi", &[start, length], index, &[])?;
+        Ok((start, end))
+    };
+    let ((a_start, a_end), (b_start, b_end)) = (range(a)?, range(b)?);
+    let a_first = at.cmpi(7, a_end, b_start)?;
+    let b_first = at.cmpi(7, b_end, a_start)?;
+    let mut ok = at.value("arith.ori", &[a_first, b_first], a_first.melior_type(), &[])?;
+    if same_allowed {
+        let same = at.cmpi(0, a_start, b_start)?;
+        ok = at.value("arith.ori", &[ok, same], ok.melior_type(), &[])?;
+    }
+    Ok(ok)
+}
+/// Erases a copy's store, and the list it copied into when nothing else
+/// uses it (deallocations aside).
+fn remove_copy(store: Op, alloc: Op) {
+    let load = store.operand(0).defining_op();
+    store.erase();
+    if let Some(load) = load.filter(|load| load.result(0).uses().is_empty()) {
+        load.erase();
+    }
+    let list = alloc.result(0);
+    let uses = list.uses();
+    if uses.iter().all(|found| found.owner.is("memref.dealloc")) {
+        for found in uses {
+            found.owner.erase();
+        }
+        alloc.erase();
+    }
+}
+
+/// Erases `kernel` when its body has no effect (only pure ops and loads).
+fn erase_if_dead(kernel: Op) {
+    let effects = Effects::of(kernel);
+    if !effects.unknown && effects.writes.is_empty() {
+        kernel.erase();
+    }
+}

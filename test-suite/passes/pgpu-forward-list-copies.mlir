@@ -1,0 +1,238 @@
+// RUN: pgpu-opt %s --pgpu-forward-list-copies | FileCheck %s
+
+// An input copy: the collective reads the list itself; the copy kernel,
+// left without effects, goes away with its list.
+// CHECK-LABEL: func.func @reduce_input(
+// CHECK-SAME: %[[A:.*]]: memref<?xi32, strided<[1], offset: ?>>
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: memref.alloc
+// CHECK: pgpu.list.reduce add %[[A]][%{{.*}}] : memref<?xi32, strided<[1], offset: ?>> -> i32
+// CHECK-NOT: memref.dealloc
+func.func @reduce_input(%a: memref<?xi32, strided<[1], offset: ?>>, %n: index) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %copy = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %a[%i] : memref<?xi32, strided<[1], offset: ?>>
+    memref.store %v, %copy[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %t = pgpu.list.reduce add %copy[%n] : memref<?xi32> -> i32
+  memref.dealloc %copy : memref<?xi32>
+  return %t : i32
+}
+
+// The copy kernel also stores another list: it stays without the copy;
+// later kernels' loads of the copy read the source (the gather writes a
+// new list, so nothing can change the source meanwhile).
+// CHECK-LABEL: func.func @gather_input(
+// CHECK-SAME: %[[A:[^:]*]]: memref<?xi32>
+// CHECK: %[[OTHER:.*]] = memref.alloc
+// CHECK: scf.parallel
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: memref.store %{{.*}}, %[[OTHER]]
+// CHECK-NEXT: scf.reduce
+// CHECK: pgpu.list.sort_idx %[[A]], %[[IDX:.*]][%{{.*}}]
+// CHECK: scf.parallel
+// CHECK: %[[J:.*]] = memref.load %[[IDX]]
+// CHECK-NEXT: memref.load %[[A]][%[[J]]]
+func.func @gather_input(%a: memref<?xi32>, %n: index) -> memref<?xi32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %copy = memref.alloc(%n) : memref<?xi32>
+  %other = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %a[%i] : memref<?xi32>
+    %r = arith.index_cast %i : index to i32
+    memref.store %v, %copy[%i] : memref<?xi32>
+    memref.store %r, %other[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %idx = memref.alloc(%n) : memref<?xindex>
+  pgpu.list.sort_idx %copy, %idx[%n] : memref<?xi32>, memref<?xindex>
+  %out = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %v = memref.load %copy[%j] : memref<?xi32>
+    %w = memref.load %other[%j] : memref<?xi32>
+    %s = arith.addi %v, %w : i32
+    memref.store %s, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %copy : memref<?xi32>
+  memref.dealloc %other : memref<?xi32>
+  memref.dealloc %idx : memref<?xindex>
+  return %out : memref<?xi32>
+}
+
+// A later kernel that may write the source (a caller's list) keeps its
+// loads on the copy.
+// CHECK-LABEL: func.func @gather_may_clobber(
+// CHECK: memref.store %{{.*}}, %[[COPY:.*]][%{{.*}}]
+// CHECK: memref.load %[[COPY]]
+func.func @gather_may_clobber(%a: memref<?xi32>, %out: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %copy = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %a[%i] : memref<?xi32>
+    memref.store %v, %copy[%i] : memref<?xi32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %j = arith.subi %n, %c1 : index
+    %k = arith.subi %j, %i : index
+    %v = memref.load %copy[%k] : memref<?xi32>
+    memref.store %v, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %copy : memref<?xi32>
+  return
+}
+
+// Not forwarded: the source may change between the copy and the reader
+// (a store into a list that may alias it), and a copy over part of the
+// list only.
+// CHECK-LABEL: func.func @source_written(
+// CHECK: memref.store %{{.*}}, %[[COPY:.*]][%{{.*}}]
+// CHECK: pgpu.list.reduce add %[[COPY]]
+// CHECK-LABEL: func.func @partial_copy(
+// CHECK: memref.store %{{.*}}, %[[COPY:.*]][%{{.*}}]
+// CHECK: pgpu.list.reduce add %[[COPY]]
+func.func @source_written(%a: memref<?xi32>, %b: memref<?xi32>, %n: index) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %seven = arith.constant 7 : i32
+  %copy = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %a[%i] : memref<?xi32>
+    memref.store %v, %copy[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.store %seven, %b[%c0] : memref<?xi32>
+  %t = pgpu.list.reduce add %copy[%n] : memref<?xi32> -> i32
+  memref.dealloc %copy : memref<?xi32>
+  return %t : i32
+}
+func.func @partial_copy(%a: memref<?xi32>, %n: index, %m: index) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %copy = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %v = memref.load %a[%i] : memref<?xi32>
+    memref.store %v, %copy[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %t = pgpu.list.reduce add %copy[%n] : memref<?xi32> -> i32
+  memref.dealloc %copy : memref<?xi32>
+  return %t : i32
+}
+
+// An output copy into a list that cannot overlap the input: the scan
+// writes it directly; the kernel keeps its other store.
+// CHECK-LABEL: func.func @scan_output(
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<?xi32>, %[[TOTAL:[^:]*]]: memref<?xi32>
+// CHECK: %[[FRESH:.*]] = memref.alloc
+// CHECK: %[[T:.*]] = pgpu.list.scan add %[[FRESH]], %[[OUT]][%{{.*}}]
+// CHECK-NOT: scf.if
+// CHECK: scf.parallel
+// CHECK-NOT: memref.load
+// CHECK: memref.store %[[T]], %[[TOTAL]]
+func.func @scan_output(%out: memref<?xi32>, %total: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %fresh = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = arith.index_cast %i : index to i32
+    memref.store %v, %fresh[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %tmp = memref.alloc(%n) : memref<?xi32>
+  %t = pgpu.list.scan add %fresh, %tmp[%n] : memref<?xi32>, memref<?xi32> -> i32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %tmp[%i] : memref<?xi32>
+    memref.store %v, %out[%i] : memref<?xi32>
+    %first = arith.cmpi eq, %i, %c0 : index
+    scf.if %first {
+      memref.store %t, %total[%c0] : memref<?xi32>
+    }
+    scf.reduce
+  }
+  memref.dealloc %tmp : memref<?xi32>
+  memref.dealloc %fresh : memref<?xi32>
+  return
+}
+
+// Input and output both lists of the caller: they may overlap, so a
+// run-time test of the address ranges picks the direct scan (also in
+// place) or the old path through the scan's own list and a copy.
+// CHECK-LABEL: func.func @scan_both(
+// CHECK-SAME: %[[A:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<?xi32>
+// CHECK: %[[TMP:.*]] = memref.alloc
+// CHECK: %[[A_START:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[A_END:.*]] = arith.addi %[[A_START]], %{{.*}} : index
+// CHECK: %[[O_START:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[O_END:.*]] = arith.addi %[[O_START]], %{{.*}} : index
+// CHECK: %[[BEFORE:.*]] = arith.cmpi ule, %[[A_END]], %[[O_START]]
+// CHECK: %[[AFTER:.*]] = arith.cmpi ule, %[[O_END]], %[[A_START]]
+// CHECK: %[[DISJOINT:.*]] = arith.ori %[[BEFORE]], %[[AFTER]]
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[A_START]], %[[O_START]]
+// CHECK: %[[OK:.*]] = arith.ori %[[DISJOINT]], %[[SAME]]
+// CHECK: %[[T:.*]] = scf.if %[[OK]] -> (i32) {
+// CHECK-NEXT: %[[DIRECT:.*]] = pgpu.list.scan add %[[A]], %[[OUT]][%{{.*}}]
+// CHECK-NEXT: scf.yield %[[DIRECT]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[OLD:.*]] = pgpu.list.scan add %[[A]], %[[TMP]][%{{.*}}] {pgpu.overlap_fallback}
+// CHECK: scf.parallel
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[TMP]]
+// CHECK-NEXT: memref.store %[[V]], %[[OUT]]
+// CHECK: scf.yield %[[OLD]]
+// CHECK: return %[[T]]
+func.func @scan_both(%a: memref<?xi32>, %out: memref<?xi32>, %n: index) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %copy = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %a[%i] : memref<?xi32>
+    memref.store %v, %copy[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %tmp = memref.alloc(%n) : memref<?xi32>
+  %t = pgpu.list.scan add %copy, %tmp[%n] : memref<?xi32>, memref<?xi32> -> i32
+  memref.dealloc %copy : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %tmp[%i] : memref<?xi32>
+    memref.store %v, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %tmp : memref<?xi32>
+  return %t : i32
+}
+
+// Not forwarded: the kernel reads the destination (it would see the new
+// values early).
+// CHECK-LABEL: func.func @output_read(
+// CHECK: pgpu.list.scan add %{{.*}}, %[[TMP:.*]][
+// CHECK: memref.load %[[TMP]]
+func.func @output_read(%out: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %fresh = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = arith.index_cast %i : index to i32
+    memref.store %v, %fresh[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %tmp = memref.alloc(%n) : memref<?xi32>
+  %t = pgpu.list.scan add %fresh, %tmp[%n] : memref<?xi32>, memref<?xi32> -> i32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %old = memref.load %out[%c0] : memref<?xi32>
+    %v = memref.load %tmp[%i] : memref<?xi32>
+    %s = arith.addi %v, %old : i32
+    memref.store %s, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %tmp : memref<?xi32>
+  memref.dealloc %fresh : memref<?xi32>
+  return
+}
