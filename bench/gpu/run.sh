@@ -84,16 +84,17 @@ BASELINES=(
 )
 
 # pgpu rows: name | executable in $BIN | arguments | baseline key | bytes
-# read + written per run ("-": none). Rows whose executable is missing are
-# listed as "not built".
+# read + written per run ("-": none) | arguments with no timed call (the
+# run's launches minus this one's, over the repetitions, are the kernels
+# of one call). Rows whose executable is missing are listed as "not built".
 PGPU_ROWS=(
-  "findFaces L1 (pgpu)        | find_faces       | $FF_N $FF_M $REPS 1    | find_faces       | -"
-  "findFaces L9 (pgpu)        | find_faces       | $FF_N $FF_M $REPS 9    | find_faces       | -"
-  "particle binning (pgpu)    | particle_binning | $PB_N $PB_GRID $REPS   | particle_binning | -"
-  "sortby (pgpu)              | sort             | $SORT_N $SORT_REPS 0   | sort_torch       | -"
-  "sort_idx (pgpu)            | sort             | $SORT_N $SORT_REPS 1   | sort_torch       | -"
-  "scan (pgpu)                | scan_reduce      | $BW_N $BW_REPS 0       | scan_cub         | $((8 * BW_N))"
-  "reduce (pgpu)              | scan_reduce      | $BW_N $BW_REPS 1       | reduce_cub       | $((4 * BW_N))"
+  "findFaces L1 (pgpu)        | find_faces       | $FF_N $FF_M $REPS 1    | find_faces       | -                | $FF_N $FF_M 0 1"
+  "findFaces L9 (pgpu)        | find_faces       | $FF_N $FF_M $REPS 9    | find_faces       | -                | $FF_N $FF_M 0 9"
+  "particle binning (pgpu)    | particle_binning | $PB_N $PB_GRID $REPS   | particle_binning | -                | $PB_N $PB_GRID 0"
+  "sortby (pgpu)              | sort             | $SORT_N $SORT_REPS 0   | sort_torch       | -                | $SORT_N 0 0"
+  "sort_idx (pgpu)            | sort             | $SORT_N $SORT_REPS 1   | sort_torch       | -                | $SORT_N 0 1"
+  "scan (pgpu)                | scan_reduce      | $BW_N $BW_REPS 0       | scan_cub         | $((8 * BW_N)) | $BW_N 0 0"
+  "reduce (pgpu)              | scan_reduce      | $BW_N $BW_REPS 1       | reduce_cub       | $((4 * BW_N)) | $BW_N 0 1"
 )
 
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
@@ -191,17 +192,30 @@ for entry in "${BASELINES[@]}"; do
   ROWS+=("$key (baseline)|$R_MS|$R_WALL|||||$R_KERNELS|$R_TEMP|$R_BYTES|$check")
 done
 
+# The launches PGPU_PROFILE reports in a run's stderr.
+launches_of() { grep -E '^pgpu-profile launches ' "$1" 2>/dev/null | tail -n 1 | awk '{print $3}'; }
+
 for entry in "${PGPU_ROWS[@]}"; do
-  IFS='|' read -r name exe args base bytes <<< "$entry"
+  IFS='|' read -r name exe args base bytes setup_args <<< "$entry"
   name=$(trim "$name") exe=$(trim "$exe") args=$(trim "$args") base=$(trim "$base") bytes=$(trim "$bytes")
+  setup_args=$(trim "$setup_args")
   [ "$bytes" = "-" ] && bytes=""
   if [ ! -x "$BIN/$exe" ]; then
     ROWS+=("$name|||$base|${BASE_MS[$base]:-}|||||$bytes|not built ($BIN/$exe)")
     continue
   fi
   # shellcheck disable=SC2086
-  run_row "pgpu-$(slug "$name")" "$BIN/$exe" $EXE_FLAGS $args
+  PGPU_PROFILE=1 run_row "pgpu-$(slug "$name")" "$BIN/$exe" $EXE_FLAGS $args
   [ -n "$bytes" ] || bytes=$R_BYTES
+  # Kernels of one call: the launches of the timed calls over their number.
+  all=$(launches_of "$R_ERR")
+  # shellcheck disable=SC2086
+  PGPU_PROFILE=1 "$BIN/$exe" $EXE_FLAGS $setup_args > /dev/null 2> "$LOG/pgpu-$(slug "$name").setup.err"
+  setup=$(launches_of "$LOG/pgpu-$(slug "$name").setup.err")
+  timed=$(grep -c -E '^bench-ms ' "$R_OUT")
+  if [ -n "$all" ] && [ -n "$setup" ] && [ "$timed" -gt 0 ]; then
+    R_KERNELS=$(awk -v a="$all" -v s="$setup" -v t="$timed" 'BEGIN { printf "%g", (a - s) / t }')
+  fi
   if [ "$R_RC" != 0 ]; then
     check="FAILED (rc $R_RC)"
   elif [ -z "${BASE_OUT[$base]:-}" ]; then
@@ -253,8 +267,9 @@ echo "ms: median of one run; baselines: CUDA events around the run, wall ms: hos
 echo "start event to the end of the stop event's synchronize; pgpu: the program's wtime() pair around a call"
 echo "(a wall time, so both columns agree). ratio = ms / baseline ms; ratio (wall) = ms / baseline wall ms."
 echo "kernels: launches of one run (baselines: kernel and memset nodes of a CUDA-graph capture of one run,"
-echo "CUB's included; sort_torch: GPU kernels in torch.profiler). temp MiB: peak temporary device memory of"
-echo "one run. Logs: $LOG${OUT:+ (and \$OUT/logs.tar.gz)}"
+echo "CUB's included; sort_torch: GPU kernels in torch.profiler; pgpu: PGPU_PROFILE's launches of the timed"
+echo "calls over their number, collectives' kernels included). temp MiB: peak temporary device memory of"
+echo "one run (baselines). Logs: $LOG${OUT:+ (and \$OUT/logs.tar.gz)}"
 
 STATUS=0
 for row in "${ROWS[@]}"; do

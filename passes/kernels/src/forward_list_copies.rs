@@ -24,6 +24,11 @@
 //!   kernel uses `dst` only for that store, and `tmp` is read only in that
 //!   kernel (where `tmp[j]` equals the new `dst[j]`).
 //!
+//! * **Ranks.** A list that such a kernel fills with `i` (or a cast of
+//!   it) is read as the index itself: later loads `ranks[j]` become `j`
+//!   (cast the same way), e.g. the thread ranks that `sortby` carries
+//!   through a sort, which would otherwise be gathered from memory.
+//!
 //! Kernels left without side effects are erased. Two lists may alias
 //! unless one is a distinct `memref.alloc`/`alloca` or both are distinct
 //! globals; views (`cast`, `subview`, ...) are traced to their base.
@@ -71,7 +76,7 @@ impl Pass for ForwardListCopies {
 fn forward_one(module: Op) -> Built<bool> {
     let ops = module.nested();
     for op in &ops {
-        if op.is("scf.parallel") && is_host_code(*op) && forward_input(*op) {
+        if op.is("scf.parallel") && is_host_code(*op) && (forward_input(*op) || forward_ranks(*op)?) {
             return Ok(true);
         }
     }
@@ -180,6 +185,66 @@ fn enclosing_kernel(op: Op) -> Option<Op> {
         current = parent.parent();
     }
     None
+}
+
+/// Forwards one list of ranks (`ranks[i] = i`, maybe cast) that `kernel`
+/// fills: later loads `ranks[j]` become `j` (cast alike); whether it did.
+fn forward_ranks(kernel: Op) -> Built<bool> {
+    let Some((induction, count)) = full_range(kernel) else {
+        return Ok(false);
+    };
+    let Some(body) = kernel.entry_block(0) else {
+        return Ok(false);
+    };
+    for store in body.ops() {
+        if !store.is("memref.store") || store.num_operands() != 3 || store.operand(2) != induction {
+            continue;
+        }
+        let value = store.operand(0);
+        let cast = value.defining_op().filter(|op| op.is("arith.index_cast"));
+        if value != induction && cast.is_none_or(|cast| cast.operand(0) != induction) {
+            continue;
+        }
+        let ranks = store.operand(1);
+        let Some(alloc) = ranks.defining_op().filter(|op| op.is("memref.alloc")) else {
+            continue;
+        };
+        if !alloc_count(alloc).is_some_and(|n| same_count(n, count)) {
+            continue;
+        }
+        let mut loads = vec![];
+        let mut forwardable = true;
+        for found in ranks.uses() {
+            let user = found.owner;
+            if user == store || user.is("memref.dealloc") {
+                continue;
+            }
+            let after = top_in_block_of(user, kernel).is_some_and(|top| is_before(kernel, top));
+            if user.is("memref.load") && found.index == 0 && after {
+                loads.push(user);
+            } else {
+                forwardable = false;
+            }
+        }
+        if !forwardable || loads.is_empty() {
+            continue;
+        }
+        for load in loads {
+            let rank = load.operand(1);
+            let replacement = if value == induction {
+                rank
+            } else {
+                let at = Builder::before(load).at_location_of(load);
+                at.value("arith.index_cast", &[rank], value.melior_type(), &[])?
+            };
+            load.result(0).replace_all_uses(replacement);
+            load.erase();
+        }
+        remove_copy(store, alloc);
+        erase_if_dead(kernel);
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Forwards one input copy made by `kernel`; whether it did.
