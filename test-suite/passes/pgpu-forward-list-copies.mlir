@@ -22,20 +22,22 @@ func.func @reduce_input(%a: memref<?xi32, strided<[1], offset: ?>>, %n: index) -
   return %t : i32
 }
 
-// The copy kernel also stores another list: it stays without the copy;
-// later kernels' loads of the copy read the source (the gather writes a
-// new list, so nothing can change the source meanwhile).
+// The copy kernel also fills a list with the ranks (sortby's carried
+// thread ranks): later kernels' loads of the copy read the source (the
+// gather writes a new list, so nothing can change the source meanwhile)
+// and loads of the ranks become the index itself; the kernel, left
+// without effects, goes away.
 // CHECK-LABEL: func.func @gather_input(
 // CHECK-SAME: %[[A:[^:]*]]: memref<?xi32>
-// CHECK: %[[OTHER:.*]] = memref.alloc
-// CHECK: scf.parallel
-// CHECK-NEXT: arith.index_cast
-// CHECK-NEXT: memref.store %{{.*}}, %[[OTHER]]
-// CHECK-NEXT: scf.reduce
+// CHECK-NOT: memref.alloc(%{{.*}}) : memref<?xi32>
 // CHECK: pgpu.list.sort_idx %[[A]], %[[IDX:.*]][%{{.*}}]
-// CHECK: scf.parallel
-// CHECK: %[[J:.*]] = memref.load %[[IDX]]
-// CHECK-NEXT: memref.load %[[A]][%[[J]]]
+// CHECK-NOT: scf.parallel
+// CHECK: memref.alloc
+// CHECK-NEXT: scf.parallel
+// CHECK-NEXT: %[[J:.*]] = memref.load %[[IDX]]
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[A]][%[[J]]]
+// CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[J]] : index to i32
+// CHECK-NEXT: arith.addi %[[V]], %[[W]]
 func.func @gather_input(%a: memref<?xi32>, %n: index) -> memref<?xi32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
