@@ -76,7 +76,8 @@ impl Pass for ForwardListCopies {
 fn forward_one(module: Op) -> Built<bool> {
     let ops = module.nested();
     for op in &ops {
-        if op.is("scf.parallel") && is_host_code(*op) && (forward_input(*op) || forward_ranks(*op)?) {
+        if op.is("scf.parallel") && is_host_code(*op) && (forward_input(*op) || forward_ranks(*op)?)
+        {
             return Ok(true);
         }
     }
@@ -117,9 +118,11 @@ fn same_count(a: Val, b: Val) -> bool {
             .is_some_and(|x| Some(x) == b.constant_integer())
 }
 
-/// The element count of a rank-1 `memref.alloc`.
-fn alloc_count(alloc: Op) -> Option<Val> {
-    (alloc.num_operands() == 1).then(|| alloc.operand(0))
+/// The `memref.alloc` that made `list`, when it has `count` elements.
+fn alloc_of_count(list: Val, count: Val) -> Option<Op> {
+    list.defining_op().filter(|alloc| {
+        alloc.is("memref.alloc") && alloc.num_operands() == 1 && same_count(alloc.operand(0), count)
+    })
 }
 
 /// The top-level ops of `kernel`'s body of the form `store (load src[i]),
@@ -206,12 +209,9 @@ fn forward_ranks(kernel: Op) -> Built<bool> {
             continue;
         }
         let ranks = store.operand(1);
-        let Some(alloc) = ranks.defining_op().filter(|op| op.is("memref.alloc")) else {
+        let Some(alloc) = alloc_of_count(ranks, count) else {
             continue;
         };
-        if !alloc_count(alloc).is_some_and(|n| same_count(n, count)) {
-            continue;
-        }
         let mut loads = vec![];
         let mut forwardable = true;
         for found in ranks.uses() {
@@ -254,12 +254,9 @@ fn forward_input(kernel: Op) -> bool {
     };
     for (load, store) in copies_in(kernel, induction) {
         let (src, copy) = (load.operand(0), store.operand(1));
-        let Some(alloc) = copy.defining_op().filter(|op| op.is("memref.alloc")) else {
+        let Some(alloc) = alloc_of_count(copy, count) else {
             continue;
         };
-        if !alloc_count(alloc).is_some_and(|n| same_count(n, count)) {
-            continue;
-        }
         // Nothing else in the kernel may write the source.
         let others = kernel.nested().into_iter().filter(|op| *op != store).fold(
             Effects::default(),
