@@ -170,7 +170,7 @@ func.func @scan_output(%out: memref<?xi32>, %total: memref<?xi32>, %n: index) {
 // place) or the old path through the scan's own list and a copy.
 // CHECK-LABEL: func.func @scan_both(
 // CHECK-SAME: %[[A:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<?xi32>
-// CHECK: %[[TMP:.*]] = memref.alloc
+// CHECK-NOT: memref.alloc
 // CHECK: %[[A_START:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK: %[[A_END:.*]] = arith.addi %[[A_START]], %{{.*}} : index
 // CHECK: %[[O_START:.*]] = arith.addi %{{.*}}, %{{.*}} : index
@@ -184,11 +184,15 @@ func.func @scan_output(%out: memref<?xi32>, %total: memref<?xi32>, %n: index) {
 // CHECK-NEXT: %[[DIRECT:.*]] = pgpu.list.scan add %[[A]], %[[OUT]][%{{.*}}]
 // CHECK-NEXT: scf.yield %[[DIRECT]]
 // CHECK-NEXT: } else {
+// The scan's own list exists on the fallback path only.
+// CHECK-NEXT: %[[TMP:.*]] = memref.alloc
 // CHECK-NEXT: %[[OLD:.*]] = pgpu.list.scan add %[[A]], %[[TMP]][%{{.*}}] {pgpu.overlap_fallback}
 // CHECK: scf.parallel
 // CHECK-NEXT: %[[V:.*]] = memref.load %[[TMP]]
 // CHECK-NEXT: memref.store %[[V]], %[[OUT]]
-// CHECK: scf.yield %[[OLD]]
+// CHECK: memref.dealloc %[[TMP]]
+// CHECK-NEXT: scf.yield %[[OLD]]
+// CHECK-NOT: memref.dealloc
 // CHECK: return %[[T]]
 func.func @scan_both(%a: memref<?xi32>, %out: memref<?xi32>, %n: index) -> i32 {
   %c0 = arith.constant 0 : index

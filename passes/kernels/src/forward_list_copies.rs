@@ -386,11 +386,12 @@ fn forward_output(collective: Op) -> Built<bool> {
     if !copy_is_unobserved(kernel, store, dst) {
         return Ok(false);
     }
-    if may_alias(collective.operand(0), dst) {
-        write_unless_overlapping(collective, dst)?;
+    let fallback_end = if may_alias(collective.operand(0), dst) {
+        Some(write_unless_overlapping(collective, dst)?)
     } else {
         collective.set_operand(1, dst);
-    }
+        None
+    };
     for found in tmp.uses() {
         if found.owner.is("memref.load") && found.owner.is_within(kernel) {
             found.owner.set_operand(0, dst);
@@ -398,7 +399,35 @@ fn forward_output(collective: Op) -> Built<bool> {
     }
     remove_copy(store, alloc);
     erase_if_dead(kernel);
+    if let Some(fallback_end) = fallback_end {
+        confine_to_fallback(alloc, fallback_end);
+    }
     Ok(true)
+}
+
+/// Moves the allocation and deallocations of the collective's own list
+/// into the fallback branch that alone uses it now (its `scf.yield` is
+/// `fallback_end`), so the direct path allocates nothing.
+fn confine_to_fallback(alloc: Op, fallback_end: Op) {
+    let Some(branch) = fallback_end.parent() else {
+        return;
+    };
+    let uses = alloc.result(0).uses();
+    if !uses
+        .iter()
+        .all(|found| found.owner.is_within(branch) || found.owner.is("memref.dealloc"))
+    {
+        return;
+    }
+    let Some(first) = fallback_end.block_of().first() else {
+        return;
+    };
+    alloc.move_before(first);
+    for found in uses {
+        if found.owner.is("memref.dealloc") {
+            found.owner.move_before(fallback_end);
+        }
+    }
 }
 
 /// Whether the rest of `kernel` cannot tell that `store` (of the copy into
@@ -428,13 +457,14 @@ fn copy_is_unobserved(kernel: Op, store: Op, dst: Val) -> bool {
 
 /// Makes `collective` write `dst` when its input and `dst` do not
 /// partially overlap at run time (the scan may also run in place), and
-/// otherwise write its own list as before and copy that to `dst`:
+/// otherwise write its own list as before and copy that to `dst`; returns
+/// the fallback branch's `scf.yield`:
 ///
 /// ```text
 /// %r = scf.if %no_overlap { collective(values -> dst) }
 ///      else { collective(values -> tmp); dst[i] = tmp[i] for i < count }
 /// ```
-fn write_unless_overlapping(collective: Op, dst: Val) -> Built<()> {
+fn write_unless_overlapping(collective: Op, dst: Val) -> Built<Op> {
     let (values, tmp, count) = (
         collective.operand(0),
         collective.operand(1),
@@ -475,7 +505,7 @@ fn write_unless_overlapping(collective: Op, dst: Val) -> Built<()> {
     for (index, found) in users {
         found.owner.set_operand(found.index, choice.result(index));
     }
-    Ok(())
+    Ok(else_yield)
 }
 
 /// Whether `a[0, count)` and `b[0, count)` are disjoint (or, with
