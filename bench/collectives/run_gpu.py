@@ -307,13 +307,20 @@ def check_scan(elem, kind, n, inclusive, tree=False, in_place=False, offset=0, p
         ok()
 
 
-def check_sort(elem, n):
-    sym = f"pgpu_coll_sort_idx_{elem}"
+def check_sort(elem, n, sorted_keys=False):
+    """sort_idx against the CPU runtime; with `sorted_keys`, the variant that
+    also writes the keys in sorted order, which must equal keys[indices]
+    bit for bit."""
+    sym = f"pgpu_coll_sort_idx_{'sorted_' if sorted_keys else ''}{elem}"
     name = f"{sym}[n={n}]"
     x = values_for(elem, "sort", n)
     d = cp.asarray(x)
     out = cp.full(n, -7, dtype=np.int64)
-    fn(sym, None)(*memref(d), *memref(out), I64(n))
+    if sorted_keys:
+        keys_out = cp.asarray(values_for(elem, "sort", n))
+        fn(sym, None)(*memref(d), *memref(out), I64(n), *memref(keys_out))
+    else:
+        fn(sym, None)(*memref(d), *memref(out), I64(n))
     want = np.zeros(n, dtype=np.int64)
     REF.pgpu_rt_list_sort_idx(ELEMS[elem][1], hptr(x), hptr(want), I64(n))
     got = cp.asnumpy(out)
@@ -321,6 +328,9 @@ def check_sort(elem, n):
         bad = got != want
         i = int(np.argmax(bad))
         fail(name, f"{int(bad.sum())} differ, first at {i}: {got[i]} vs {want[i]}")
+    elif sorted_keys and not np.array_equal(cp.asnumpy(keys_out).view(np.uint8),
+                                            x[want].view(np.uint8)):
+        fail(name, "sorted keys differ from keys[indices]")
     else:
         ok()
 
@@ -459,6 +469,8 @@ def correctness(which):
         sym = f"pgpu_coll_sort_idx_{elem}"
         for n in SIZES + [3_000_017]:
             run_check(f"{sym}[n={n}]", check_sort, elem, n)
+            if elem not in ("f32", "f64"):
+                run_check(f"{sym}_sorted[n={n}]", check_sort, elem, n, True)
         for packed in (False, True):
             for split in (False, True):
                 sym = f"pgpu_coll_{'split' if split else 'compact'}_{elem}" + (

@@ -23,21 +23,22 @@ func.func @reduce_input(%a: memref<?xi32, strided<[1], offset: ?>>, %n: index) -
 }
 
 // The copy kernel also fills a list with the ranks (sortby's carried
-// thread ranks): later kernels' loads of the copy read the source (the
-// gather writes a new list, so nothing can change the source meanwhile)
-// and loads of the ranks become the index itself; the kernel, left
-// without effects, goes away.
+// thread ranks): the sort reads the source; loads of the ranks become the
+// index itself; the gather of the keys through the permutation becomes a
+// read of the keys the sort now also writes in sorted order; the kernel,
+// left without effects, goes away.
 // CHECK-LABEL: func.func @gather_input(
 // CHECK-SAME: %[[A:[^:]*]]: memref<?xi32>
-// CHECK-NOT: memref.alloc(%{{.*}}) : memref<?xi32>
-// CHECK: pgpu.list.sort_idx %[[A]], %[[IDX:.*]][%{{.*}}]
-// CHECK-NOT: scf.parallel
-// CHECK: memref.alloc
-// CHECK-NEXT: scf.parallel
-// CHECK-NEXT: %[[J:.*]] = memref.load %[[IDX]]
-// CHECK-NEXT: %[[V:.*]] = memref.load %[[A]][%[[J]]]
+// CHECK: %[[IDX:.*]] = memref.alloc(%{{.*}}) : memref<?xindex>
+// CHECK-NEXT: %[[SORTED:.*]] = memref.alloc(%{{.*}}) : memref<?xi32>
+// CHECK-NEXT: pgpu.list.sort_idx %[[A]], %[[IDX]][%{{.*}}] sorted %[[SORTED]] : memref<?xi32>, memref<?xindex>, memref<?xi32>
+// CHECK-NEXT: memref.alloc
+// CHECK-NEXT: scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT: %[[J:.*]] = memref.load %[[IDX]][%[[I]]]
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[SORTED]][%[[I]]]
 // CHECK-NEXT: %[[W:.*]] = arith.index_cast %[[J]] : index to i32
 // CHECK-NEXT: arith.addi %[[V]], %[[W]]
+// CHECK: memref.dealloc %[[SORTED]]
 func.func @gather_input(%a: memref<?xi32>, %n: index) -> memref<?xi32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -197,3 +197,23 @@ func.func @global_array(%n: index) -> i32 {
   %first = memref.load %flags[%c0] : memref<100xi32>
   return %first : i32
 }
+
+// A sort that also writes its keys in sorted order: integer keys call the
+// GPU sort with that output; float keys (canonicalized inside the GPU
+// sort) call the plain sort and gather the keys in a kernel after it.
+// CHECK-LABEL: func.func @sorted_keys(
+// CHECK: call @pgpu_coll_sort_idx_sorted_i32(
+// CHECK: } else {
+// CHECK-NEXT: pgpu.list.sort_idx %{{.*}}, %{{.*}}[%{{.*}}] sorted %{{.*}} : memref<?xi32>, memref<?xindex>, memref<?xi32>
+// CHECK: call @pgpu_coll_sort_idx_f32(
+// CHECK: } else {
+// CHECK-NEXT: pgpu.list.sort_idx %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>, memref<?xindex>
+// CHECK: gpu.launch async
+// CHECK: memref.load
+// CHECK: memref.load
+// CHECK: memref.store
+func.func @sorted_keys(%k: memref<?xi32>, %f: memref<?xf32>, %idx: memref<?xindex>, %ks: memref<?xi32>, %fs: memref<?xf32>, %n: index) {
+  pgpu.list.sort_idx %k, %idx[%n] sorted %ks : memref<?xi32>, memref<?xindex>, memref<?xi32>
+  pgpu.list.sort_idx %f, %idx[%n] sorted %fs : memref<?xf32>, memref<?xindex>, memref<?xf32>
+  return
+}

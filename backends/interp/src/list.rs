@@ -120,7 +120,15 @@ impl Interp<'_> {
                 let keys = self.mem_desc(op, act, 0)?;
                 let indices = self.mem_desc(op, act, 1)?;
                 let count = self.list_count(op, act, 2)?;
-                let mut accesses = Accesses::new(&[&indices]);
+                let sorted = if op.operands.len() > 3 {
+                    Some(self.mem_desc(op, act, 3)?)
+                } else {
+                    None
+                };
+                let outputs: Vec<&MemDesc> = std::iter::once(&*indices)
+                    .chain(sorted.as_deref())
+                    .collect();
+                let mut accesses = Accesses::new(&outputs);
                 let mut list = Vec::new();
                 for index in 0..count {
                     let key = self.list_read(op, &keys, index, &mut accesses)?;
@@ -135,6 +143,10 @@ impl Interp<'_> {
                 let mut order: Vec<usize> = (0..list.len()).collect();
                 order.sort_by(|&a, &b| compare_keys(&list[a], &list[b]));
                 for (index, position) in (0..count).zip(order) {
+                    if let Some(sorted) = &sorted {
+                        let key = list[position].clone();
+                        self.list_write(op, sorted, index, key, &mut accesses, false)?;
+                    }
                     let position = Val::Int(position as i64);
                     self.list_write(op, &indices, index, position, &mut accesses, false)?;
                 }

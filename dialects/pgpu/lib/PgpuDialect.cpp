@@ -830,7 +830,14 @@ LogicalResult ListScanOp::verify() {
                            getTotal().getType());
 }
 
-LogicalResult ListSortIdxOp::verify() { return verifyHostCode(*this); }
+LogicalResult ListSortIdxOp::verify() {
+  if (failed(verifyHostCode(*this)))
+    return failure();
+  if (!getSorted())
+    return success();
+  return verifySameElementType(*this, getKeys(), "the keys", getSorted(),
+                               "the sorted keys");
+}
 
 LogicalResult ListCompactOp::verify() {
   if (failed(verifyHostCode(*this)))

@@ -267,6 +267,16 @@ impl<'c> Builder<'c> {
         Ok((parallel, reduce, rank))
     }
 
+    /// The kernel `out[i] = values[indices[i]]` for `i < count` (the keys
+    /// of a sort in sorted order, from its permutation).
+    pub fn gather(&self, values: Val, indices: Val, count: Val, out: Val) -> Built<()> {
+        let (_, end, i) = self.parallel(count)?;
+        let body = Builder::before(end).at_location_of(end);
+        let position = body.load(indices, i)?;
+        let value = body.load(values, position)?;
+        body.store(value, out, i)
+    }
+
     /// `scf.for %i = %lower to %upper step %step` without results; returns
     /// the loop, `%i` and the body's `scf.yield`, before which the body goes.
     pub fn for_loop(&self, lower: Val, upper: Val, step: Val) -> Built<(Op, Val, Op)> {

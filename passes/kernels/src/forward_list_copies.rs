@@ -29,7 +29,13 @@
 //!   (cast the same way), e.g. the thread ranks that `sortby` carries
 //!   through a sort, which would otherwise be gathered from memory.
 //!
-//! Kernels left without side effects are erased. Two lists may alias
+//! * **Sorted keys.** A kernel after a `pgpu.list.sort_idx` of integer
+//!   keys that reads `keys[idx[i]]` (the keys, or a fresh copy of them made
+//!   before the sort, unchanged since) reads `sorted[i]` instead, a list
+//!   the sort now also writes: no gather through the permutation.
+//!
+//! Lists nothing reads any more are dropped with their stores, and kernels
+//! left without side effects are erased. Two lists may alias
 //! unless one is a distinct `memref.alloc`/`alloca` or both are distinct
 //! globals; views (`cast`, `subview`, ...) are traced to their base.
 //! Collectives read lists with unit stride only, so a strided source stays
@@ -43,7 +49,7 @@ use crate::{
     memory_effects::{Effects, list_effects, may_alias},
     outline_cpu_kernels::is_host_code,
 };
-use melior::ir::{OperationRef, r#type::MemRefType};
+use melior::ir::{OperationRef, TypeLike, r#type::MemRefType};
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
 
 /// The pass; it has no options.
@@ -86,7 +92,165 @@ fn forward_one(module: Op) -> Built<bool> {
             return Ok(true);
         }
     }
+    for op in &ops {
+        if op.is("pgpu.list.sort_idx") && forward_sorted_keys(*op)? {
+            return Ok(true);
+        }
+    }
+    for op in &ops {
+        if op.is("memref.alloc") && drop_unread_list(*op) {
+            return Ok(true);
+        }
+    }
     Ok(false)
+}
+
+/// Lets `sort` write its keys in sorted order where a later kernel over
+/// the sort's count reads them through the permutation (`keys[idx[i]]`,
+/// or the same through a copy of the keys made before the sort): such
+/// loads become `sorted[i]`. Integer keys only (the GPU sort writes them
+/// from its internal form; float keys would only move the gather).
+fn forward_sorted_keys(sort: Op) -> Built<bool> {
+    if sort.num_operands() != 3 {
+        return Ok(false);
+    }
+    let (keys, indices, count) = (sort.operand(0), sort.operand(1), sort.operand(2));
+    let Ok(element) = memref_element_type(keys) else {
+        return Ok(false);
+    };
+    if !(element.is_integer() || element.is_index()) || alloc_of_count(indices, count).is_none() {
+        return Ok(false);
+    }
+    for found in indices.uses() {
+        let position = found.owner;
+        let Some(kernel) = enclosing_kernel(position) else {
+            continue;
+        };
+        let Some((induction, range)) = full_range(kernel) else {
+            continue;
+        };
+        if !position.is("memref.load")
+            || position.operand(1) != induction
+            || position.parent() != Some(kernel)
+            || !same_count(range, count)
+            || !is_before(sort, kernel)
+        {
+            continue;
+        }
+        // Loads `x[position]` of a list with the keys' contents.
+        let gathers: Vec<Op> = position
+            .result(0)
+            .uses()
+            .into_iter()
+            .map(|found| found.owner)
+            .filter(|load| {
+                load.is("memref.load")
+                    && load.num_operands() == 2
+                    && load.operand(1) == position.result(0)
+                    && load.parent() == Some(kernel)
+                    && holds_keys_of(load.operand(0), sort, kernel, *load)
+            })
+            .collect();
+        if gathers.is_empty() {
+            continue;
+        }
+        let at = Builder::before(sort).at_location_of(sort);
+        let sorted = at.alloc(element, count)?;
+        let mut operands = sort.operands();
+        operands.push(sorted);
+        sort.set_operands(&operands);
+        for load in gathers {
+            load.set_operand(0, sorted);
+            load.set_operand(1, induction);
+        }
+        if let Some(after) = kernel.next() {
+            Builder::before(after)
+                .at_location_of(sort)
+                .dealloc(sorted)?;
+        }
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Whether `list`, read by `load` in `kernel`, holds what `sort`'s keys
+/// held when it ran: it is the keys list, unchanged from the sort to the
+/// load (nothing writes it before the load in the kernel's threads), or a
+/// fresh list a kernel before the sort filled with a copy of the keys
+/// that nothing else writes, the keys unchanged from that copy to the
+/// sort.
+fn holds_keys_of(list: Val, sort: Op, kernel: Op, load: Op) -> bool {
+    let keys = sort.operand(0);
+    if list == keys {
+        let unchanged_between = ops_between(sort, Some(kernel))
+            .iter()
+            .filter(|op| **op != kernel)
+            .all(|op| !Effects::of(*op).may_write(keys));
+        let unchanged_in_thread = kernel.entry_block(0).is_some_and(|body| {
+            body.ops()
+                .into_iter()
+                .take_while(|op| *op != load)
+                .all(|op| !Effects::of(op).may_write(keys))
+        });
+        return unchanged_between && unchanged_in_thread;
+    }
+    let Some(alloc) = list.defining_op().filter(|op| op.is("memref.alloc")) else {
+        return false;
+    };
+    let stores: Vec<Op> = list
+        .uses()
+        .into_iter()
+        .map(|found| found.owner)
+        .filter(|user| !user.is("memref.load") && !user.is("memref.dealloc"))
+        .collect();
+    let [store] = stores.as_slice() else {
+        return false;
+    };
+    let Some(copier) = enclosing_kernel(*store) else {
+        return false;
+    };
+    let Some((induction, range)) = full_range(copier) else {
+        return false;
+    };
+    alloc_of_count(list, range).is_some()
+        && same_count(range, sort.operand(2))
+        && is_before(copier, sort)
+        && copies_in(copier, induction)
+            .iter()
+            .any(|(from, to)| *to == *store && from.operand(0) == keys)
+        && ops_between(copier, Some(sort))
+            .iter()
+            .filter(|op| **op != sort)
+            .all(|op| !Effects::of(*op).may_write(keys))
+        && alloc.block_of() == sort.block_of()
+}
+
+/// Erases a fresh list that nothing reads (only stores in kernels and
+/// deallocations use it), and the kernels left without effects; whether it
+/// did.
+fn drop_unread_list(alloc: Op) -> bool {
+    let uses = alloc.result(0).uses();
+    let only_written = uses.iter().all(|found| {
+        found.owner.is("memref.dealloc")
+            || (found.owner.is("memref.store")
+                && found.index == 1
+                && enclosing_kernel(found.owner).is_some())
+    });
+    if uses.is_empty() || !only_written {
+        return false;
+    }
+    let kernels: Vec<Op> = uses
+        .iter()
+        .filter_map(|found| enclosing_kernel(found.owner))
+        .collect();
+    for found in uses {
+        found.owner.erase();
+    }
+    alloc.erase();
+    for kernel in kernels {
+        erase_if_dead(kernel);
+    }
+    true
 }
 
 /// Whether collectives can take `list` (unit stride).

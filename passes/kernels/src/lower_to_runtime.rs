@@ -378,6 +378,12 @@ impl Lowering {
                     &arguments,
                     &format!("(i32, {ptr}, {ptr}, i64)"),
                 )?;
+                // The runtime returns the permutation; the sorted keys are a
+                // gather through it (`pgpu-outline-cpu-kernels` runs it on
+                // the thread pool).
+                if op.num_operands() > 3 {
+                    at.gather(op.operand(0), op.operand(1), op.operand(2), op.operand(3))?;
+                }
             }
             name @ ("pgpu.list.compact" | "pgpu.list.split") => {
                 let element = memref_element_type(op.operand(0))?.to_string();

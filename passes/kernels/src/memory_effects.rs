@@ -12,11 +12,14 @@
 
 use crate::ir::{Op, Val};
 
-/// The operand positions a collective reads and writes (lists only).
+/// The operand positions a collective reads and writes (lists only;
+/// optional operands past the op's last are ignored).
 pub(crate) fn list_effects(op: Op) -> Option<(&'static [usize], &'static [usize])> {
     Some(match op.name().as_str() {
         "pgpu.list.reduce" => (&[0], &[]),
-        "pgpu.list.scan" | "pgpu.list.sort_idx" => (&[0], &[1]),
+        "pgpu.list.scan" => (&[0], &[1]),
+        // The sorted keys (operand 3) are optional.
+        "pgpu.list.sort_idx" => (&[0], &[1, 3]),
         "pgpu.list.compact" | "pgpu.list.split" => (&[0, 1], &[2]),
         "pgpu.list.expand" => (&[0], &[1, 2]),
         _ => return None,
@@ -101,8 +104,11 @@ impl Effects {
             "memref.dealloc" => self.writes.push(op.operand(0)),
             _ if name.starts_with("pgpu.list.") => match list_effects(op) {
                 Some((reads, writes)) => {
-                    self.reads.extend(reads.iter().map(|&i| op.operand(i)));
-                    self.writes.extend(writes.iter().map(|&i| op.operand(i)));
+                    let present = |&&i: &&usize| i < op.num_operands();
+                    self.reads
+                        .extend(reads.iter().filter(present).map(|&i| op.operand(i)));
+                    self.writes
+                        .extend(writes.iter().filter(present).map(|&i| op.operand(i)));
                 }
                 None => self.unknown = true,
             },

@@ -119,6 +119,11 @@ impl Pass for OffloadKernels {
             kernels_of: HashMap::new(),
             launches: HashMap::new(),
         };
+        for sort in module.nested() {
+            if sort.is("pgpu.list.sort_idx") && sort.num_operands() > 3 && is_host_code(sort) {
+                gather_float_sorted_keys(sort)?;
+            }
+        }
         let kernels: Vec<Op> = module
             .nested()
             .into_iter()
@@ -226,6 +231,22 @@ fn hoist_global_reads(kernel: Op) {
             load.move_before(kernel);
         }
     }
+}
+
+/// The GPU sort writes sorted keys of integer types only (float keys are
+/// canonicalized on the way): for float keys the sort drops that output
+/// and a kernel gathers the keys through the permutation instead.
+fn gather_float_sorted_keys(sort: Op) -> Built<()> {
+    let keys = sort.operand(0);
+    let float = MemRefType::try_from(keys.melior_type())
+        .is_ok_and(|memref| melior::ir::TypeLike::is_float(&memref.element()));
+    let Some(next) = sort.next().filter(|_| float) else {
+        return Ok(());
+    };
+    let at = Builder::before(next).at_location_of(sort);
+    at.gather(keys, sort.operand(1), sort.operand(2), sort.operand(3))?;
+    sort.set_operands(&sort.operands()[..3]);
+    Ok(())
 }
 
 /// Replaces a host `memref.alloca` that kernels use by `memref.alloc`
@@ -466,6 +487,9 @@ impl Offload {
         let (symbol, written): (String, &[usize]) = match short.as_str() {
             "reduce" => (format!("pgpu_coll_reduce_{}_{element}", kind()?), &[]),
             "scan" => (format!("pgpu_coll_scan_{}_{element}", kind()?), &[1]),
+            "sort_idx" if op.num_operands() > 3 => {
+                (format!("pgpu_coll_sort_idx_sorted_{element}"), &[1, 3])
+            }
             "sort_idx" => (format!("pgpu_coll_sort_idx_{element}"), &[1]),
             "compact" | "split" => (format!("pgpu_coll_{short}_{element}"), &[2]),
             "expand" => (format!("pgpu_coll_expand_{element}"), &[1, 2]),

@@ -1476,3 +1476,11 @@ func.func @group_alloc_dynamic(%p: index) {
   }
   return
 }
+
+// -----
+
+func.func @sorted_keys_of_another_type(%k: memref<?xi32>, %i: memref<?xindex>, %s: memref<?xi64>, %n: index) {
+  // expected-error @+1 {{element type of the sorted keys ('i64') must be the element type of the keys ('i32')}}
+  pgpu.list.sort_idx %k, %i[%n] sorted %s : memref<?xi32>, memref<?xindex>, memref<?xi64>
+  return
+}

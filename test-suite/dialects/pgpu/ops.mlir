@@ -495,6 +495,7 @@ func.func @multiprefix_in_group(%ctr: memref<i32>, %p: index) {
 // CHECK-NEXT: %{{.*}} = pgpu.list.scan add %[[V]], %[[OUT]][%[[N]]] : memref<?xi32>, memref<?xi32> -> i32
 // CHECK-NEXT: %{{.*}} = pgpu.list.scan mul %[[F]], %[[F]][%[[N]]] inclusive : memref<?xf32>, memref<?xf32> -> f32
 // CHECK-NEXT: pgpu.list.sort_idx %[[F]], %[[IDX]][%[[N]]] : memref<?xf32>, memref<?xindex>
+// CHECK-NEXT: pgpu.list.sort_idx %[[V]], %[[IDX]][%[[N]]] sorted %[[OUT]] : memref<?xi32>, memref<?xindex>, memref<?xi32>
 // CHECK-NEXT: %[[LEN:.*]] = pgpu.list.compact %[[V]], %[[FLAGS]], %[[OUT]][%[[N]]] base %[[B]] : memref<?xi32>, memref<?xi1>, memref<?xi32>
 // CHECK-NEXT: %{{.*}} = pgpu.list.split %[[V]], %[[FLAGS]], %[[OUT]][%[[N]]] base %[[LEN]] : memref<?xi32>, memref<?xi1>, memref<?xi32>
 // CHECK-NEXT: %{{.*}} = pgpu.list.expand %[[V]], %[[IDX]], %[[OUT]][%[[N]]] : memref<?xi32>, memref<?xindex>, memref<?xi32> -> index
@@ -506,6 +507,7 @@ func.func @list_ops(%v: memref<?xi32>, %f: memref<?xf32>, %flags: memref<?xi1>, 
   %total = pgpu.list.scan add %v, %out[%n] : memref<?xi32>, memref<?xi32> -> i32
   %prod = pgpu.list.scan mul %f, %f[%n] inclusive : memref<?xf32>, memref<?xf32> -> f32
   pgpu.list.sort_idx %f, %idx[%n] : memref<?xf32>, memref<?xindex>
+  pgpu.list.sort_idx %v, %idx[%n] sorted %out : memref<?xi32>, memref<?xindex>, memref<?xi32>
   %len = pgpu.list.compact %v, %flags, %out[%n] base %b : memref<?xi32>, memref<?xi1>, memref<?xi32>
   %len2 = pgpu.list.split %v, %flags, %out[%n] base %len : memref<?xi32>, memref<?xi1>, memref<?xi32>
   %m = pgpu.list.expand %v, %idx, %out[%n] : memref<?xi32>, memref<?xindex>, memref<?xi32> -> index

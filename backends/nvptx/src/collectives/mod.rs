@@ -231,6 +231,10 @@ pub enum Collective {
     Reduce(Kind),
     Scan(Kind),
     SortIdx,
+    /// `sort_idx` that also writes the keys in sorted order (integer keys:
+    /// their internal form maps back exactly; float keys were
+    /// canonicalized, so their sorted copy is gathered instead).
+    SortIdxSorted,
     Compact,
     Split,
     Expand,
@@ -285,6 +289,8 @@ pub enum CollectiveError {
     },
     #[error("expand needs integer counts, not {0}")]
     ExpandNeedsInteger(&'static str),
+    #[error("sort_idx writes sorted keys of integer types only, not {0}")]
+    SortedNeedsInteger(&'static str),
 }
 
 /// One generated collective.
@@ -306,6 +312,7 @@ pub fn symbol(collective: Collective, elem: Elem) -> String {
         Collective::Reduce(kind) => format!("pgpu_coll_reduce_{}_{e}", kind.name()),
         Collective::Scan(kind) => format!("pgpu_coll_scan_{}_{e}", kind.name()),
         Collective::SortIdx => format!("pgpu_coll_sort_idx_{e}"),
+        Collective::SortIdxSorted => format!("pgpu_coll_sort_idx_sorted_{e}"),
         Collective::Compact => format!("pgpu_coll_compact_{e}"),
         Collective::Split => format!("pgpu_coll_split_{e}"),
         Collective::Expand => format!("pgpu_coll_expand_{e}"),
@@ -326,6 +333,9 @@ pub fn check(collective: Collective, elem: Elem) -> Result<(), CollectiveError> 
         Collective::Expand if elem.is_float() => {
             Err(CollectiveError::ExpandNeedsInteger(elem.mlir()))
         }
+        Collective::SortIdxSorted if elem.is_float() => {
+            Err(CollectiveError::SortedNeedsInteger(elem.mlir()))
+        }
         _ => Ok(()),
     }
 }
@@ -343,6 +353,7 @@ pub fn all() -> Vec<(Collective, Elem)> {
         }
         for collective in [
             Collective::SortIdx,
+            Collective::SortIdxSorted,
             Collective::Compact,
             Collective::Split,
             Collective::Expand,
@@ -368,7 +379,8 @@ pub fn generate(
     let host = match collective {
         Collective::Reduce(kind) => reduce::generate(&mut module, &symbol, elem, kind, config),
         Collective::Scan(kind) => scan::generate(&mut module, &symbol, elem, kind, config),
-        Collective::SortIdx => sort::generate(&mut module, &symbol, elem),
+        Collective::SortIdx => sort::generate(&mut module, &symbol, elem, false),
+        Collective::SortIdxSorted => sort::generate(&mut module, &symbol, elem, true),
         Collective::Compact => partition::generate(&mut module, &symbol, elem, false, config),
         Collective::Split => partition::generate(&mut module, &symbol, elem, true, config),
         Collective::Expand => expand::generate(&mut module, &symbol, elem, config),
@@ -410,8 +422,9 @@ mod tests {
     fn pairs_and_names() {
         let list = all();
         // 6 integer types x 9 kinds + 2 float types x 4 kinds, twice, plus
-        // sort/compact/split for 8 types and expand for 6.
-        assert_eq!(list.len(), 2 * (6 * 9 + 2 * 4) + 3 * 8 + 6);
+        // sort/compact/split for 8 types, expand and sort with sorted keys
+        // for 6.
+        assert_eq!(list.len(), 2 * (6 * 9 + 2 * 4) + 3 * 8 + 2 * 6);
         assert_eq!(
             symbol(Collective::Scan(Kind::UMax), Elem::Index),
             "pgpu_coll_scan_umax_index"

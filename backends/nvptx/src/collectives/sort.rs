@@ -126,6 +126,33 @@ fn transform(b: &mut Body, elem: Elem, x: &str) -> V {
     }
 }
 
+/// The element (storage type of `elem`) of an internal key: the inverse
+/// of [`transform`] for integer elements (floats were canonicalized, so
+/// they have none).
+fn untransform(b: &mut Body, elem: Elem, key: &str) -> V {
+    match elem {
+        Elem::I1 => {
+            let zero = b.c32(0);
+            let is_true = b.cmp("eq", key, &zero, Ty::I32);
+            let one = b.c(1, Ty::I8);
+            let none = b.c(0, Ty::I8);
+            b.sel(&is_true, &one, &none, Ty::I8)
+        }
+        Elem::I8 | Elem::I16 => {
+            let ty = elem.storage();
+            let sign = b.c32(1 << (ty.bits() - 1));
+            let wide = b.xor(key, &sign, Ty::I32);
+            b.resize(&wide, Ty::I32, ty, false)
+        }
+        Elem::I32 | Elem::I64 | Elem::Index => {
+            let ty = elem.storage();
+            let sign = b.bits_const(1 << (ty.bits() - 1), ty);
+            b.xor(key, &sign, ty)
+        }
+        Elem::F32 | Elem::F64 => unreachable!("sorted float keys are gathered"),
+    }
+}
+
 /// `(key >> shift) & 255` as i32.
 fn digit(b: &mut Body, key: &str, key_ty: Ty, shift: &str) -> V {
     let s = b.resize(shift, Ty::I32, key_ty, false);
@@ -319,7 +346,7 @@ const SWEEP_PARAMS: [Param; 9] = [
     ("counter", "!llvm.ptr"),
 ];
 
-fn sweep_kernel(m: &mut GpuModule, elem: Elem, sweep: Sweep) {
+fn sweep_kernel(m: &mut GpuModule, elem: Elem, sweep: Sweep, sorted: bool) {
     let (_, kt) = key_format(elem);
     let items = items(kt);
     let tile = BLOCK * items;
@@ -567,6 +594,12 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, sweep: Sweep) {
                     let wide = b.resize(&index, Ty::I32, Ty::I64, false);
                     let q = b.gep(&idx_out, &dest, Ty::I64, "i64", 1);
                     b.store(&wide, &q, "i64", 8, 1);
+                    if sorted {
+                        let ty = elem.storage();
+                        let x = untransform(b, elem, &key);
+                        let q = b.gep(&keys_out, &dest, Ty::I64, ty.mlir(), 1);
+                        b.store(&x, &q, ty.mlir(), ty.bytes(), 1);
+                    }
                 } else {
                     let q = b.gep(&keys_out, &dest, Ty::I64, kt.mlir(), 1);
                     b.store(&key, &q, kt.mlir(), kt.bytes(), 1);
@@ -578,8 +611,10 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, sweep: Sweep) {
     });
 }
 
-/// The host code of sort_idx; adds the kernels to `m`.
-pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem) -> String {
+/// The host code of sort_idx; adds the kernels to `m`. With `sorted`, the
+/// host function takes a fourth list and the last pass also writes the
+/// keys there in sorted order (integer elements only).
+pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> String {
     let (bits, kt) = key_format(elem);
     let passes = bits / 8;
     zero_kernel(m);
@@ -595,7 +630,7 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem) -> String {
     let mut kinds = sweeps.clone();
     kinds.dedup();
     for sweep in kinds {
-        sweep_kernel(m, elem, sweep);
+        sweep_kernel(m, elem, sweep, sorted);
     }
     let module = m.name.clone();
     let t = elem.mlir();
@@ -632,6 +667,11 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem) -> String {
     let body = move |b: &mut Body, ctx: &host::Ctx| -> Option<V> {
         let keys = host::memref_ptr(b, "%keys", &memref_for_body, t, elem.bytes());
         let out = host::memref_ptr(b, "%indices", "memref<?xindex>", "index", 8);
+        let sorted_keys = if sorted {
+            host::memref_ptr(b, "%sorted", &memref_for_body, t, elem.bytes())
+        } else {
+            out.clone()
+        };
         let r = &ctx.regions;
         let t0 = b.op("gpu.wait async");
         // Zero status, histograms and counters (contiguous regions 4..6).
@@ -666,7 +706,7 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem) -> String {
                 (r[(pass - 1) % 2].clone(), r[2 + (pass - 1) % 2].clone())
             };
             let (keys_out, idx_out) = if sweep.last() {
-                (out.clone(), out.clone())
+                (sorted_keys.clone(), out.clone())
             } else {
                 (r[pass % 2].clone(), r[2 + pass % 2].clone())
             };
@@ -712,11 +752,17 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem) -> String {
     };
     host::emit(&HostSpec {
         symbol: symbol.to_string(),
-        params: vec![
-            HostParam::new("keys", memref),
-            HostParam::new("indices", "memref<?xindex>"),
-            HostParam::new("n", "index"),
-        ],
+        params: {
+            let mut params = vec![
+                HostParam::new("keys", memref.clone()),
+                HostParam::new("indices", "memref<?xindex>"),
+                HostParam::new("n", "index"),
+            ];
+            if sorted {
+                params.push(HostParam::new("sorted", memref));
+            }
+            params
+        },
         count: "n",
         result: None,
         layout: &layout,

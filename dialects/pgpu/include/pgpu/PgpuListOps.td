@@ -119,21 +119,30 @@ def Pgpu_ListSortIdxOp : Pgpu_ListOp<"sort_idx"> {
     than every number when it is set (NaNs of one sign are equal), which is
     where a radix sort of the IEEE bits places them.
 
-    `indices` must not overlap `keys`. Host code; `count` must not be
-    negative. It reads `keys[0 .. count)` and writes
-    `indices[0 .. count)`, a permutation of `0 .. count-1`.
+    With `sorted`, the op also writes the keys in sorted order:
+    `sorted[i] = keys[indices[i]]` (a sort moves them anyway, so this
+    saves a gather through the permutation; `pgpu-forward-list-copies`
+    adds it where a program reads the keys through the indices).
+
+    `indices` and `sorted` must not overlap `keys` or each other. Host
+    code; `count` must not be negative. It reads `keys[0 .. count)` and
+    writes `indices[0 .. count)`, a permutation of `0 .. count-1`, and
+    `sorted[0 .. count)`.
 
     ```mlir
     pgpu.list.sort_idx %keys, %order[%n] : memref<?xf32>, memref<?xindex>
+    pgpu.list.sort_idx %keys, %order[%n] sorted %keys_sorted : memref<?xi32>, memref<?xindex>, memref<?xi32>
     ```
   }];
   let arguments = (ins Arg<Pgpu_ScalarList, "the keys", [MemRead]>:$keys,
                        Arg<Pgpu_IndexList, "the sorting permutation",
                            [MemWrite]>:$indices,
-                       Index:$count);
+                       Index:$count,
+                       Arg<Optional<Pgpu_ScalarList>, "the keys in sorted order",
+                           [MemWrite]>:$sorted);
   let assemblyFormat = [{
-    $keys `,` $indices `[` $count `]` attr-dict `:` type($keys) `,`
-    type($indices)
+    $keys `,` $indices `[` $count `]` (`sorted` $sorted^)? attr-dict `:`
+    type($keys) `,` type($indices) (`,` type($sorted)^)?
   }];
 }
 
