@@ -108,8 +108,9 @@ fn forward_one(module: Op) -> Built<bool> {
 /// Lets `sort` write its keys in sorted order where a later kernel over
 /// the sort's count reads them through the permutation (`keys[idx[i]]`,
 /// or the same through a copy of the keys made before the sort): such
-/// loads become `sorted[i]`. Integer keys only (the GPU sort writes them
-/// from its internal form; float keys would only move the gather).
+/// loads become `sorted[i]`. Integer keys of 8 bits or more only (the GPU
+/// sort writes those from its internal form; for other keys this would
+/// only move the gather).
 fn forward_sorted_keys(sort: Op) -> Built<bool> {
     if sort.num_operands() != 3 {
         return Ok(false);
@@ -118,7 +119,8 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
     let Ok(element) = memref_element_type(keys) else {
         return Ok(false);
     };
-    if !(element.is_integer() || element.is_index()) || alloc_of_count(indices, count).is_none() {
+    let wide_integer = (element.is_integer() && element.to_string() != "i1") || element.is_index();
+    if !wide_integer || alloc_of_count(indices, count).is_none() {
         return Ok(false);
     }
     for found in indices.uses() {

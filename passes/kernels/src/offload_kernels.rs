@@ -121,7 +121,7 @@ impl Pass for OffloadKernels {
         };
         for sort in module.nested() {
             if sort.is("pgpu.list.sort_idx") && sort.num_operands() > 3 && is_host_code(sort) {
-                gather_float_sorted_keys(sort)?;
+                gather_unsupported_sorted_keys(sort)?;
             }
         }
         let kernels: Vec<Op> = module
@@ -233,14 +233,17 @@ fn hoist_global_reads(kernel: Op) {
     }
 }
 
-/// The GPU sort writes sorted keys of integer types only (float keys are
-/// canonicalized on the way): for float keys the sort drops that output
-/// and a kernel gathers the keys through the permutation instead.
-fn gather_float_sorted_keys(sort: Op) -> Built<()> {
+/// The GPU sort writes sorted keys of integer types of 8 bits or more
+/// only (float keys are canonicalized on the way, `i1` keys read any
+/// nonzero byte as true): for other keys the sort drops that output and a
+/// kernel gathers the keys through the permutation instead.
+fn gather_unsupported_sorted_keys(sort: Op) -> Built<()> {
     let keys = sort.operand(0);
-    let float = MemRefType::try_from(keys.melior_type())
-        .is_ok_and(|memref| melior::ir::TypeLike::is_float(&memref.element()));
-    let Some(next) = sort.next().filter(|_| float) else {
+    let gathered = MemRefType::try_from(keys.melior_type()).is_ok_and(|memref| {
+        let element = memref.element();
+        melior::ir::TypeLike::is_float(&element) || element.to_string() == "i1"
+    });
+    let Some(next) = sort.next().filter(|_| gathered) else {
         return Ok(());
     };
     let at = Builder::before(next).at_location_of(sort);

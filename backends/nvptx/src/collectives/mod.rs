@@ -231,9 +231,10 @@ pub enum Collective {
     Reduce(Kind),
     Scan(Kind),
     SortIdx,
-    /// `sort_idx` that also writes the keys in sorted order (integer keys:
-    /// their internal form maps back exactly; float keys were
-    /// canonicalized, so their sorted copy is gathered instead).
+    /// `sort_idx` that also writes the keys in sorted order (integer keys of
+    /// 8 bits or more: their internal form maps back exactly; float keys
+    /// were canonicalized and `i1` keys read any nonzero byte as true, so
+    /// their sorted copy is gathered instead).
     SortIdxSorted,
     Compact,
     Split,
@@ -289,7 +290,7 @@ pub enum CollectiveError {
     },
     #[error("expand needs integer counts, not {0}")]
     ExpandNeedsInteger(&'static str),
-    #[error("sort_idx writes sorted keys of integer types only, not {0}")]
+    #[error("sort_idx writes sorted keys of integer types of 8 bits or more only, not {0}")]
     SortedNeedsInteger(&'static str),
 }
 
@@ -333,7 +334,7 @@ pub fn check(collective: Collective, elem: Elem) -> Result<(), CollectiveError> 
         Collective::Expand if elem.is_float() => {
             Err(CollectiveError::ExpandNeedsInteger(elem.mlir()))
         }
-        Collective::SortIdxSorted if elem.is_float() => {
+        Collective::SortIdxSorted if elem.is_float() || elem == Elem::I1 => {
             Err(CollectiveError::SortedNeedsInteger(elem.mlir()))
         }
         _ => Ok(()),
@@ -422,9 +423,9 @@ mod tests {
     fn pairs_and_names() {
         let list = all();
         // 6 integer types x 9 kinds + 2 float types x 4 kinds, twice, plus
-        // sort/compact/split for 8 types, expand and sort with sorted keys
-        // for 6.
-        assert_eq!(list.len(), 2 * (6 * 9 + 2 * 4) + 3 * 8 + 2 * 6);
+        // sort/compact/split for 8 types, expand for 6, sort with sorted
+        // keys for 5.
+        assert_eq!(list.len(), 2 * (6 * 9 + 2 * 4) + 3 * 8 + 6 + 5);
         assert_eq!(
             symbol(Collective::Scan(Kind::UMax), Elem::Index),
             "pgpu_coll_scan_umax_index"

@@ -127,17 +127,11 @@ fn transform(b: &mut Body, elem: Elem, x: &str) -> V {
 }
 
 /// The element (storage type of `elem`) of an internal key: the inverse
-/// of [`transform`] for integer elements (floats were canonicalized, so
-/// they have none).
+/// of [`transform`] for integer elements of 8 bits or more (floats were
+/// canonicalized and `i1` reads any nonzero byte as true, so they have
+/// none).
 fn untransform(b: &mut Body, elem: Elem, key: &str) -> V {
     match elem {
-        Elem::I1 => {
-            let zero = b.c32(0);
-            let is_true = b.cmp("eq", key, &zero, Ty::I32);
-            let one = b.c(1, Ty::I8);
-            let none = b.c(0, Ty::I8);
-            b.sel(&is_true, &one, &none, Ty::I8)
-        }
         Elem::I8 | Elem::I16 => {
             let ty = elem.storage();
             let sign = b.c32(1 << (ty.bits() - 1));
@@ -149,7 +143,7 @@ fn untransform(b: &mut Body, elem: Elem, key: &str) -> V {
             let sign = b.bits_const(1 << (ty.bits() - 1), ty);
             b.xor(key, &sign, ty)
         }
-        Elem::F32 | Elem::F64 => unreachable!("sorted float keys are gathered"),
+        Elem::I1 | Elem::F32 | Elem::F64 => unreachable!("these sorted keys are gathered"),
     }
 }
 
