@@ -243,3 +243,43 @@ func.func @output_read(%out: memref<?xi32>, %n: index) {
   memref.dealloc %fresh : memref<?xi32>
   return
 }
+
+// The keys themselves, read through the permutation after the kernel's
+// threads wrote a caller's list that may be the keys: the sort writes the
+// sorted keys, and a run-time test of the two lists' extents picks the
+// kernel reading them or the original one.
+// CHECK-LABEL: func.func @sorted_keys_versioned(
+// CHECK-SAME: %[[K:[^:]*]]: memref<?xi32>, %[[ORDER:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<?xi32>
+// CHECK: %[[IDX:.*]] = memref.alloc
+// CHECK-NEXT: %[[SORTED:.*]] = memref.alloc
+// CHECK-NEXT: pgpu.list.sort_idx %[[K]], %[[IDX]][%{{.*}}] sorted %[[SORTED]]
+// CHECK: memref.dim %[[K]]
+// CHECK: memref.dim %[[ORDER]]
+// CHECK: %[[BEFORE:.*]] = arith.cmpi ule
+// CHECK-NEXT: %[[AFTER:.*]] = arith.cmpi ule
+// CHECK-NEXT: %[[APART:.*]] = arith.ori %[[BEFORE]], %[[AFTER]]
+// CHECK-NEXT: scf.if %[[APART]] {
+// CHECK: memref.store %{{.*}}, %[[ORDER]]
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[SORTED]][%{{.*}}]
+// CHECK-NEXT: memref.store %[[V]], %[[OUT]]
+// CHECK: } else {
+// CHECK: memref.store %{{.*}}, %[[ORDER]]
+// CHECK-NEXT: %[[W:.*]] = memref.load %[[K]][%{{.*}}]
+// CHECK-NEXT: memref.store %[[W]], %[[OUT]]
+// CHECK: memref.dealloc %[[SORTED]]
+func.func @sorted_keys_versioned(%k: memref<?xi32>, %order: memref<?xi32>, %out: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %idx = memref.alloc(%n) : memref<?xindex>
+  pgpu.list.sort_idx %k, %idx[%n] : memref<?xi32>, memref<?xindex>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %j32 = arith.index_cast %j : index to i32
+    memref.store %j32, %order[%i] : memref<?xi32>
+    %v = memref.load %k[%j] : memref<?xi32>
+    memref.store %v, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %idx : memref<?xindex>
+  return
+}

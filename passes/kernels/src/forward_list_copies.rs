@@ -139,20 +139,28 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
         {
             continue;
         }
-        // Loads `x[position]` of a list with the keys' contents.
-        let gathers: Vec<Op> = position
-            .result(0)
-            .uses()
-            .into_iter()
-            .map(|found| found.owner)
-            .filter(|load| {
-                load.is("memref.load")
-                    && load.num_operands() == 2
-                    && load.operand(1) == position.result(0)
-                    && load.parent() == Some(kernel)
-                    && holds_keys_of(load.operand(0), sort, kernel, *load)
-            })
-            .collect();
+        // Loads `x[position]` of a list with the keys' contents, and the
+        // lists the kernel's threads may write before such a load.
+        let mut gathers = vec![];
+        let mut checks: Vec<Val> = vec![];
+        for found in position.result(0).uses() {
+            let load = found.owner;
+            if !(load.is("memref.load")
+                && load.num_operands() == 2
+                && load.operand(1) == position.result(0)
+                && load.parent() == Some(kernel))
+            {
+                continue;
+            }
+            if let Some(written) = holds_keys_of(load.operand(0), sort, kernel, load) {
+                gathers.push(load);
+                for list in written {
+                    if !checks.contains(&list) {
+                        checks.push(list);
+                    }
+                }
+            }
+        }
         if gathers.is_empty() {
             continue;
         }
@@ -161,11 +169,16 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
         let mut operands = sort.operands();
         operands.push(sorted);
         sort.set_operands(&operands);
+        let last = if checks.is_empty() {
+            kernel
+        } else {
+            version_on_disjoint(kernel, keys, &checks)?
+        };
         for load in gathers {
             load.set_operand(0, sorted);
             load.set_operand(1, induction);
         }
-        if let Some(after) = kernel.next() {
+        if let Some(after) = last.next() {
             Builder::before(after)
                 .at_location_of(sort)
                 .dealloc(sorted)?;
@@ -175,30 +188,80 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
     Ok(false)
 }
 
+/// Runs `kernel` as it is when `keys` shares no memory with any of
+/// `lists` at run time, and a copy of the kernel as it was otherwise:
+///
+/// ```text
+/// scf.if %disjoint { kernel (to be changed by the caller) } else { original }
+/// ```
+///
+/// Returns the `scf.if`.
+fn version_on_disjoint(kernel: Op, keys: Val, lists: &[Val]) -> Built<Op> {
+    let at = Builder::before(kernel).at_location_of(kernel);
+    let (keys_start, keys_end) = whole_range(&at, keys)?;
+    let mut disjoint = None;
+    for &list in lists {
+        let (start, end) = whole_range(&at, list)?;
+        let before = at.cmpi(7, keys_end, start)?;
+        let after = at.cmpi(7, end, keys_start)?;
+        let apart = at.value("arith.ori", &[before, after], before.melior_type(), &[])?;
+        disjoint = Some(match disjoint {
+            None => apart,
+            Some(so_far) => at.value("arith.andi", &[so_far, apart], apart.melior_type(), &[])?,
+        });
+    }
+    let Some(disjoint) = disjoint else {
+        return Err(at.fail("internal error: versioning without lists"));
+    };
+    let (choice, then_yield, else_yield) = at.if_op(disjoint, &[], true)?;
+    let Some(else_yield) = else_yield else {
+        return Err(at.fail("internal error: scf.if without an else region"));
+    };
+    let original = kernel.clone_detached();
+    else_yield
+        .block_of()
+        .insert_raw_before(else_yield, original);
+    kernel.move_before(then_yield);
+    Ok(choice)
+}
+
 /// Whether `list`, read by `load` in `kernel`, holds what `sort`'s keys
-/// held when it ran: it is the keys list, unchanged from the sort to the
-/// load (nothing writes it before the load in the kernel's threads), or a
-/// fresh list a kernel before the sort filled with a copy of the keys
-/// that nothing else writes, the keys unchanged from that copy to the
-/// sort.
-fn holds_keys_of(list: Val, sort: Op, kernel: Op, load: Op) -> bool {
+/// held when it ran, and under which run-time condition: it is the keys
+/// list, unchanged from the sort to the kernel, and the kernel's threads
+/// write before the load only lists from outside the kernel (returned: the
+/// keys must not overlap them); or a fresh list a kernel before the sort
+/// filled with a copy of the keys that nothing else writes, the keys
+/// unchanged from that copy to the sort (no condition).
+fn holds_keys_of(list: Val, sort: Op, kernel: Op, load: Op) -> Option<Vec<Val>> {
     let keys = sort.operand(0);
     if list == keys {
         let unchanged_between = ops_between(sort, Some(kernel))
             .iter()
             .filter(|op| **op != kernel)
             .all(|op| !Effects::of(*op).may_write(keys));
-        let unchanged_in_thread = kernel.entry_block(0).is_some_and(|body| {
-            body.ops()
-                .into_iter()
-                .take_while(|op| *op != load)
-                .all(|op| !Effects::of(op).may_write(keys))
-        });
-        return unchanged_between && unchanged_in_thread;
+        if !unchanged_between {
+            return None;
+        }
+        let body = kernel.entry_block(0)?;
+        let mut written = vec![];
+        for op in body.ops().into_iter().take_while(|op| *op != load) {
+            let effects = Effects::of(op);
+            if effects.unknown {
+                return None;
+            }
+            for list in effects.writes {
+                if !may_alias(list, keys) {
+                    continue;
+                }
+                if list.is_defined_within(kernel) || has_same_base(list, keys) {
+                    return None;
+                }
+                written.push(list);
+            }
+        }
+        return Some(written);
     }
-    let Some(alloc) = list.defining_op().filter(|op| op.is("memref.alloc")) else {
-        return false;
-    };
+    let alloc = list.defining_op().filter(|op| op.is("memref.alloc"))?;
     let stores: Vec<Op> = list
         .uses()
         .into_iter()
@@ -206,15 +269,11 @@ fn holds_keys_of(list: Val, sort: Op, kernel: Op, load: Op) -> bool {
         .filter(|user| !user.is("memref.load") && !user.is("memref.dealloc"))
         .collect();
     let [store] = stores.as_slice() else {
-        return false;
+        return None;
     };
-    let Some(copier) = enclosing_kernel(*store) else {
-        return false;
-    };
-    let Some((induction, range)) = full_range(copier) else {
-        return false;
-    };
-    alloc_of_count(list, range).is_some()
+    let copier = enclosing_kernel(*store)?;
+    let (induction, range) = full_range(copier)?;
+    let copied = alloc_of_count(list, range).is_some()
         && same_count(range, sort.operand(2))
         && is_before(copier, sort)
         && copies_in(copier, induction)
@@ -224,7 +283,13 @@ fn holds_keys_of(list: Val, sort: Op, kernel: Op, load: Op) -> bool {
             .iter()
             .filter(|op| **op != sort)
             .all(|op| !Effects::of(*op).may_write(keys))
-        && alloc.block_of() == sort.block_of()
+        && alloc.block_of() == sort.block_of();
+    copied.then(Vec::new)
+}
+
+/// Whether two lists are views of one base value (they surely overlap).
+fn has_same_base(a: Val, b: Val) -> bool {
+    crate::memory_effects::base_of(a) == crate::memory_effects::base_of(b)
 }
 
 /// Erases a fresh list that nothing reads (only stores in kernels and
@@ -677,25 +742,8 @@ fn write_unless_overlapping(collective: Op, dst: Val) -> Built<Op> {
 /// Whether `a[0, count)` and `b[0, count)` are disjoint (or, with
 /// `same_allowed`, the same elements), computed from their addresses.
 fn no_partial_overlap(at: &Builder, a: Val, b: Val, count: Val, same_allowed: bool) -> Built<Val> {
-    let index = at.index_type();
-    let range = |list: Val| -> Built<(Val, Val)> {
-        let element = memref_element_type(list)?;
-        let bytes = element_bytes(&element.to_string()).unwrap_or(8);
-        let base = at.parse_type(&format!("memref<{element}>"))?;
-        let metadata = at.op(
-            "memref.extract_strided_metadata",
-            &[list],
-            &[base, index, index, index],
-            &[],
-        )?;
-        let size = at.index(i64::try_from(bytes).unwrap_or(8))?;
-        let offset = at.value("arith.muli", &[metadata.result(1), size], index, &[])?;
-        let start = at.value("arith.addi", &[at.aligned_index(list)?, offset], index, &[])?;
-        let length = at.value("arith.muli", &[count, size], index, &[])?;
-        let end = at.value("arith.addi", &[start, length], index, &[])?;
-        Ok((start, end))
-    };
-    let ((a_start, a_end), (b_start, b_end)) = (range(a)?, range(b)?);
+    let ((a_start, a_end), (b_start, b_end)) =
+        (byte_range(at, a, count)?, byte_range(at, b, count)?);
     let a_first = at.cmpi(7, a_end, b_start)?;
     let b_first = at.cmpi(7, b_end, a_start)?;
     let mut ok = at.value("arith.ori", &[a_first, b_first], a_first.melior_type(), &[])?;
@@ -704,6 +752,33 @@ fn no_partial_overlap(at: &Builder, a: Val, b: Val, count: Val, same_allowed: bo
         ok = at.value("arith.ori", &[ok, same], ok.melior_type(), &[])?;
     }
     Ok(ok)
+}
+
+/// The addresses of `list[0]` and `list[count]`.
+fn byte_range(at: &Builder, list: Val, count: Val) -> Built<(Val, Val)> {
+    let index = at.index_type();
+    let element = memref_element_type(list)?;
+    let bytes = element_bytes(&element.to_string()).unwrap_or(8);
+    let base = at.parse_type(&format!("memref<{element}>"))?;
+    let metadata = at.op(
+        "memref.extract_strided_metadata",
+        &[list],
+        &[base, index, index, index],
+        &[],
+    )?;
+    let size = at.index(i64::try_from(bytes).unwrap_or(8))?;
+    let offset = at.value("arith.muli", &[metadata.result(1), size], index, &[])?;
+    let start = at.value("arith.addi", &[at.aligned_index(list)?, offset], index, &[])?;
+    let length = at.value("arith.muli", &[count, size], index, &[])?;
+    let end = at.value("arith.addi", &[start, length], index, &[])?;
+    Ok((start, end))
+}
+
+/// The addresses of a rank-1 list's first element and one past its last.
+fn whole_range(at: &Builder, list: Val) -> Built<(Val, Val)> {
+    let zero = at.index(0)?;
+    let count = at.value("memref.dim", &[list, zero], at.index_type(), &[])?;
+    byte_range(at, list, count)
 }
 /// Erases a copy's store, and the list it copied into when nothing else
 /// uses it (deallocations aside).

@@ -27,7 +27,7 @@ pub(crate) fn list_effects(op: Op) -> Option<(&'static [usize], &'static [usize]
 }
 
 /// The base of a view: the value views of `list` were made from.
-fn base_of(list: Val) -> Val {
+pub(crate) fn base_of(list: Val) -> Val {
     let mut current = list;
     while let Some(op) = current.defining_op() {
         match op.name().as_str() {
