@@ -283,3 +283,23 @@ func.func @sorted_keys_versioned(%k: memref<?xi32>, %order: memref<?xi32>, %out:
   memref.dealloc %idx : memref<?xindex>
   return
 }
+
+// A list nothing reads goes with its stores, two of them in one kernel,
+// and the kernel left without effects goes too.
+// CHECK-LABEL: func.func @unread_list(
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @unread_list(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %seven = arith.constant 7 : i32
+  %unread = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %seven, %unread[%i] : memref<?xi32>
+    memref.store %seven, %unread[%c0] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %unread : memref<?xi32>
+  return
+}

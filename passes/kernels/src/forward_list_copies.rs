@@ -201,10 +201,7 @@ fn version_on_disjoint(kernel: Op, keys: Val, lists: &[Val]) -> Built<Op> {
     let (keys_start, keys_end) = whole_range(&at, keys)?;
     let mut disjoint = None;
     for &list in lists {
-        let (start, end) = whole_range(&at, list)?;
-        let before = at.cmpi(7, keys_end, start)?;
-        let after = at.cmpi(7, end, keys_start)?;
-        let apart = at.value("arith.ori", &[before, after], before.melior_type(), &[])?;
+        let apart = apart(&at, (keys_start, keys_end), whole_range(&at, list)?)?;
         disjoint = Some(match disjoint {
             None => apart,
             Some(so_far) => at.value("arith.andi", &[so_far, apart], apart.melior_type(), &[])?,
@@ -213,16 +210,27 @@ fn version_on_disjoint(kernel: Op, keys: Val, lists: &[Val]) -> Built<Op> {
     let Some(disjoint) = disjoint else {
         return Err(at.fail("internal error: versioning without lists"));
     };
-    let (choice, then_yield, else_yield) = at.if_op(disjoint, &[], true)?;
+    let (choice, _, _, _) = two_versions(&at, disjoint, kernel, &[])?;
+    Ok(choice)
+}
+
+/// `scf.if %condition -> (types) { op } else { copy of op }` in place of
+/// `op`; returns the `scf.if`, the two branches' `scf.yield`s (without
+/// operands yet) and the copy.
+fn two_versions<'c>(
+    at: &Builder<'c>,
+    condition: Val,
+    op: Op,
+    types: &[melior::ir::Type<'c>],
+) -> Built<(Op, Op, Op, Op)> {
+    let (choice, then_yield, else_yield) = at.if_op(condition, types, true)?;
     let Some(else_yield) = else_yield else {
         return Err(at.fail("internal error: scf.if without an else region"));
     };
-    let original = kernel.clone_detached();
-    else_yield
-        .block_of()
-        .insert_raw_before(else_yield, original);
-    kernel.move_before(then_yield);
-    Ok(choice)
+    let copy = op.clone_detached();
+    else_yield.block_of().insert_raw_before(else_yield, copy);
+    op.move_before(then_yield);
+    Ok((choice, then_yield, else_yield, copy))
 }
 
 /// Whether `list`, read by `load` in `kernel`, holds what `sort`'s keys
@@ -235,11 +243,7 @@ fn version_on_disjoint(kernel: Op, keys: Val, lists: &[Val]) -> Built<Op> {
 fn holds_keys_of(list: Val, sort: Op, kernel: Op, load: Op) -> Option<Vec<Val>> {
     let keys = sort.operand(0);
     if list == keys {
-        let unchanged_between = ops_between(sort, Some(kernel))
-            .iter()
-            .filter(|op| **op != kernel)
-            .all(|op| !Effects::of(*op).may_write(keys));
-        if !unchanged_between {
+        if !unchanged_between(sort, kernel, keys) {
             return None;
         }
         let body = kernel.entry_block(0)?;
@@ -279,10 +283,7 @@ fn holds_keys_of(list: Val, sort: Op, kernel: Op, load: Op) -> Option<Vec<Val>> 
         && copies_in(copier, induction)
             .iter()
             .any(|(from, to)| *to == *store && from.operand(0) == keys)
-        && ops_between(copier, Some(sort))
-            .iter()
-            .filter(|op| **op != sort)
-            .all(|op| !Effects::of(*op).may_write(keys))
+        && unchanged_between(copier, sort, keys)
         && alloc.block_of() == sort.block_of();
     copied.then(Vec::new)
 }
@@ -306,10 +307,16 @@ fn drop_unread_list(alloc: Op) -> bool {
     if uses.is_empty() || !only_written {
         return false;
     }
-    let kernels: Vec<Op> = uses
+    let mut kernels: Vec<Op> = vec![];
+    for kernel in uses
         .iter()
         .filter_map(|found| enclosing_kernel(found.owner))
-        .collect();
+    {
+        // One kernel may store into the list more than once.
+        if !kernels.contains(&kernel) {
+            kernels.push(kernel);
+        }
+    }
     for found in uses {
         found.owner.erase();
     }
@@ -392,21 +399,32 @@ fn ops_between(from: Op, to: Option<Op>) -> Vec<Op> {
     found
 }
 
+/// The ops of a block strictly between `from` and `to` (`to` after `from`).
+fn ops_strictly_between(from: Op, to: Op) -> Vec<Op> {
+    let mut found = ops_between(from, Some(to));
+    if found.last() == Some(&to) {
+        found.pop();
+    }
+    found
+}
+
+/// Whether nothing strictly between `from` and `to` may write `list`.
+fn unchanged_between(from: Op, to: Op, list: Val) -> bool {
+    ops_strictly_between(from, to)
+        .iter()
+        .all(|op| !Effects::of(*op).may_write(list))
+}
+
 /// Whether `a` comes before `b` in their common block.
 fn is_before(a: Op, b: Op) -> bool {
     a.block_of() == b.block_of() && ops_between(a, Some(b)).last() == Some(&b)
 }
 
-/// `op` or its ancestor that is in the block of `anchor`.
+/// `op` or its ancestor that is a sibling of `anchor` (in its block, for
+/// the single-block regions of host code).
 fn top_in_block_of(op: Op, anchor: Op) -> Option<Op> {
-    let block = anchor.block_of();
-    let mut current = op;
-    loop {
-        if current.block_of() == block {
-            return Some(current);
-        }
-        current = current.parent()?;
-    }
+    op.ancestor_under(anchor.parent()?)
+        .filter(|top| top.block_of() == anchor.block_of())
 }
 
 /// The host kernel (`scf.parallel`) that `op` is nested in.
@@ -606,9 +624,7 @@ fn forward_output(collective: Op) -> Built<bool> {
     }
     // Nothing between the collective and the kernel touches `dst`; the
     // kernel uses it only for the copy.
-    let between = ops_between(collective, Some(kernel));
-    let before_kernel = &between[..between.len().saturating_sub(1)];
-    if before_kernel
+    if ops_strictly_between(collective, kernel)
         .iter()
         .any(|op| Effects::of(*op).may_touch(dst))
     {
@@ -715,16 +731,8 @@ fn write_unless_overlapping(collective: Op, dst: Val) -> Built<Op> {
         .iter()
         .map(|result| result.melior_type())
         .collect();
-    let (choice, then_yield, else_yield) = at.if_op(ok, &types, true)?;
-    let Some(else_yield) = else_yield else {
-        return Err(at.fail("internal error: scf.if without an else region"));
-    };
-    let fallback = collective.clone_detached();
+    let (choice, then_yield, else_yield, fallback) = two_versions(&at, ok, collective, &types)?;
     fallback.set_unit_attribute(FALLBACK);
-    else_yield
-        .block_of()
-        .insert_raw_before(else_yield, fallback);
-    collective.move_before(then_yield);
     collective.set_operand(1, dst);
     let copy = Builder::before(else_yield).at_location_of(collective);
     let (_, reduce, i) = copy.parallel(count)?;
@@ -742,16 +750,20 @@ fn write_unless_overlapping(collective: Op, dst: Val) -> Built<Op> {
 /// Whether `a[0, count)` and `b[0, count)` are disjoint (or, with
 /// `same_allowed`, the same elements), computed from their addresses.
 fn no_partial_overlap(at: &Builder, a: Val, b: Val, count: Val, same_allowed: bool) -> Built<Val> {
-    let ((a_start, a_end), (b_start, b_end)) =
-        (byte_range(at, a, count)?, byte_range(at, b, count)?);
-    let a_first = at.cmpi(7, a_end, b_start)?;
-    let b_first = at.cmpi(7, b_end, a_start)?;
-    let mut ok = at.value("arith.ori", &[a_first, b_first], a_first.melior_type(), &[])?;
+    let (a, b) = (byte_range(at, a, count)?, byte_range(at, b, count)?);
+    let mut ok = apart(at, a, b)?;
     if same_allowed {
-        let same = at.cmpi(0, a_start, b_start)?;
+        let same = at.cmpi(0, a.0, b.0)?;
         ok = at.value("arith.ori", &[ok, same], ok.melior_type(), &[])?;
     }
     Ok(ok)
+}
+
+/// Whether the address ranges `[start, end)` of `a` and `b` are disjoint.
+fn apart(at: &Builder, a: (Val, Val), b: (Val, Val)) -> Built<Val> {
+    let a_first = at.cmpi(7, a.1, b.0)?;
+    let b_first = at.cmpi(7, b.1, a.0)?;
+    at.value("arith.ori", &[a_first, b_first], a_first.melior_type(), &[])
 }
 
 /// The addresses of `list[0]` and `list[count]`.
