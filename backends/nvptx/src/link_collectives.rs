@@ -23,7 +23,7 @@ use mlir_sys::{
     mlirOperationSetAttributeByName, mlirRegionGetFirstBlock, mlirStringAttrGetValue,
     mlirUnitAttrGet,
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error, string_ref_to_string};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error, string_ref_to_string};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -96,10 +96,6 @@ impl Pass for LinkGpuCollectives {
             DialectHandle::arith(),
             DialectHandle::scf(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

@@ -74,8 +74,9 @@ impl<'a> PassOptions<'a> {
 #[error("pass failed")]
 pub struct PassFailure;
 
-/// A pass written in Rust.
-pub trait Pass: Sized + 'static {
+/// A pass written in Rust. A pass without options is built as its
+/// `Default`; one with options implements [`Pass::from_options`].
+pub trait Pass: Sized + Default + 'static {
     /// The pipeline and flag name, e.g. `pgpu-lower-spawn`.
     const ARGUMENT: &'static str;
     /// One line for `--list-passes`.
@@ -90,8 +91,18 @@ pub trait Pass: Sized + 'static {
         Vec::new()
     }
 
-    /// Builds the pass from its option values.
-    fn from_options(options: &PassOptions) -> Result<Self, String>;
+    /// Builds the pass from its option values. The default serves passes
+    /// without options; a pass that declares options must read them here.
+    fn from_options(_options: &PassOptions) -> Result<Self, String> {
+        if Self::OPTIONS.is_empty() {
+            Ok(Self::default())
+        } else {
+            Err(format!(
+                "internal error: {} declares options but does not read them",
+                Self::ARGUMENT
+            ))
+        }
+    }
 
     /// Runs the pass on `operation`. On failure the pass has emitted an error
     /// diagnostic at the offending location (see [`emit_error`]).

@@ -329,10 +329,6 @@ impl Pass for PrintBufferAllocation {
     const SUMMARY: &'static str = "Print the temporary buffers of each spawn (min-flow allocation), their values and peak bytes";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
 
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
-    }
-
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let mut text = String::new();
         for supersteps in superstep_spawns(Op::of(module)) {

@@ -17,7 +17,7 @@ use crate::{
     ir::{Op, Val},
 };
 use melior::ir::{OperationRef, TypeLike};
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -32,10 +32,6 @@ impl Pass for CheckDivision {
     fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
         use melior::dialect::DialectHandle;
         vec![DialectHandle::arith(), DialectHandle::cf()]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

@@ -35,7 +35,7 @@ use melior::ir::{
     Block, Identifier, Location, OperationRef, Region, RegionLike, attribute::Attribute,
     operation::OperationBuilder, operation::OperationLike,
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 use std::collections::HashMap;
 
 /// Collectives: every thread calls them; they end a superstep.
@@ -79,10 +79,6 @@ impl Pass for FormSupersteps {
     const ARGUMENT: &'static str = "pgpu-form-supersteps";
     const SUMMARY: &'static str = "Split pgpu.spawn bodies into pgpu.superstep regions at barriers and collectives, aligning par";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
-    }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);

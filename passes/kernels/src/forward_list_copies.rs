@@ -50,7 +50,7 @@ use crate::{
     outline_cpu_kernels::is_host_code,
 };
 use melior::ir::{OperationRef, TypeLike, r#type::MemRefType};
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -64,10 +64,6 @@ impl Pass for ForwardListCopies {
     fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
         use melior::dialect::DialectHandle;
         vec![DialectHandle::memref(), DialectHandle::scf()]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

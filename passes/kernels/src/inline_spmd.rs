@@ -23,7 +23,7 @@ use mlir_sys::{
     mlirAttributeIsAFlatSymbolRef, mlirAttributeIsAString, mlirFlatSymbolRefAttrGetValue,
     mlirLocationCallSiteGet, mlirOperationGetAttributeByName, mlirStringAttrGetValue,
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error, string_ref_to_string};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error, string_ref_to_string};
 use std::collections::HashMap;
 
 /// The attribute that marks functions to inline into SPMD code.
@@ -41,10 +41,6 @@ impl Pass for InlineSpmd {
     const SUMMARY: &'static str =
         "Inline functions marked pgpu.spmd_inline (barriers, collectives) into their SPMD callers";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
-    }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);

@@ -63,7 +63,7 @@ use melior::ir::{
     Block, Region, RegionLike, Type,
     r#type::{DimSize, MemRefType, ShapedTypeLike},
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use pgpu_pass_infra::{Pass, PassFailure};
 use std::collections::HashMap;
 
 /// The attribute marking per-processor buffers.
@@ -89,10 +89,6 @@ impl Pass for LowerGroups {
             DialectHandle::memref(),
             DialectHandle::scf(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: melior::ir::OperationRef) -> Result<(), PassFailure> {

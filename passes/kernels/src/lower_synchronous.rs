@@ -65,7 +65,7 @@ use melior::ir::{
     operation::OperationLike,
     r#type::{MemRefType, ShapedTypeLike},
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -83,10 +83,6 @@ impl Pass for LowerSynchronous {
             DialectHandle::memref(),
             DialectHandle::scf(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

@@ -41,7 +41,7 @@ use melior::ir::{
     r#type::{DimSize, MemRefType, ShapedTypeLike},
 };
 use mlir_sys::mlirOperationGetContext;
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -60,10 +60,6 @@ impl Pass for LowerToRuntime {
             DialectHandle::memref(),
             DialectHandle::arith(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

@@ -40,7 +40,7 @@ use melior::ir::{
     OperationRef, TypeLike,
     r#type::{MemRefType, ShapedTypeLike},
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use pgpu_pass_infra::{Pass, PassFailure};
 use std::collections::{HashMap, HashSet};
 
 /// The pass; it has no options.
@@ -61,10 +61,6 @@ impl Pass for OutlineCpuKernels {
             DialectHandle::arith(),
             DialectHandle::scf(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

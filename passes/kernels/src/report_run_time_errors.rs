@@ -21,7 +21,7 @@ use crate::{
     runtime_calls::{RuntimeCalls, source_name},
 };
 use melior::ir::{OperationRef, attribute::StringAttribute, operation::OperationLike};
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -41,10 +41,6 @@ impl Pass for ReportRunTimeErrors {
             DialectHandle::arith(),
             DialectHandle::scf(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

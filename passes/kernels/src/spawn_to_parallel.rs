@@ -26,7 +26,7 @@ use melior::{
     },
 };
 use mlir_sys::MlirOperation;
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -42,10 +42,6 @@ impl Pass for SpawnToParallel {
 
     fn dependent_dialects() -> Vec<DialectHandle> {
         vec![DialectHandle::scf(), DialectHandle::arith()]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {

@@ -47,7 +47,7 @@ use crate::{
 };
 use melior::ir::{OperationRef, Type, operation::OperationLike};
 use mlir_sys::mlirOperationIsBeforeInBlock;
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 use std::collections::HashMap;
 
 /// The pass; it has no options.
@@ -66,10 +66,6 @@ impl Pass for SplitKernels {
             DialectHandle::arith(),
             DialectHandle::memref(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

@@ -43,7 +43,7 @@ use crate::{
     unsynchronized::{is_private_memory, runs_unsynchronized},
 };
 use melior::ir::{OperationRef, Region, RegionLike, Type};
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions};
+use pgpu_pass_infra::{Pass, PassFailure};
 use std::collections::HashMap;
 
 /// The pass; it has no options.
@@ -63,10 +63,6 @@ impl Pass for SplitPrivateControl {
             DialectHandle::memref(),
             DialectHandle::scf(),
         ]
-    }
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {

@@ -36,7 +36,7 @@ use melior::ir::{
     operation::{OperationBuilder, OperationLike},
 };
 use mlir_sys::{mlirOperationSetOperands, mlirRegionTakeBody};
-use pgpu_pass_infra::{Pass, PassFailure, PassOptions, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 use std::{collections::HashMap, fmt::Write};
 
 /// Longest chain of ops recomputed instead of saving one value.
@@ -311,10 +311,6 @@ impl Pass for SaveValues {
     const SUMMARY: &'static str = "Keep as superstep results exactly the values to save: recompute rank-derived values, drop dead ones";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
 
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
-    }
-
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let spawns: Vec<Op> = superstep_spawns(Op::of(module))
             .into_iter()
@@ -448,10 +444,6 @@ impl Pass for PrintSavedValues {
     const ARGUMENT: &'static str = "pgpu-print-saved-values";
     const SUMMARY: &'static str = "Print, per spawn, each value used across supersteps: definition, uses, saved or not (BSGP Table 1)";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
-
-    fn from_options(_: &PassOptions) -> Result<Self, String> {
-        Ok(Self)
-    }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let mut text = String::new();
