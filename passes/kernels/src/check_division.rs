@@ -14,7 +14,7 @@
 
 use crate::{
     build::{Builder, Built},
-    ir::{Op, Val},
+    ir::{Op, Val, integer_width},
 };
 use melior::ir::{OperationRef, TypeLike};
 use pgpu_pass_infra::{Pass, PassFailure};
@@ -54,10 +54,7 @@ impl Pass for CheckDivision {
 
 /// The bit width of an integer type (`index` as 64).
 fn width(value: Val) -> u32 {
-    let text = value.melior_type().to_string();
-    text.strip_prefix('i')
-        .and_then(|bits| bits.parse().ok())
-        .unwrap_or(64)
+    integer_width(value.melior_type()).unwrap_or(64)
 }
 
 fn assert(at: &Builder, condition: Val, message: &str) -> Built<()> {

@@ -45,7 +45,7 @@
 
 use crate::{
     build::{Builder, Built, memref_element_type},
-    ir::{Op, Val, element_bytes},
+    ir::{Op, Val, element_bytes, integer_width},
     memory_effects::{Effects, list_effects, may_alias},
     outline_cpu_kernels::is_host_code,
 };
@@ -115,7 +115,7 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
     let Ok(element) = memref_element_type(keys) else {
         return Ok(false);
     };
-    let wide_integer = (element.is_integer() && element.to_string() != "i1") || element.is_index();
+    let wide_integer = integer_width(element).is_some_and(|bits| bits >= 8) || element.is_index();
     if !wide_integer || alloc_of_count(indices, count).is_none() {
         return Ok(false);
     }

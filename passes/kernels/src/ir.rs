@@ -44,6 +44,14 @@ pub(crate) fn element_bytes(ty: &str) -> Option<usize> {
     })
 }
 
+/// The bit width of a signless integer type; `None` for other types
+/// (`index` included).
+pub(crate) fn integer_width(ty: Type) -> Option<u32> {
+    melior::ir::r#type::IntegerType::try_from(ty)
+        .ok()
+        .map(|integer| integer.width())
+}
+
 /// An operation in the IR.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Op(pub MlirOperation);

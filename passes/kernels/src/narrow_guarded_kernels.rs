@@ -19,11 +19,11 @@
 
 use crate::{
     build::{Builder, Built},
-    ir::{Op, Val},
+    ir::{Op, Val, integer_width},
     memory_effects::Effects,
     outline_cpu_kernels::is_host_code,
 };
-use melior::ir::{OperationRef, TypeLike, operation::OperationLike};
+use melior::ir::{OperationRef, Type, TypeLike, operation::OperationLike};
 use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
@@ -111,25 +111,20 @@ fn compared_rank(condition: Val, rank: Val, kernel: Op) -> Option<Val> {
         return Some(chosen);
     }
     let cast = mine.defining_op().filter(|op| op.is("arith.index_cast"))?;
-    (cast.operand(0) == rank && bound_fits(kernel.operand(1), &mine.melior_type().to_string()))
-        .then_some(chosen)
+    (cast.operand(0) == rank && bound_fits(kernel.operand(1), mine.melior_type())).then_some(chosen)
 }
 
 /// Whether every rank below `upper` fits the integer type `ty` (so that
 /// the cast of the rank does not wrap): `upper` is a cast from a type no
 /// wider than `ty` (a signed value, so below 2^(bits-1)).
-fn bound_fits(upper: Val, ty: &str) -> bool {
-    let width = |text: &str| {
-        text.strip_prefix('i')
-            .and_then(|bits| bits.parse::<u32>().ok())
-    };
-    let Some(target) = width(ty) else {
+fn bound_fits(upper: Val, ty: Type) -> bool {
+    let Some(target) = integer_width(ty) else {
         return false;
     };
     upper
         .defining_op()
         .filter(|op| op.is("arith.index_cast"))
-        .and_then(|cast| width(&cast.operand(0).melior_type().to_string()))
+        .and_then(|cast| integer_width(cast.operand(0).melior_type()))
         .is_some_and(|source| source <= target)
 }
 
