@@ -45,11 +45,11 @@
 
 use crate::{
     build::{Builder, Built, memref_element_type},
-    ir::{Op, Val, element_bytes, integer_width},
+    ir::{Op, Val, element_bytes, sort_writes_keys},
     memory_effects::{Effects, list_effects, may_alias},
     outline_cpu_kernels::is_host_code,
 };
-use melior::ir::{OperationRef, TypeLike, r#type::MemRefType};
+use melior::ir::{OperationRef, r#type::MemRefType};
 use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
@@ -104,9 +104,8 @@ fn forward_one(module: Op) -> Built<bool> {
 /// Lets `sort` write its keys in sorted order where a later kernel over
 /// the sort's count reads them through the permutation (`keys[idx[i]]`,
 /// or the same through a copy of the keys made before the sort): such
-/// loads become `sorted[i]`. Integer keys of 8 bits or more only (the GPU
-/// sort writes those from its internal form; for other keys this would
-/// only move the gather).
+/// loads become `sorted[i]`. Only for keys the GPU sort writes back itself
+/// ([`sort_writes_keys`]); for others this would only move the gather.
 fn forward_sorted_keys(sort: Op) -> Built<bool> {
     if sort.num_operands() != 3 {
         return Ok(false);
@@ -115,8 +114,7 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
     let Ok(element) = memref_element_type(keys) else {
         return Ok(false);
     };
-    let wide_integer = integer_width(element).is_some_and(|bits| bits >= 8) || element.is_index();
-    if !wide_integer || alloc_of_count(indices, count).is_none() {
+    if !sort_writes_keys(element) || alloc_of_count(indices, count).is_none() {
         return Ok(false);
     }
     for found in indices.uses() {

@@ -8,7 +8,7 @@
 //! never keeps one across the erasure of its entity, and never beyond its
 //! own run.
 
-use melior::ir::{Location, Operation, Type, operation::OperationLike};
+use melior::ir::{Location, Operation, Type, TypeLike, operation::OperationLike};
 use mlir_sys::{
     MlirBlock, MlirLocation, MlirOperation, MlirRegion, MlirStringRef, MlirType, MlirValue,
     mlirBlockGetArgument, mlirBlockGetFirstOperation, mlirBlockGetNumArguments,
@@ -50,6 +50,16 @@ pub(crate) fn integer_width(ty: Type) -> Option<u32> {
     melior::ir::r#type::IntegerType::try_from(ty)
         .ok()
         .map(|integer| integer.width())
+}
+
+/// Whether the GPU sort writes keys of element type `element` back in
+/// sorted order itself (`pgpu.list.sort_idx ... sorted`): integers of 8
+/// bits or more and `index`. Float keys are canonicalized inside the sort
+/// and `i1` keys read any nonzero byte as true, so their sorted copy is a
+/// gather through the permutation (the nvptx backend's
+/// `Collective::SortIdxSorted` has the same rule).
+pub(crate) fn sort_writes_keys(element: Type) -> bool {
+    integer_width(element).is_some_and(|bits| bits >= 8) || element.is_index()
 }
 
 /// An operation in the IR.

@@ -37,10 +37,10 @@
 //! Global arrays are runtime blocks (`pgpu-lower-to-runtime` registers them
 //! at start-up): kernels take their addresses as operands and host
 //! accesses sync like a list's. Reads of global list variables (a list's
-//! descriptor) that a kernel does not write move out of it first. Kernels that call functions
-//! (printf, random numbers, user functions), still touch host globals or
-//! have results stay on the host: their accesses are
-//! host accesses. Host stack cells (`memref.alloca`) that kernels use
+//! descriptor) that a kernel does not write move out of it first. Kernels
+//! that call functions (printf, random numbers, user functions), still
+//! touch host globals or have results stay on the host: their accesses
+//! are host accesses. Host stack cells (`memref.alloca`) that kernels use
 //! become runtime allocations freed at the end of their block, so that
 //! they have device mirrors.
 //! We write this pass because upstream's GPU mapping
@@ -51,7 +51,7 @@
 use crate::{
     build::{Builder, Built},
     inline_spmd::symbol_attribute,
-    ir::{Op, Val},
+    ir::{Op, Val, sort_writes_keys},
     outline_cpu_kernels::is_host_code,
     outline_cpu_kernels::is_index_constant,
     runtime_calls::{RuntimeCalls, source_name},
@@ -233,16 +233,13 @@ fn hoist_global_reads(kernel: Op) {
     }
 }
 
-/// The GPU sort writes sorted keys of integer types of 8 bits or more
-/// only (float keys are canonicalized on the way, `i1` keys read any
-/// nonzero byte as true): for other keys the sort drops that output and a
-/// kernel gathers the keys through the permutation instead.
+/// For keys the GPU sort does not write back itself ([`sort_writes_keys`])
+/// the sort drops its sorted-keys output and a kernel gathers the keys
+/// through the permutation instead.
 fn gather_unsupported_sorted_keys(sort: Op) -> Built<()> {
     let keys = sort.operand(0);
-    let gathered = MemRefType::try_from(keys.melior_type()).is_ok_and(|memref| {
-        let element = memref.element();
-        melior::ir::TypeLike::is_float(&element) || element.to_string() == "i1"
-    });
+    let gathered = MemRefType::try_from(keys.melior_type())
+        .is_ok_and(|memref| !sort_writes_keys(memref.element()));
     let Some(next) = sort.next().filter(|_| gathered) else {
         return Ok(());
     };

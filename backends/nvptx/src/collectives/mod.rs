@@ -234,7 +234,8 @@ pub enum Collective {
     /// `sort_idx` that also writes the keys in sorted order (integer keys of
     /// 8 bits or more: their internal form maps back exactly; float keys
     /// were canonicalized and `i1` keys read any nonzero byte as true, so
-    /// their sorted copy is gathered instead).
+    /// their sorted copy is gathered instead; the kernel passes'
+    /// `ir::sort_writes_keys` states the same rule).
     SortIdxSorted,
     Compact,
     Split,
