@@ -81,6 +81,19 @@ struct Block {
     fresh: bool,
 }
 
+impl Block {
+    /// A block of `len` bytes valid on the host only, without a mirror yet.
+    fn on_host(len: usize, fresh: bool) -> Block {
+        Block {
+            len,
+            device: None,
+            host_valid: true,
+            device_valid: false,
+            fresh,
+        }
+    }
+}
+
 /// The table of runtime blocks and their mirrors.
 #[derive(Debug, Default)]
 pub struct Mirrors {
@@ -117,14 +130,7 @@ impl Mirrors {
     /// Records a fresh block of `len` bytes at `base` (counted as valid on
     /// the host; its contents are undefined until written).
     pub fn register(&mut self, base: usize, len: usize) {
-        let block = Block {
-            len,
-            device: None,
-            host_valid: true,
-            device_valid: false,
-            fresh: true,
-        };
-        if let Some(old) = self.blocks.insert(base, block) {
+        if let Some(old) = self.blocks.insert(base, Block::on_host(len, true)) {
             // A block the allocator handed out again without a release:
             // forget the old one's state (its mirror leaks).
             self.forget(&old);
@@ -139,14 +145,7 @@ impl Mirrors {
         if len == 0 || self.blocks.contains_key(&base) {
             return;
         }
-        let block = Block {
-            len,
-            device: None,
-            host_valid: true,
-            device_valid: false,
-            fresh: false,
-        };
-        self.blocks.insert(base, block);
+        self.blocks.insert(base, Block::on_host(len, false));
     }
 
     fn forget(&mut self, block: &Block) {

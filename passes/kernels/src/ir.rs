@@ -62,6 +62,18 @@ pub(crate) fn sort_writes_keys(element: Type) -> bool {
     integer_width(element).is_some_and(|bits| bits >= 8) || element.is_index()
 }
 
+/// The sizes of a memref type whose shape is static; `None` when a
+/// dimension is dynamic.
+pub(crate) fn static_shape(memref: &melior::ir::r#type::MemRefType) -> Option<Vec<i64>> {
+    use melior::ir::r#type::{DimSize, ShapedTypeLike};
+    (0..memref.rank())
+        .map(|dim| match memref.dim_size(dim) {
+            Ok(DimSize::Static(size)) => i64::try_from(size).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
 /// An operation in the IR.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Op(pub MlirOperation);

@@ -54,14 +54,14 @@
 
 use crate::{
     build::{Builder, Built},
-    ir::{Blk, Op, Val},
+    ir::{Blk, Op, Val, static_shape},
     lower_synchronous::{combine_op, is_same_everywhere},
     unsynchronized::{CallEffects, call_effects, callee, is_private_memory},
 };
 use melior::ir::operation::OperationLike;
 use melior::ir::{
     Block, Region, RegionLike, Type,
-    r#type::{DimSize, MemRefType, ShapedTypeLike},
+    r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure};
 use std::collections::HashMap;
@@ -693,12 +693,7 @@ impl Lowering {
         let at = Builder::before(alloca);
         let ty = MemRefType::try_from(alloca.result(0).melior_type())
             .map_err(|_| at.fail("memref.alloca of a non-memref"))?;
-        let shape: Vec<i64> = (0..ty.rank())
-            .map(|dim| match ty.dim_size(dim) {
-                Ok(DimSize::Static(size)) => i64::try_from(size).ok(),
-                _ => None,
-            })
-            .collect::<Option<_>>()
+        let shape = static_shape(&ty)
             .ok_or_else(|| at.fail("a private array of dynamic size in group code"))?;
         for found in alloca.result(0).uses() {
             let load = found.owner.is("memref.load") && found.index == 0;

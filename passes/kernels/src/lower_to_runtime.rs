@@ -31,14 +31,14 @@
 
 use crate::{
     build::{Builder, Built, memref_element_type},
-    ir::{Blk, Op, Val, element_bytes, string_ref},
+    ir::{Blk, Op, Val, element_bytes, static_shape, string_ref},
     runtime_calls::{PROGRAM_MAIN, RuntimeCalls, escape_bytes},
 };
 use melior::ir::{
     OperationRef, Type, TypeLike,
     attribute::TypeAttribute,
     operation::OperationLike,
-    r#type::{DimSize, MemRefType, ShapedTypeLike},
+    r#type::{MemRefType, ShapedTypeLike},
 };
 use mlir_sys::mlirOperationGetContext;
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
@@ -503,16 +503,13 @@ impl Lowering {
             let Some(element) = element_bytes(&memref.element().to_string()) else {
                 continue;
             };
-            let sizes: Option<Vec<usize>> = (0..memref.rank())
-                .map(|dimension| match memref.dim_size(dimension).ok()? {
-                    DimSize::Static(size) => usize::try_from(size).ok(),
-                    DimSize::Dynamic => None,
-                })
-                .collect();
-            let Some(sizes) = sizes else {
+            let Some(shape) = static_shape(&memref) else {
                 continue;
             };
-            let count = sizes.into_iter().fold(1usize, usize::saturating_mul);
+            let count = shape
+                .into_iter()
+                .filter_map(|size| usize::try_from(size).ok())
+                .fold(1usize, usize::saturating_mul);
             let address = at.value(
                 "memref.get_global",
                 &[],
