@@ -351,15 +351,7 @@ impl Lowering {
                         op.move_before(current);
                     }
                 }
-                Role::Query => {
-                    let value = if op.is("pgpu.group.size") {
-                        self.levels[level].size
-                    } else {
-                        self.levels[level].id
-                    };
-                    op.result(0).replace_all_uses(value);
-                    op.erase();
-                }
+                Role::Query => self.answer_query(op, level),
                 Role::Cell => self.demote_cell(op, level)?,
                 Role::GroupMemory => {
                     // One allocation for the level, even where the
@@ -543,13 +535,7 @@ impl Lowering {
                     continue;
                 }
                 "pgpu.group.size" | "pgpu.group.id" => {
-                    let value = if inner.is("pgpu.group.size") {
-                        self.levels[level].size
-                    } else {
-                        self.levels[level].id
-                    };
-                    inner.result(0).replace_all_uses(value);
-                    inner.erase();
+                    self.answer_query(inner, level);
                     continue;
                 }
                 _ => {}
@@ -686,6 +672,18 @@ impl Lowering {
             value.melior_type(),
             &[(HOST_READ, unit)],
         )
+    }
+
+    /// Replaces `pgpu.group.size` or `pgpu.group.id` by the host value of
+    /// the group at `level`.
+    fn answer_query(&self, query: Op, level: usize) {
+        let value = if query.is("pgpu.group.size") {
+            self.levels[level].size
+        } else {
+            self.levels[level].id
+        };
+        query.result(0).replace_all_uses(value);
+        query.erase();
     }
 
     /// Replaces a processor's own cell by a per-processor buffer.
