@@ -134,6 +134,9 @@ def is_nan_bits(elem, bits):
 RNG = np.random.default_rng(12345)
 
 
+SORT_DISTRIBUTION = 0
+
+
 def values_for(elem, kind, n):
     dtype = ELEMS[elem][0]
     if elem == "i1":
@@ -158,10 +161,23 @@ def values_for(elem, kind, n):
     if kind == "mul":
         return RNG.integers(-3, 4, size=n).astype(dtype)
     if kind == "sort":
-        if n > 16:
-            return RNG.integers(-50, 50, size=n).astype(dtype) if RNG.random() < 0.5 else \
-                RNG.integers(info.min, info.max, size=n, dtype=dtype, endpoint=True)
-        return RNG.integers(info.min, info.max, size=n, dtype=dtype, endpoint=True)
+        # Key distributions in turn: the GPU sort skips digit passes in
+        # which all keys agree (small non-negative keys, keys with zero low
+        # bits, all keys equal), and must stay stable with many ties.
+        global SORT_DISTRIBUTION
+        SORT_DISTRIBUTION += 1
+        which = SORT_DISTRIBUTION % 5
+        if n <= 16 or which == 0:
+            return RNG.integers(info.min, info.max, size=n, dtype=dtype, endpoint=True)
+        if which == 1:
+            return RNG.integers(-50, 50, size=n).astype(dtype)
+        if which == 2:
+            return RNG.integers(0, min(1000, int(info.max)), size=n).astype(dtype)
+        if which == 3:
+            shift = 8 if info.bits >= 16 else 0
+            top = (int(info.max) >> shift) if shift else int(info.max)
+            return (RNG.integers(0, min(top, 65535) + 1, size=n) << shift).astype(dtype)
+        return np.full(n, 7, dtype=dtype)
     return RNG.integers(info.min, info.max, size=n, dtype=dtype, endpoint=True)
 
 

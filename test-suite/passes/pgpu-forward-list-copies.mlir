@@ -303,3 +303,141 @@ func.func @unread_list(%n: index) {
   memref.dealloc %unread : memref<?xi32>
   return
 }
+
+// A list filled with a function of the index alone (a face number
+// `i / 3`, from the constant and the cast in the kernel) is recomputed
+// where it is read through the permutation: no list, no gather; the
+// kernel that filled it goes away. A list of loaded values stays.
+// CHECK-LABEL: func.func @index_function(
+// CHECK-SAME: %[[A:[^:]*]]: memref<?xi32>, %[[B:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<?xi32>
+// CHECK: %[[LOADED:.*]] = memref.alloc
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[LOADED]]
+// CHECK: pgpu.list.sort_idx
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT: %[[J:.*]] = memref.load %{{.*}}[%[[I]]] : memref<?xindex>
+// CHECK-NEXT: %[[J32:.*]] = arith.index_cast %[[J]] : index to i32
+// CHECK-NEXT: %[[THREE:.*]] = arith.constant 3 : i32
+// CHECK-NEXT: %[[F:.*]] = arith.divsi %[[J32]], %[[THREE]] : i32
+// CHECK-NEXT: %[[G:.*]] = memref.load %[[LOADED]][%[[J]]]
+// CHECK-NEXT: arith.addi %[[F]], %[[G]]
+// CHECK-NOT: memref.alloc
+func.func @index_function(%a: memref<?xi32>, %b: memref<?xi32>, %out: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %face = memref.alloc(%n) : memref<?xi32>
+  %loaded = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %three = arith.constant 3 : i32
+    %r = arith.index_cast %i : index to i32
+    %f = arith.divsi %r, %three : i32
+    memref.store %f, %face[%i] : memref<?xi32>
+    %v = memref.load %b[%i] : memref<?xi32>
+    memref.store %v, %loaded[%i] : memref<?xi32>
+    memref.store %f, %b[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %idx = memref.alloc(%n) : memref<?xindex>
+  pgpu.list.sort_idx %a, %idx[%n] : memref<?xi32>, memref<?xindex>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %f = memref.load %face[%j] : memref<?xi32>
+    %g = memref.load %loaded[%j] : memref<?xi32>
+    %s = arith.addi %f, %g : i32
+    memref.store %s, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %face : memref<?xi32>
+  memref.dealloc %loaded : memref<?xi32>
+  memref.dealloc %idx : memref<?xindex>
+  return
+}
+
+// A copy of a fresh list that is deallocated before the copy's reader:
+// the reader reads the list itself, whose deallocation moves after it.
+// CHECK-LABEL: func.func @copy_of_freed_list(
+// CHECK: %[[SRC:.*]] = memref.alloc
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: memref.load %[[SRC]]
+// CHECK: scf.parallel
+// CHECK: arith.subi
+// CHECK-NEXT: %[[J:.*]] = arith.subi
+// CHECK-NEXT: memref.load %[[SRC]][%[[J]]]
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[SRC]]
+// CHECK-NEXT: return
+func.func @copy_of_freed_list(%in: memref<?xi32>, %out: memref<?xi32>, %heads: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %src = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %r = memref.load %in[%i] : memref<?xi32>
+    %x = arith.muli %r, %r : i32
+    memref.store %x, %src[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %copy = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %src[%i] : memref<?xi32>
+    memref.store %v, %out[%i] : memref<?xi32>
+    memref.store %v, %copy[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %src : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %k = arith.subi %n, %c1 : index
+    %j = arith.subi %k, %i : index
+    %v = memref.load %copy[%j] : memref<?xi32>
+    memref.store %v, %heads[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %copy : memref<?xi32>
+  return
+}
+
+// Two fresh lists filled with the same value and only read afterwards
+// (a saved value that is also the sort's keys) are one list, freed at
+// the later of the two deallocations; its gather through the permutation
+// then reads the keys the sort writes in sorted order.
+// CHECK-LABEL: func.func @duplicate_lists(
+// CHECK: %[[KEYS:.*]] = memref.alloc
+// CHECK-NEXT: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[KEYS]]
+// CHECK-NOT: memref.store
+// CHECK: scf.reduce
+// CHECK: pgpu.list.sort_idx %[[KEYS]], %{{.*}} sorted %[[SORTED:[^ ]*]]
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT: memref.load %{{.*}}[%[[I]]] : memref<?xindex>
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[SORTED]][%[[I]]]
+// CHECK-NEXT: memref.store %[[V]]
+// CHECK: memref.dealloc %[[SORTED]]
+// CHECK: memref.dealloc %[[KEYS]] :
+// CHECK-NOT: memref.dealloc %[[KEYS]] :
+func.func @duplicate_lists(%x: memref<?xi32>, %out: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %saved = memref.alloc(%n) : memref<?xi32>
+  %keys = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xi32>
+    %c = arith.muli %v, %v : i32
+    memref.store %c, %saved[%i] : memref<?xi32>
+    memref.store %c, %keys[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %idx = memref.alloc(%n) : memref<?xindex>
+  pgpu.list.sort_idx %keys, %idx[%n] : memref<?xi32>, memref<?xindex>
+  memref.dealloc %keys : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %v = memref.load %saved[%j] : memref<?xi32>
+    memref.store %v, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %saved : memref<?xi32>
+  memref.dealloc %idx : memref<?xindex>
+  return
+}

@@ -14,8 +14,12 @@
 //!   in the same block (loads, and collectives' read operands) read `src`
 //!   instead, provided nothing from the kernel to the last reader may
 //!   write `src` (stores, atomics, collectives' outputs, deallocations; an
-//!   unknown op or a call counts as writing anything) and `copy` has no
-//!   other uses. The store (and then `copy`) goes away.
+//!   unknown op or a call counts as writing anything; a deallocation of a
+//!   fresh `src` moves after the last reader) and `copy` has no other
+//!   uses. The store (and then `copy`) goes away.
+//! * **Duplicates.** Two fresh lists such a kernel fills with the same
+//!   value at `i`, read-only afterwards, are one list (a value saved for
+//!   later supersteps that is also a sort's keys).
 //! * **Outputs.** A `pgpu.list.scan` or `pgpu.list.sort_idx` writing a
 //!   fresh list `tmp` of `count` elements, followed in the same block by a
 //!   kernel over `[0, count)` whose top level stores `tmp[i]` into
@@ -24,10 +28,11 @@
 //!   kernel uses `dst` only for that store, and `tmp` is read only in that
 //!   kernel (where `tmp[j]` equals the new `dst[j]`).
 //!
-//! * **Ranks.** A list that such a kernel fills with `i` (or a cast of
-//!   it) is read as the index itself: later loads `ranks[j]` become `j`
-//!   (cast the same way), e.g. the thread ranks that `sortby` carries
-//!   through a sort, which would otherwise be gathered from memory.
+//! * **Index functions.** A list that such a kernel fills with a function
+//!   of `i` alone (arithmetic on `i` and values from outside the kernel:
+//!   the thread ranks `r[i] = i` that `sortby` carries through a sort, a
+//!   face number `f[i] = i / 3`) is recomputed where it is read: later
+//!   loads `list[j]` become the function of `j`, not a gather from memory.
 //!
 //! * **Sorted keys.** A kernel after a `pgpu.list.sort_idx` of integer
 //!   keys that reads `keys[idx[i]]` (the keys, or a fresh copy of them made
@@ -78,7 +83,9 @@ impl Pass for ForwardListCopies {
 fn forward_one(module: Op) -> Built<bool> {
     let ops = module.nested();
     for op in &ops {
-        if op.is("scf.parallel") && is_host_code(*op) && (forward_input(*op) || forward_ranks(*op)?)
+        if op.is("scf.parallel")
+            && is_host_code(*op)
+            && (forward_input(*op) || forward_index_function(*op)? || merge_duplicate_lists(*op))
         {
             return Ok(true);
         }
@@ -433,9 +440,49 @@ fn enclosing_kernel(op: Op) -> Option<Op> {
     None
 }
 
-/// Forwards one list of ranks (`ranks[i] = i`, maybe cast) that `kernel`
-/// fills: later loads `ranks[j]` become `j` (cast alike); whether it did.
-fn forward_ranks(kernel: Op) -> Built<bool> {
+/// Most ops a recomputed index function may have.
+const INDEX_FUNCTION_OPS: usize = 16;
+
+/// The ops of `kernel`'s body that compute `value` from the induction
+/// variable and values from outside the kernel by arithmetic alone
+/// (operands first), when it is such a function; `value` itself may be
+/// the induction variable or come from outside (no ops).
+fn index_function(value: Val, induction: Val, kernel: Op) -> Option<Vec<Op>> {
+    fn visit(value: Val, induction: Val, kernel: Op, ops: &mut Vec<Op>) -> bool {
+        if value == induction || !value.is_defined_within(kernel) {
+            return true;
+        }
+        let Some(op) = value.defining_op() else {
+            return false;
+        };
+        if ops.contains(&op) {
+            return true;
+        }
+        let pure = op.parent() == Some(kernel)
+            && op.name().starts_with("arith.")
+            && op.num_regions() == 0
+            && op.num_results() == 1;
+        if !pure || ops.len() >= INDEX_FUNCTION_OPS {
+            return false;
+        }
+        if !op
+            .operands()
+            .into_iter()
+            .all(|operand| visit(operand, induction, kernel, ops))
+        {
+            return false;
+        }
+        ops.push(op);
+        true
+    }
+    let mut ops = vec![];
+    visit(value, induction, kernel, &mut ops).then_some(ops)
+}
+
+/// Forwards one list that `kernel` fills with a function of the index
+/// alone ([`index_function`]: `ranks[i] = i`, `f[i] = i / 3`): later
+/// loads `list[j]` compute the function of `j` instead; whether it did.
+fn forward_index_function(kernel: Op) -> Built<bool> {
     let Some((induction, count)) = full_range(kernel) else {
         return Ok(false);
     };
@@ -447,17 +494,16 @@ fn forward_ranks(kernel: Op) -> Built<bool> {
             continue;
         }
         let value = store.operand(0);
-        let cast = value.defining_op().filter(|op| op.is("arith.index_cast"));
-        if value != induction && cast.is_none_or(|cast| cast.operand(0) != induction) {
+        let Some(function) = index_function(value, induction, kernel) else {
             continue;
-        }
-        let ranks = store.operand(1);
-        let Some(alloc) = alloc_of_count(ranks, count) else {
+        };
+        let list = store.operand(1);
+        let Some(alloc) = alloc_of_count(list, count) else {
             continue;
         };
         let mut loads = vec![];
         let mut forwardable = true;
-        for found in ranks.uses() {
+        for found in list.uses() {
             let user = found.owner;
             if user == store || user.is("memref.dealloc") {
                 continue;
@@ -473,13 +519,19 @@ fn forward_ranks(kernel: Op) -> Built<bool> {
             continue;
         }
         for load in loads {
-            let rank = load.operand(1);
-            let replacement = if value == induction {
-                rank
-            } else {
-                let at = Builder::before(load).at_location_of(load);
-                at.value("arith.index_cast", &[rank], value.melior_type(), &[])?
-            };
+            let mut mapped = std::collections::HashMap::from([(induction, load.operand(1))]);
+            for op in &function {
+                let copy = op.clone_detached();
+                load.block_of().insert_raw_before(load, copy);
+                for (index, operand) in op.operands().into_iter().enumerate() {
+                    if let Some(&replacement) = mapped.get(&operand) {
+                        copy.set_operand(index, replacement);
+                    }
+                }
+                copy.set_location(load.location());
+                mapped.insert(op.result(0), copy.result(0));
+            }
+            let replacement = mapped.get(&value).copied().unwrap_or(value);
             load.result(0).replace_all_uses(replacement);
             load.erase();
         }
@@ -488,6 +540,90 @@ fn forward_ranks(kernel: Op) -> Built<bool> {
         return Ok(true);
     }
     Ok(false)
+}
+
+/// Whether `list` is only read after the kernel whose `store` wrote it:
+/// every other use is a load outside that kernel, a collective's read
+/// operand or its one deallocation (returned).
+fn read_only_after(list: Val, store: Op, kernel: Op) -> Option<Op> {
+    let mut deallocs = vec![];
+    for found in list.uses() {
+        let user = found.owner;
+        if user == store {
+            continue;
+        }
+        if user.is("memref.load") {
+            if user.is_within(kernel) {
+                return None;
+            }
+            continue;
+        }
+        if user.is("memref.dealloc") {
+            deallocs.push(user);
+            continue;
+        }
+        let read = list_effects(user).is_some_and(|(reads, writes)| {
+            reads.contains(&found.index) && !writes.contains(&found.index)
+        });
+        if !read {
+            return None;
+        }
+    }
+    match deallocs.as_slice() {
+        [dealloc] => Some(*dealloc),
+        _ => None,
+    }
+}
+
+/// Merges two fresh lists that `kernel` fills with the same value at the
+/// same index and that nothing else writes (e.g. a value saved for later
+/// supersteps and the same value as sort keys): the second list's readers
+/// read the first, which lives until the later of the two deallocations;
+/// whether it did.
+fn merge_duplicate_lists(kernel: Op) -> bool {
+    let Some((induction, count)) = full_range(kernel) else {
+        return false;
+    };
+    let Some(body) = kernel.entry_block(0) else {
+        return false;
+    };
+    let stores: Vec<Op> = body
+        .ops()
+        .into_iter()
+        .filter(|op| op.is("memref.store") && op.num_operands() == 3 && op.operand(2) == induction)
+        .filter(|store| alloc_of_count(store.operand(1), count).is_some())
+        .collect();
+    for (k, &kept_store) in stores.iter().enumerate() {
+        for &dropped_store in &stores[k + 1..] {
+            let (kept, dropped) = (kept_store.operand(1), dropped_store.operand(1));
+            if kept == dropped || kept_store.operand(0) != dropped_store.operand(0) {
+                continue;
+            }
+            let (Some(kept_dealloc), Some(dropped_dealloc)) = (
+                read_only_after(kept, kept_store, kernel),
+                read_only_after(dropped, dropped_store, kernel),
+            ) else {
+                continue;
+            };
+            if kept_dealloc.block_of() != dropped_dealloc.block_of() {
+                continue;
+            }
+            let Some(alloc) = dropped.defining_op() else {
+                continue;
+            };
+            dropped_store.erase();
+            if is_before(kept_dealloc, dropped_dealloc) {
+                kept_dealloc.erase();
+                dropped_dealloc.set_operand(0, kept);
+            } else {
+                dropped_dealloc.erase();
+            }
+            dropped.replace_all_uses(kept);
+            alloc.erase();
+            return true;
+        }
+    }
+    false
 }
 
 /// Forwards one input copy made by `kernel`; whether it did.
@@ -542,10 +678,24 @@ fn forward_input(kernel: Op) -> bool {
         else {
             continue;
         };
-        if after[..=last]
+        // Deallocations of a fresh source before the last reader move
+        // after it; any other write keeps the copy.
+        let writers: Vec<Op> = after[..=last]
             .iter()
-            .any(|op| Effects::of(*op).may_write(src))
+            .copied()
+            .filter(|op| Effects::of(*op).may_write(src))
+            .collect();
+        if !writers
+            .iter()
+            .all(|op| op.is("memref.dealloc") && op.operand(0) == src)
         {
+            continue;
+        }
+        if let Some(end) = after.get(last + 1) {
+            for dealloc in writers {
+                dealloc.move_before(*end);
+            }
+        } else if !writers.is_empty() {
             continue;
         }
         for (found, _) in readers {

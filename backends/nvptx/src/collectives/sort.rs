@@ -203,17 +203,25 @@ pub fn launch_zero(b: &mut Body, token: &str, module: &str, ptr: &str, bytes: &s
     )
 }
 
-/// Kernel `histogram`: digit counts of every pass (`passes x 256` i32).
+/// Kernel `histogram`: digit counts of every pass (`passes x 256` i32),
+/// and zeroes the look-back status of slot 0 (`status_words` i64 words).
 fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
     let (_, key_ty) = key_format(elem);
     let ty = elem.storage();
     m.kernel(
         "histogram",
-        &[("keys", "!llvm.ptr"), ("n", "i64"), ("hist", "!llvm.ptr")],
+        &[
+            ("keys", "!llvm.ptr"),
+            ("n", "i64"),
+            ("hist", "!llvm.ptr"),
+            ("status", "!llvm.ptr"),
+            ("status_words", "i64"),
+        ],
         BLOCK,
         |b, m| {
             let keys = global_ptr(b, "keys");
             let hist = global_ptr(b, "hist");
+            let status = global_ptr(b, "status");
             let local = m.shared("histogram", "counts", "i32", passes * DIGITS);
             let local = b.addressof(&local);
             let tid = b.sreg("thread_id");
@@ -234,6 +242,12 @@ fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
             let first = b.mul(&bid, &cb, Ty::I64);
             let first = b.add(&first, &tid64, Ty::I64);
             let step = b.mul(&grid, &cb, Ty::I64);
+            let zero64 = b.c64(0);
+            b.for_(&first, "%status_words", &step, "i64", &[], |b, i, _| {
+                let p = b.gep(&status, i, Ty::I64, "i64", 1);
+                b.store(&zero64, &p, "i64", 8, 1);
+                Vec::new()
+            });
             b.for_(&first, "%n", &step, "i64", &[], |b, i, _| {
                 let p = b.gep(&keys, i, Ty::I64, ty.mlir(), 1);
                 let x = b.load(&p, ty.mlir(), ty.bytes(), 1);
@@ -302,306 +316,438 @@ fn block_exclusive(
     (b.add(&before, &e, Ty::I32), total)
 }
 
-/// Where a sweep reads and writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sweep {
-    Only,
-    First,
-    Mid,
-    Last,
+/// Which pass a launch slot runs, from the complete histogram: a pass
+/// whose digit is the same for every key (one digit holds all `n` keys)
+/// is the identity permutation and is skipped, so slot `s` runs the
+/// `s`-th pass that is not (pass 0 if all are). Returns (whether slot
+/// `%slot` runs, whether it is the last that runs, its pass).
+fn plan(
+    b: &mut Body,
+    m: &mut GpuModule,
+    kernel: &str,
+    th: &Threads,
+    hist: &str,
+    passes: usize,
+) -> (V, V, V) {
+    let n_positive = {
+        let z = b.c64(0);
+        b.cmp("sgt", "%n", &z, Ty::I64)
+    };
+    if passes == 1 {
+        let last = b.cbool(true);
+        let pass = b.c32(0);
+        return (n_positive, last, pass);
+    }
+    let flags = m.shared(kernel, "trivial", "i32", passes);
+    let flags = b.addressof(&flags);
+    let zero = b.c32(0);
+    let cp = b.c32(passes as i64);
+    let clears = b.cmp("slt", &th.tid, &cp, Ty::I32);
+    b.if_(&clears, |b| {
+        let p = b.gep(&flags, &th.tid, Ty::I32, "i32", 3);
+        b.store(&zero, &p, "i32", 4, 3);
+    });
+    b.barrier();
+    for pass in 0..passes {
+        let row = b.c32((pass * DIGITS) as i64);
+        let slot = b.add(&row, &th.tid, Ty::I32);
+        let p = b.gep(hist, &slot, Ty::I32, "i32", 1);
+        let count = b.load(&p, "i32", 4, 1);
+        let count = b.resize(&count, Ty::I32, Ty::I64, false);
+        let all = b.cmp("eq", &count, "%n", Ty::I64);
+        b.if_(&all, |b| {
+            let one = b.c32(1);
+            let cpass = b.c32(pass as i64);
+            let q = b.gep(&flags, &cpass, Ty::I32, "i32", 3);
+            b.store(&one, &q, "i32", 4, 3);
+        });
+    }
+    b.barrier();
+    let mut rank = b.c32(0);
+    let mut chosen = b.c32(0);
+    for pass in 0..passes {
+        let cpass = b.c32(pass as i64);
+        let q = b.gep(&flags, &cpass, Ty::I32, "i32", 3);
+        let trivial = b.load(&q, "i32", 4, 3);
+        let needed = b.cmp("eq", &trivial, &zero, Ty::I32);
+        let mine = b.cmp("eq", &rank, "%slot", Ty::I32);
+        let mine = b.band(&mine, &needed);
+        chosen = b.sel(&mine, &cpass, &chosen, Ty::I32);
+        let step = b.zext_bool(&needed, Ty::I32);
+        rank = b.add(&rank, &step, Ty::I32);
+    }
+    let one = b.c32(1);
+    let slots = b.maxs(&rank, &one, Ty::I32);
+    let runs = b.cmp("slt", "%slot", &slots, Ty::I32);
+    let runs = b.band(&runs, &n_positive);
+    let last_slot = b.sub(&slots, &one, Ty::I32);
+    let last = b.cmp("eq", "%slot", &last_slot, Ty::I32);
+    (runs, last, chosen)
 }
 
-impl Sweep {
-    fn name(self) -> &'static str {
-        match self {
-            Sweep::Only => "sweep_only",
-            Sweep::First => "sweep_first",
-            Sweep::Mid => "sweep_mid",
-            Sweep::Last => "sweep_last",
-        }
-    }
-    fn first(self) -> bool {
-        matches!(self, Sweep::Only | Sweep::First)
-    }
-    fn last(self) -> bool {
-        matches!(self, Sweep::Only | Sweep::Last)
-    }
+/// Predecessors a look-back step reads at once.
+const LOOKBACK_BATCH: usize = 4;
+
+/// Decoupled look-back of digit `tid` for tile `tile_id` (not tile 0),
+/// which has published its aggregate: the exclusive prefix of the
+/// digit's count over the previous tiles. Each step loads the words of
+/// `LOOKBACK_BATCH` predecessors at once (tiles before 0 read as an
+/// inclusive 0), waits until every word up to the nearest inclusive one
+/// is published, and adds the counts up to it; without an inclusive word
+/// the next step reads the batch before. One round trip per batch instead
+/// of per predecessor shortens the chain of waits when many tiles arrive
+/// together (all tiles of a million keys are resident at once).
+fn lookback_batched(b: &mut Body, status: &str, tile_id: &str, tid: &str) -> V {
+    let cd64 = b.c64(DIGITS as i64);
+    let tid64 = b.resize(tid, Ty::I32, Ty::I64, false);
+    let one = b.c32(1);
+    let pred0 = b.sub(tile_id, &one, Ty::I32);
+    let z = b.c32(0);
+    let go = b.cbool(true);
+    let out = b.while_(
+        &[(pred0, "i32".into()), (z, "i32".into()), (go, "i1".into())],
+        |_, args| (args[2].clone(), args.to_vec()),
+        |b, args| {
+            let (pred, acc) = (&args[0], &args[1]);
+            let zero = b.c32(0);
+            let mut inside = vec![];
+            let mut pointers = vec![];
+            for j in 0..LOOKBACK_BATCH {
+                let cj = b.c32(j as i64);
+                let tile = b.sub(pred, &cj, Ty::I32);
+                let valid = b.cmp("sge", &tile, &zero, Ty::I32);
+                let tile = b.maxs(&tile, &zero, Ty::I32);
+                let tile = b.resize(&tile, Ty::I32, Ty::I64, false);
+                let row = b.mul(&tile, &cd64, Ty::I64);
+                let index = b.add(&row, &tid64, Ty::I64);
+                pointers.push(b.gep(status, &index, Ty::I64, "i64", 1));
+                inside.push(valid);
+            }
+            let inclusive_zero = b.c64(FLAG_INCLUSIVE << 32);
+            let zeros: Vec<(V, String)> = (0..LOOKBACK_BATCH)
+                .map(|_| (b.c64(0), "i64".to_string()))
+                .collect();
+            let words = b.while_(
+                &zeros,
+                |b, _| {
+                    let mut words = vec![];
+                    for (p, valid) in pointers.iter().zip(&inside) {
+                        let w = b.load_atomic(p, Ty::I64, "monotonic");
+                        words.push(b.sel(valid, &w, &inclusive_zero, Ty::I64));
+                    }
+                    let mut blocked = b.cbool(false);
+                    let mut seen = b.cbool(false);
+                    for w in &words {
+                        let c32 = b.c64(32);
+                        let flag = b.shru(w, &c32, Ty::I64);
+                        let z = b.c64(0);
+                        let empty = b.cmp("eq", &flag, &z, Ty::I64);
+                        let unseen = b.bnot(&seen);
+                        let waits = b.band(&unseen, &empty);
+                        blocked = b.bor(&blocked, &waits);
+                        let incl = b.c64(FLAG_INCLUSIVE);
+                        let is_incl = b.cmp("eq", &flag, &incl, Ty::I64);
+                        seen = b.bor(&seen, &is_incl);
+                    }
+                    (blocked, words)
+                },
+                |_, args| args.to_vec(),
+            );
+            let mut found = b.cbool(false);
+            let mut add = b.c32(0);
+            for w in &words {
+                let count = b.resize(w, Ty::I64, Ty::I32, false);
+                let z = b.c32(0);
+                let take = b.bnot(&found);
+                let part = b.sel(&take, &count, &z, Ty::I32);
+                add = b.add(&add, &part, Ty::I32);
+                let c32 = b.c64(32);
+                let flag = b.shru(w, &c32, Ty::I64);
+                let incl = b.c64(FLAG_INCLUSIVE);
+                let is_incl = b.cmp("eq", &flag, &incl, Ty::I64);
+                found = b.bor(&found, &is_incl);
+            }
+            let acc = b.add(acc, &add, Ty::I32);
+            let batch = b.c32(LOOKBACK_BATCH as i64);
+            let next = b.sub(pred, &batch, Ty::I32);
+            let more = b.bnot(&found);
+            vec![next, acc, more]
+        },
+    );
+    out[1].clone()
 }
 
-const SWEEP_PARAMS: [Param; 9] = [
+const SWEEP_PARAMS: [Param; 12] = [
     ("keys_in", "!llvm.ptr"),
     ("idx_in", "!llvm.ptr"),
+    ("keys_tmp", "!llvm.ptr"),
+    ("idx_tmp", "!llvm.ptr"),
     ("keys_out", "!llvm.ptr"),
     ("idx_out", "!llvm.ptr"),
     ("n", "i64"),
-    ("shift", "i32"),
+    ("slot", "i32"),
     ("hist", "!llvm.ptr"),
     ("status", "!llvm.ptr"),
+    ("next_status", "!llvm.ptr"),
     ("counter", "!llvm.ptr"),
 ];
 
-fn sweep_kernel(m: &mut GpuModule, elem: Elem, sweep: Sweep, sorted: bool) {
+/// Kernel `sweep_first` (`first`: launch slot 0, reading the caller's keys
+/// and making the indices) or `sweep_next` (later slots, reading the
+/// previous slot's keys and indices). The slot's pass comes from [`plan`];
+/// the last slot that runs writes the final indices (and sorted keys), the
+/// others the temporary lists. Each tile also zeroes its row of the next
+/// slot's look-back status.
+fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorted: bool) {
     let (_, kt) = key_format(elem);
     let items = items(kt);
     let tile = BLOCK * items;
-    let name = sweep.name();
-    let in_ty = if sweep.first() { elem.storage() } else { kt };
+    let name = if first { "sweep_first" } else { "sweep_next" };
+    let in_ty = if first { elem.storage() } else { kt };
     m.kernel(name, &SWEEP_PARAMS, BLOCK, |b, m| {
         let th = tile::threads(b);
         let keys_in = global_ptr(b, "keys_in");
         let idx_in = global_ptr(b, "idx_in");
+        let keys_tmp = global_ptr(b, "keys_tmp");
+        let idx_tmp = global_ptr(b, "idx_tmp");
         let keys_out = global_ptr(b, "keys_out");
         let idx_out = global_ptr(b, "idx_out");
         let hist = global_ptr(b, "hist");
         let status = global_ptr(b, "status");
+        let next_status = global_ptr(b, "next_status");
         let counter = global_ptr(b, "counter");
-        let warp_counts = m.shared(name, "warp_counts", "i32", WARPS * DIGITS);
-        let warp_counts = b.addressof(&warp_counts);
-        let digit_start = m.shared(name, "digit_start", "i32", DIGITS);
-        let digit_start = b.addressof(&digit_start);
-        let digit_base = m.shared(name, "digit_base", "i32", DIGITS);
-        let digit_base = b.addressof(&digit_base);
-        let stage_keys = m.shared(name, "keys", kt.mlir(), tile);
-        let stage_keys = b.addressof(&stage_keys);
-        let stage_idx = m.shared(name, "indices", "i32", tile);
-        let stage_idx = b.addressof(&stage_idx);
-        let zero = b.c32(0);
-        for k in 0..WARPS {
-            let kk = b.c32((k * DIGITS) as i64);
-            let slot = b.add(&th.tid, &kk, Ty::I32);
-            let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
-            b.store(&zero, &p, "i32", 4, 3);
-        }
-        let tile_id = super::scan::tile_id(b, m, name, &th, &counter);
-        let t64 = b.resize(&tile_id, Ty::I32, Ty::I64, false);
-        let ctile = b.c64(tile as i64);
-        let start = b.mul(&t64, &ctile, Ty::I64);
-        let left = b.sub("%n", &start, Ty::I64);
-        let left = b.op(format!("arith.minsi {left}, {ctile} : i64"));
-        let valid = b.resize(&left, Ty::I64, Ty::I32, false);
-        // Segment of this warp.
-        let w64 = b.resize(&th.warp, Ty::I32, Ty::I64, false);
-        let l64 = b.resize(&th.lane, Ty::I32, Ty::I64, false);
-        let cseg = b.c64((32 * items) as i64);
-        let seg = b.mul(&w64, &cseg, Ty::I64);
-        let seg = b.add(&start, &seg, Ty::I64);
-        let seg = b.add(&seg, &l64, Ty::I64);
-        let ones = b.c(-1, kt);
-        let mut keys = Vec::new();
-        let mut idxs = Vec::new();
-        let mut digits = Vec::new();
-        for i in 0..items {
-            let off = b.c64((32 * i) as i64);
-            let pos = b.add(&seg, &off, Ty::I64);
-            let inside = b.cmp("slt", &pos, "%n", Ty::I64);
-            let loaded = b.if_then_else(
-                &inside,
-                &[kt.mlir().to_string(), "i32".to_string()],
-                |b| {
-                    let p = b.gep(&keys_in, &pos, Ty::I64, in_ty.mlir(), 1);
-                    let x = b.load(&p, in_ty.mlir(), in_ty.bytes(), 1);
-                    let key = if sweep.first() {
-                        transform(b, elem, &x)
-                    } else {
-                        x
-                    };
-                    let index = if sweep.first() {
-                        b.resize(&pos, Ty::I64, Ty::I32, false)
-                    } else {
-                        let q = b.gep(&idx_in, &pos, Ty::I64, "i32", 1);
-                        b.load(&q, "i32", 4, 1)
-                    };
-                    vec![key, index]
-                },
-                |b| vec![ones.clone(), b.c32(0)],
-            );
-            let d = digit(b, &loaded[0], kt, "%shift");
-            keys.push(loaded[0].clone());
-            idxs.push(loaded[1].clone());
-            digits.push(d);
-        }
-        // Warp-level ranking.
-        let one = b.c32(1);
-        let lanebit = b.shl(&one, &th.lane, Ty::I32);
-        let below_mask = b.sub(&lanebit, &one, Ty::I32);
-        let cdig = b.c32(DIGITS as i64);
-        let wbase = b.mul(&th.warp, &cdig, Ty::I32);
-        let mut ranks = Vec::new();
-        for d in &digits {
-            let peers = b.match_any(d);
-            let below = b.and(&peers, &below_mask, Ty::I32);
-            let below = b.popc(&below);
-            let count = b.popc(&peers);
-            let leader = b.cttz(&peers);
-            let is_leader = b.cmp("eq", &below, &zero, Ty::I32);
-            let slot = b.add(&wbase, d, Ty::I32);
-            let old = b.if_ty(
-                &is_leader,
+        let (runs, is_last, pass) = plan(b, m, name, &th, &hist, passes);
+        b.if_(&runs, |b| {
+            let c8 = b.c32(8);
+            let shift = b.mul(&pass, &c8, Ty::I32);
+            let warp_counts = m.shared(name, "warp_counts", "i32", WARPS * DIGITS);
+            let warp_counts = b.addressof(&warp_counts);
+            let digit_start = m.shared(name, "digit_start", "i32", DIGITS);
+            let digit_start = b.addressof(&digit_start);
+            let digit_base = m.shared(name, "digit_base", "i32", DIGITS);
+            let digit_base = b.addressof(&digit_base);
+            let stage_keys = m.shared(name, "keys", kt.mlir(), tile);
+            let stage_keys = b.addressof(&stage_keys);
+            let stage_idx = m.shared(name, "indices", "i32", tile);
+            let stage_idx = b.addressof(&stage_idx);
+            let zero = b.c32(0);
+            for k in 0..WARPS {
+                let kk = b.c32((k * DIGITS) as i64);
+                let slot = b.add(&th.tid, &kk, Ty::I32);
+                let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+                b.store(&zero, &p, "i32", 4, 3);
+            }
+            let tile_id = super::scan::tile_id(b, m, name, &th, &counter);
+            let cd64 = b.c64(DIGITS as i64);
+            let tid64 = b.resize(&th.tid, Ty::I32, Ty::I64, false);
+            let word_index = |b: &mut Body, t: &V| -> V {
+                let t = b.resize(t, Ty::I32, Ty::I64, false);
+                let row = b.mul(&t, &cd64, Ty::I64);
+                b.add(&row, &tid64, Ty::I64)
+            };
+            let my_word = word_index(b, &tile_id);
+            if passes > 1 {
+                let p = b.gep(&next_status, &my_word, Ty::I64, "i64", 1);
+                let z64 = b.c64(0);
+                b.store(&z64, &p, "i64", 8, 1);
+            }
+            let t64 = b.resize(&tile_id, Ty::I32, Ty::I64, false);
+            let ctile = b.c64(tile as i64);
+            let start = b.mul(&t64, &ctile, Ty::I64);
+            let left = b.sub("%n", &start, Ty::I64);
+            let left = b.mins(&left, &ctile, Ty::I64);
+            let valid = b.resize(&left, Ty::I64, Ty::I32, false);
+            // Segment of this warp.
+            let w64 = b.resize(&th.warp, Ty::I32, Ty::I64, false);
+            let l64 = b.resize(&th.lane, Ty::I32, Ty::I64, false);
+            let cseg = b.c64((32 * items) as i64);
+            let seg = b.mul(&w64, &cseg, Ty::I64);
+            let seg = b.add(&start, &seg, Ty::I64);
+            let seg = b.add(&seg, &l64, Ty::I64);
+            let ones = b.c(-1, kt);
+            let one64 = b.c64(1);
+            let end = b.sub("%n", &one64, Ty::I64);
+            let mut keys = Vec::new();
+            let mut idxs = Vec::new();
+            let mut digits = Vec::new();
+            // Branch-free loads (clamped into the list, missing keys replaced
+            // afterwards), so that all of a thread's loads are in flight at once.
+            for i in 0..items {
+                let off = b.c64((32 * i) as i64);
+                let pos = b.add(&seg, &off, Ty::I64);
+                let inside = b.cmp("slt", &pos, "%n", Ty::I64);
+                let at = b.mins(&pos, &end, Ty::I64);
+                let p = b.gep(&keys_in, &at, Ty::I64, in_ty.mlir(), 1);
+                let x = b.load(&p, in_ty.mlir(), in_ty.bytes(), 1);
+                let key = if first { transform(b, elem, &x) } else { x };
+                let key = b.sel(&inside, &key, &ones, kt);
+                let index = if first {
+                    b.resize(&pos, Ty::I64, Ty::I32, false)
+                } else {
+                    let q = b.gep(&idx_in, &at, Ty::I64, "i32", 1);
+                    b.load(&q, "i32", 4, 1)
+                };
+                let d = digit(b, &key, kt, &shift);
+                keys.push(key);
+                idxs.push(index);
+                digits.push(d);
+            }
+            // Warp-level ranking.
+            let one = b.c32(1);
+            let lanebit = b.shl(&one, &th.lane, Ty::I32);
+            let below_mask = b.sub(&lanebit, &one, Ty::I32);
+            let cdig = b.c32(DIGITS as i64);
+            let wbase = b.mul(&th.warp, &cdig, Ty::I32);
+            let mut ranks = Vec::new();
+            for d in &digits {
+                let peers = b.match_any(d);
+                let below = b.and(&peers, &below_mask, Ty::I32);
+                let below = b.popc(&below);
+                let count = b.popc(&peers);
+                let leader = b.cttz(&peers);
+                let is_leader = b.cmp("eq", &below, &zero, Ty::I32);
+                let slot = b.add(&wbase, d, Ty::I32);
+                let old = b.if_ty(
+                    &is_leader,
+                    "i32",
+                    1,
+                    |b| {
+                        let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+                        vec![b.atomic_rmw("add", &p, &count, Ty::I32, 3)]
+                    },
+                    |b| vec![b.c32(0)],
+                );
+                let base = b.shuffle("idx", &old[0], &leader, Ty::I32);
+                ranks.push(b.add(&base, &below, Ty::I32));
+            }
+            b.barrier();
+            // Thread d: digit d.
+            let mut running = b.c32(0);
+            for w in 0..WARPS {
+                let off = b.c32((w * DIGITS) as i64);
+                let slot = b.add(&off, &th.tid, Ty::I32);
+                let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+                let c = b.load(&p, "i32", 4, 3);
+                b.store(&running, &p, "i32", 4, 3);
+                running = b.add(&running, &c, Ty::I32);
+            }
+            let tile_count = running;
+            // The tile's real count of this digit (missing keys are digit 255).
+            let c255 = b.c32(255);
+            let is_top = b.cmp("eq", &th.tid, &c255, Ty::I32);
+            let ctile32 = b.c32(tile as i64);
+            let missing = b.sub(&ctile32, &valid, Ty::I32);
+            let minus = b.sel(&is_top, &missing, &zero, Ty::I32);
+            let mine = b.sub(&tile_count, &minus, Ty::I32);
+            // Publish the aggregate before the block scans, so successors can
+            // read it sooner.
+            let pack = |b: &mut Body, flag: i64, count: &V| -> V {
+                let c = b.resize(count, Ty::I32, Ty::I64, false);
+                let f = b.c64(flag << 32);
+                b.or(&c, &f, Ty::I64)
+            };
+            let my_ptr = b.gep(&status, &my_word, Ty::I64, "i64", 1);
+            let is_first = b.cmp("eq", &tile_id, &zero, Ty::I32);
+            let flag = b.c64(FLAG_AGGREGATE << 32);
+            let inclusive = b.c64(FLAG_INCLUSIVE << 32);
+            let flag = b.sel(&is_first, &inclusive, &flag, Ty::I64);
+            let mine64 = b.resize(&mine, Ty::I32, Ty::I64, false);
+            let word = b.or(&mine64, &flag, Ty::I64);
+            b.store_atomic(&word, &my_ptr, Ty::I64, "monotonic");
+            let (local_start, _) = block_exclusive(b, m, name, "scan_local", &th, &tile_count);
+            let row = b.mul(&pass, &cdig, Ty::I32);
+            let hslot = b.add(&row, &th.tid, Ty::I32);
+            let hp = b.gep(&hist, &hslot, Ty::I32, "i32", 1);
+            let global_count = b.load(&hp, "i32", 4, 1);
+            let (global_start, _) = block_exclusive(b, m, name, "scan_global", &th, &global_count);
+            let prefix = b.if_ty(
+                &is_first,
                 "i32",
                 1,
-                |b| {
-                    let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
-                    vec![b.atomic_rmw("add", &p, &count, Ty::I32, 3)]
-                },
                 |b| vec![b.c32(0)],
+                |b| {
+                    let acc = lookback_batched(b, &status, &tile_id, &th.tid);
+                    let total = b.add(&acc, &mine, Ty::I32);
+                    let w = pack(b, FLAG_INCLUSIVE, &total);
+                    b.store_atomic(&w, &my_ptr, Ty::I64, "monotonic");
+                    vec![acc]
+                },
             );
-            let base = b.shuffle("idx", &old[0], &leader, Ty::I32);
-            ranks.push(b.add(&base, &below, Ty::I32));
-        }
-        b.barrier();
-        // Thread d: digit d.
-        let mut running = b.c32(0);
-        for w in 0..WARPS {
-            let off = b.c32((w * DIGITS) as i64);
-            let slot = b.add(&off, &th.tid, Ty::I32);
-            let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
-            let c = b.load(&p, "i32", 4, 3);
-            b.store(&running, &p, "i32", 4, 3);
-            running = b.add(&running, &c, Ty::I32);
-        }
-        let tile_count = running;
-        let (local_start, _) = block_exclusive(b, m, name, "scan_local", &th, &tile_count);
-        let hp = b.gep(&hist, &th.tid, Ty::I32, "i32", 1);
-        let global_count = b.load(&hp, "i32", 4, 1);
-        let (global_start, _) = block_exclusive(b, m, name, "scan_global", &th, &global_count);
-        // The tile's real count of this digit (missing keys are digit 255).
-        let c255 = b.c32(255);
-        let is_top = b.cmp("eq", &th.tid, &c255, Ty::I32);
-        let ctile32 = b.c32(tile as i64);
-        let missing = b.sub(&ctile32, &valid, Ty::I32);
-        let minus = b.sel(&is_top, &missing, &zero, Ty::I32);
-        let mine = b.sub(&tile_count, &minus, Ty::I32);
-        // Decoupled look-back on digit `tid`.
-        let cd64 = b.c64(DIGITS as i64);
-        let tid64 = b.resize(&th.tid, Ty::I32, Ty::I64, false);
-        let word_index = |b: &mut Body, t: &V| -> V {
-            let t = b.resize(t, Ty::I32, Ty::I64, false);
-            let row = b.mul(&t, &cd64, Ty::I64);
-            b.add(&row, &tid64, Ty::I64)
-        };
-        let pack = |b: &mut Body, flag: i64, count: &V| -> V {
-            let c = b.resize(count, Ty::I32, Ty::I64, false);
-            let f = b.c64(flag << 32);
-            b.or(&c, &f, Ty::I64)
-        };
-        let my_word = word_index(b, &tile_id);
-        let my_ptr = b.gep(&status, &my_word, Ty::I64, "i64", 1);
-        let is_first = b.cmp("eq", &tile_id, &zero, Ty::I32);
-        let prefix = b.if_ty(
-            &is_first,
-            "i32",
-            1,
-            |b| {
-                let w = pack(b, FLAG_INCLUSIVE, &mine);
-                b.store_atomic(&w, &my_ptr, Ty::I64, "monotonic");
-                vec![b.c32(0)]
-            },
-            |b| {
-                let w = pack(b, FLAG_AGGREGATE, &mine);
-                b.store_atomic(&w, &my_ptr, Ty::I64, "monotonic");
-                let one = b.c32(1);
-                let pred0 = b.sub(&tile_id, &one, Ty::I32);
-                let z = b.c32(0);
-                let go = b.cbool(true);
-                let out = b.while_(
-                    &[
-                        (pred0, "i32".into()),
-                        (z.clone(), "i32".into()),
-                        (go, "i1".into()),
-                    ],
-                    |_, args| (args[2].clone(), args.to_vec()),
-                    |b, args| {
-                        let (pred, acc) = (&args[0], &args[1]);
-                        let index = word_index(b, pred);
-                        let q = b.gep(&status, &index, Ty::I64, "i64", 1);
-                        let z64 = b.c64(0);
-                        let word = b.while_(
-                            &[(z64, "i64".into())],
-                            |b, _| {
-                                let w = b.load_atomic(&q, Ty::I64, "monotonic");
-                                let c32 = b.c64(32);
-                                let flag = b.shru(&w, &c32, Ty::I64);
-                                let z = b.c64(0);
-                                let empty = b.cmp("eq", &flag, &z, Ty::I64);
-                                (empty, vec![w])
-                            },
-                            |_, args| args.to_vec(),
-                        );
-                        let word = &word[0];
-                        let c32 = b.c64(32);
-                        let flag = b.shru(word, &c32, Ty::I64);
-                        let count = b.resize(word, Ty::I64, Ty::I32, false);
-                        let acc = b.add(acc, &count, Ty::I32);
-                        let incl = b.c64(FLAG_INCLUSIVE);
-                        let more = b.cmp("ne", &flag, &incl, Ty::I64);
-                        let one = b.c32(1);
-                        let next = b.sub(pred, &one, Ty::I32);
-                        vec![next, acc, more]
+            // Destination of staged position s of digit d: base[d] + s.
+            let dest_base = b.add(&global_start, &prefix[0], Ty::I32);
+            let dest_base = b.sub(&dest_base, &local_start, Ty::I32);
+            let p = b.gep(&digit_base, &th.tid, Ty::I32, "i32", 3);
+            b.store(&dest_base, &p, "i32", 4, 3);
+            let p = b.gep(&digit_start, &th.tid, Ty::I32, "i32", 3);
+            b.store(&local_start, &p, "i32", 4, 3);
+            b.barrier();
+            // Stage at the tile-local sorted position.
+            for ((key, index), (d, rank)) in keys.iter().zip(&idxs).zip(digits.iter().zip(&ranks)) {
+                let p = b.gep(&digit_start, d, Ty::I32, "i32", 3);
+                let s0 = b.load(&p, "i32", 4, 3);
+                let slot = b.add(&wbase, d, Ty::I32);
+                let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+                let wprefix = b.load(&p, "i32", 4, 3);
+                let s = b.add(&s0, &wprefix, Ty::I32);
+                let s = b.add(&s, rank, Ty::I32);
+                let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
+                b.store(key, &kp, kt.mlir(), kt.bytes(), 3);
+                let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
+                b.store(index, &ip, "i32", 4, 3);
+            }
+            b.barrier();
+            // Scatter in staged order, to the final lists from the last slot.
+            let scatter = |b: &mut Body, to_final: bool| {
+                for k in 0..items {
+                    let ck = b.c32((k * BLOCK) as i64);
+                    let s = b.add(&th.tid, &ck, Ty::I32);
+                    let inside = b.cmp("slt", &s, &valid, Ty::I32);
+                    b.if_(&inside, |b| {
+                        let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
+                        let key = b.load(&kp, kt.mlir(), kt.bytes(), 3);
+                        let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
+                        let index = b.load(&ip, "i32", 4, 3);
+                        let d = digit(b, &key, kt, &shift);
+                        let p = b.gep(&digit_base, &d, Ty::I32, "i32", 3);
+                        let base = b.load(&p, "i32", 4, 3);
+                        let dest = b.add(&base, &s, Ty::I32);
+                        let dest = b.resize(&dest, Ty::I32, Ty::I64, false);
+                        if to_final {
+                            let wide = b.resize(&index, Ty::I32, Ty::I64, false);
+                            let q = b.gep(&idx_out, &dest, Ty::I64, "i64", 1);
+                            b.store(&wide, &q, "i64", 8, 1);
+                            if sorted {
+                                let ty = elem.storage();
+                                let x = untransform(b, elem, &key);
+                                let q = b.gep(&keys_out, &dest, Ty::I64, ty.mlir(), 1);
+                                b.store(&x, &q, ty.mlir(), ty.bytes(), 1);
+                            }
+                        } else {
+                            let q = b.gep(&keys_tmp, &dest, Ty::I64, kt.mlir(), 1);
+                            b.store(&key, &q, kt.mlir(), kt.bytes(), 1);
+                            let q = b.gep(&idx_tmp, &dest, Ty::I64, "i32", 1);
+                            b.store(&index, &q, "i32", 4, 1);
+                        }
+                    });
+                }
+            };
+            if passes == 1 {
+                scatter(b, true);
+            } else {
+                b.if_then_else(
+                    &is_last,
+                    &[],
+                    |b| {
+                        scatter(b, true);
+                        Vec::new()
+                    },
+                    |b| {
+                        scatter(b, false);
+                        Vec::new()
                     },
                 );
-                let acc = out[1].clone();
-                let total = b.add(&acc, &mine, Ty::I32);
-                let w = pack(b, FLAG_INCLUSIVE, &total);
-                b.store_atomic(&w, &my_ptr, Ty::I64, "monotonic");
-                vec![acc]
-            },
-        );
-        // Destination of staged position s of digit d: base[d] + s.
-        let dest_base = b.add(&global_start, &prefix[0], Ty::I32);
-        let dest_base = b.sub(&dest_base, &local_start, Ty::I32);
-        let p = b.gep(&digit_base, &th.tid, Ty::I32, "i32", 3);
-        b.store(&dest_base, &p, "i32", 4, 3);
-        let p = b.gep(&digit_start, &th.tid, Ty::I32, "i32", 3);
-        b.store(&local_start, &p, "i32", 4, 3);
-        b.barrier();
-        // Stage at the tile-local sorted position.
-        for ((key, index), (d, rank)) in keys.iter().zip(&idxs).zip(digits.iter().zip(&ranks)) {
-            let p = b.gep(&digit_start, d, Ty::I32, "i32", 3);
-            let s0 = b.load(&p, "i32", 4, 3);
-            let slot = b.add(&wbase, d, Ty::I32);
-            let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
-            let wprefix = b.load(&p, "i32", 4, 3);
-            let s = b.add(&s0, &wprefix, Ty::I32);
-            let s = b.add(&s, rank, Ty::I32);
-            let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
-            b.store(key, &kp, kt.mlir(), kt.bytes(), 3);
-            let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
-            b.store(index, &ip, "i32", 4, 3);
-        }
-        b.barrier();
-        // Scatter in staged order.
-        for k in 0..items {
-            let ck = b.c32((k * BLOCK) as i64);
-            let s = b.add(&th.tid, &ck, Ty::I32);
-            let inside = b.cmp("slt", &s, &valid, Ty::I32);
-            b.if_(&inside, |b| {
-                let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
-                let key = b.load(&kp, kt.mlir(), kt.bytes(), 3);
-                let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
-                let index = b.load(&ip, "i32", 4, 3);
-                let d = digit(b, &key, kt, "%shift");
-                let p = b.gep(&digit_base, &d, Ty::I32, "i32", 3);
-                let base = b.load(&p, "i32", 4, 3);
-                let dest = b.add(&base, &s, Ty::I32);
-                let dest = b.resize(&dest, Ty::I32, Ty::I64, false);
-                if sweep.last() {
-                    let wide = b.resize(&index, Ty::I32, Ty::I64, false);
-                    let q = b.gep(&idx_out, &dest, Ty::I64, "i64", 1);
-                    b.store(&wide, &q, "i64", 8, 1);
-                    if sorted {
-                        let ty = elem.storage();
-                        let x = untransform(b, elem, &key);
-                        let q = b.gep(&keys_out, &dest, Ty::I64, ty.mlir(), 1);
-                        b.store(&x, &q, ty.mlir(), ty.bytes(), 1);
-                    }
-                } else {
-                    let q = b.gep(&keys_out, &dest, Ty::I64, kt.mlir(), 1);
-                    b.store(&key, &q, kt.mlir(), kt.bytes(), 1);
-                    let q = b.gep(&idx_out, &dest, Ty::I64, "i32", 1);
-                    b.store(&index, &q, "i32", 4, 1);
-                }
-            });
-        }
+            }
+        });
     });
 }
 
@@ -613,24 +759,17 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
     let passes = bits / 8;
     zero_kernel(m);
     histogram_kernel(m, elem, passes);
-    let sweeps: Vec<Sweep> = if passes == 1 {
-        vec![Sweep::Only]
-    } else {
-        let mut list = vec![Sweep::First];
-        list.extend(std::iter::repeat_n(Sweep::Mid, passes - 2));
-        list.push(Sweep::Last);
-        list
-    };
-    let mut kinds = sweeps.clone();
-    kinds.dedup();
-    for sweep in kinds {
-        sweep_kernel(m, elem, sweep, sorted);
+    sweep_kernel(m, elem, passes, true, sorted);
+    if passes > 1 {
+        sweep_kernel(m, elem, passes, false, sorted);
     }
     let module = m.name.clone();
     let t = elem.mlir();
     let memref = format!("memref<?x{t}>");
     let tile = (BLOCK * items(kt)) as i64;
     let kbytes = kt.bytes() as i64;
+    // Look-back status regions: slot s uses region s % 2.
+    let status_regions = passes.min(2) as i64;
     // Regions: keys A, keys B, indices A, indices B, status, hist, counters.
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {
         let kb = b.cidx(kbytes);
@@ -638,7 +777,7 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
         let four = b.cidx(4);
         let idx = b.op(format!("arith.muli {n}, {four} : index"));
         let tiles = host::blocks(b, n, tile, 1);
-        let words = b.cidx((passes * DIGITS * 8) as i64);
+        let words = b.cidx(DIGITS as i64 * 8 * status_regions);
         let status = b.op(format!("arith.muli {tiles}, {words} : index"));
         let hist = b.cidx((passes * DIGITS * 4) as i64);
         let counters = b.cidx((passes * 4) as i64);
@@ -668,11 +807,15 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
         };
         let r = &ctx.regions;
         let t0 = b.op("gpu.wait async");
-        // Zero status, histograms and counters (contiguous regions 4..6).
+        // Zero the histograms and counters (contiguous regions 5 and 6).
         let end = b.cidx((passes * 4) as i64);
         let end = b.op(format!("arith.addi {}, {end} : index", ctx.offsets[6]));
-        let bytes = b.op(format!("arith.subi {end}, {} : index", ctx.offsets[4]));
-        let t1 = launch_zero(b, &t0, &module, &r[4], &bytes);
+        let bytes = b.op(format!("arith.subi {end}, {} : index", ctx.offsets[5]));
+        let t1 = launch_zero(b, &t0, &module, &r[5], &bytes);
+        let tiles = host::blocks(b, &ctx.n, tile, 1);
+        let tiles64 = b.idx_to(&tiles, Ty::I64);
+        let cd = b.c64(DIGITS as i64);
+        let status_words = b.mul(&tiles64, &cd, Ty::I64);
         let hgrid = host::blocks(b, &ctx.n, (BLOCK * 16) as i64, 1);
         let hmax = b.cidx(HISTOGRAM_GRID);
         let hgrid = b.op(format!("arith.minui {hgrid}, {hmax} : index"));
@@ -687,56 +830,58 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
                 (keys.clone(), "!llvm.ptr"),
                 (ctx.n64.clone(), "i64"),
                 (r[5].clone(), "!llvm.ptr"),
+                (r[4].clone(), "!llvm.ptr"),
+                (status_words.clone(), "i64"),
             ],
         );
-        let tiles = host::blocks(b, &ctx.n, tile, 1);
-        let tiles64 = b.idx_to(&tiles, Ty::I64);
-        let words = b.c64((DIGITS * 8) as i64);
-        let pass_status = b.mul(&tiles64, &words, Ty::I64);
-        for (pass, sweep) in sweeps.iter().enumerate() {
-            let (keys_in, idx_in) = if pass == 0 {
+        let c8 = b.c64(8);
+        let region_bytes = b.mul(&status_words, &c8, Ty::I64);
+        let status_of = |b: &mut Body, slot: usize| -> V {
+            let k = b.c64((slot % 2) as i64);
+            let off = b.mul(&region_bytes, &k, Ty::I64);
+            b.op(format!(
+                "llvm.getelementptr {}[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+                r[4]
+            ))
+        };
+        for slot in 0..passes {
+            let (keys_in, idx_in) = if slot == 0 {
                 (keys.clone(), keys.clone())
             } else {
-                (r[(pass - 1) % 2].clone(), r[2 + (pass - 1) % 2].clone())
+                (r[(slot - 1) % 2].clone(), r[2 + (slot - 1) % 2].clone())
             };
-            let (keys_out, idx_out) = if sweep.last() {
-                (sorted_keys.clone(), out.clone())
-            } else {
-                (r[pass % 2].clone(), r[2 + pass % 2].clone())
-            };
-            let shift = b.c32((8 * pass) as i64);
-            let ps = b.c64(pass as i64);
-            let soff = b.mul(&pass_status, &ps, Ty::I64);
-            let status = b.op(format!(
-                "llvm.getelementptr {}[{soff}] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
-                r[4]
-            ));
-            let hoff = b.c64((pass * DIGITS) as i64);
-            let hist = b.op(format!(
-                "llvm.getelementptr {}[{hoff}] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
-                r[5]
-            ));
-            let coff = b.c64(pass as i64);
+            let status = status_of(b, slot);
+            let next_status = status_of(b, slot + 1);
+            let coff = b.c64(slot as i64);
             let counter = b.op(format!(
                 "llvm.getelementptr {}[{coff}] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
                 r[6]
             ));
+            let cslot = b.c32(slot as i64);
+            let kernel = if slot == 0 {
+                "sweep_first"
+            } else {
+                "sweep_next"
+            };
             token = host::launch(
                 b,
                 &token,
                 &module,
-                sweep.name(),
+                kernel,
                 &tiles,
                 BLOCK,
                 &[
                     (keys_in, "!llvm.ptr"),
                     (idx_in, "!llvm.ptr"),
-                    (keys_out, "!llvm.ptr"),
-                    (idx_out, "!llvm.ptr"),
+                    (r[slot % 2].clone(), "!llvm.ptr"),
+                    (r[2 + slot % 2].clone(), "!llvm.ptr"),
+                    (sorted_keys.clone(), "!llvm.ptr"),
+                    (out.clone(), "!llvm.ptr"),
                     (ctx.n64.clone(), "i64"),
-                    (shift, "i32"),
-                    (hist, "!llvm.ptr"),
+                    (cslot, "i32"),
+                    (r[5].clone(), "!llvm.ptr"),
                     (status, "!llvm.ptr"),
+                    (next_status, "!llvm.ptr"),
                     (counter, "!llvm.ptr"),
                 ],
             );
