@@ -14,12 +14,14 @@ and a device-to-device copy.
     python3 bench/collectives/run_gpu.py correctness ELEM|large
     python3 bench/collectives/run_gpu.py timing
 
-Progress goes to stdout; with $OUT set, results also go to
+$PGPU_CHECKS (a regular expression) runs only the correctness checks whose
+name it matches, e.g. PGPU_CHECKS=sort_idx. Progress goes to stdout; with $OUT set, results also go to
 $OUT/collectives_<phase>.txt.
 """
 
 import ctypes
 import os
+import re
 import signal
 import struct
 import sys
@@ -422,7 +424,13 @@ class Sticky(Exception):
     """The CUDA context is unusable: this process cannot test any more."""
 
 
+# PGPU_CHECKS: a regular expression; only checks whose name matches run.
+CHECK_FILTER = re.compile(os.environ.get("PGPU_CHECKS", ""))
+
+
 def run_check(name, check, *args):
+    if not CHECK_FILTER.search(name):
+        return
     before = LIB.pgpu_shim_errors()
     try:
         check(*args)

@@ -7,8 +7,13 @@
 //! function from the same Rust code, so the byte count and the offsets
 //! always agree. Launches go on one stream made by `gpu.wait async`, each
 //! `gpu.launch_func async` depending on the previous token; results come
-//! back with `gpu.memcpy` into a host `memref.alloca` and the final
-//! `gpu.wait` synchronizes (and destroys) the stream. Device pointers are
+//! back with `gpu.memcpy` into a host `memref.alloca` and a `gpu.wait`
+//! synchronizes the stream before the host reads them. A collective
+//! without a result (sort) does not synchronize at all: the `pgpu-runtime`
+//! puts all device work on one stream, so later kernels and host copies
+//! of its lists run after it, and its scratch (`mgpuMemAlloc`, a cache
+//! that hands blocks out again in stream order) is neither waited for
+//! nor waited on when freed. Device pointers are
 //! taken from the memrefs (aligned pointer plus offset) and passed to the
 //! kernels as `!llvm.ptr`.
 
@@ -228,12 +233,15 @@ pub fn emit(spec: &HostSpec) -> String {
     let bytes = b.op(format!(
         "func.call @{symbol}_scratch_bytes(%{count}) : (index) -> index"
     ));
+    // No host synchronization here: the runtime hands out scratch at
+    // once and orders all device work on one stream, so the scratch is
+    // ready for the launches and may go back to its cache while they run
+    // (see the module header).
     let t0 = b.op("gpu.wait async");
     let alloc = b.ops(
         2,
         format!("gpu.alloc async [{t0}] ({bytes}) : memref<?xi8>"),
     );
-    b.line(format!("gpu.wait [{}]", alloc[1]));
     let args: Vec<String> = params
         .iter()
         .map(|p| format!("%{}", p.name))
@@ -260,11 +268,10 @@ pub fn emit(spec: &HostSpec) -> String {
         None
     };
     let t1 = b.op("gpu.wait async");
-    let t2 = b.op(format!(
+    b.op(format!(
         "gpu.dealloc async [{t1}] {} : memref<?xi8>",
         alloc[0]
     ));
-    b.line(format!("gpu.wait [{t2}]"));
     match (&value, result) {
         (Some(v), Some(ty)) => b.line(format!("return {v} : {ty}")),
         _ => b.line("return"),

@@ -886,7 +886,8 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
                 ],
             );
         }
-        b.line(format!("gpu.wait [{token}]"));
+        // No wait: see `host`'s header (one stream orders what follows).
+        let _ = token;
         None
     };
     host::emit(&HostSpec {
