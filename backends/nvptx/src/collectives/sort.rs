@@ -12,18 +12,34 @@
 //! as u64 (8 passes). Indices travel as i32 (hence at most 2^31 - 1 keys)
 //! and the last pass writes them as i64.
 //!
-//! **Kernels.** `zero` clears the look-back status words, the digit
-//! histograms and the tile counters. `histogram` reads the keys once and
-//! counts the digits of every pass at once (per-block workgroup histograms
-//! with workgroup atomics, then global atomics). Then one launch per digit
-//! pass of a onesweep kernel (Adinets and Merrill, "Onesweep: A Faster
-//! Least Significant Digit Radix Sort for GPUs", 2022), `sweep_first`,
-//! `sweep_mid`, `sweep_last` (or `sweep_only` for one pass):
+//! **Kernels.** `zero` clears the digit histograms and the tile counters.
+//! `histogram` reads the keys once and counts the digits of every pass at
+//! once (per-block workgroup histograms with workgroup atomics, then global
+//! atomics); it also clears the look-back status of the first sweep. Then
+//! one launch per digit pass of a onesweep kernel (Adinets and Merrill,
+//! "Onesweep: A Faster Least Significant Digit Radix Sort for GPUs", 2022):
+//! `sweep_first` for launch slot 0, reading the caller's keys, and
+//! `sweep_next` for the later slots, reading the previous slot's lists.
 //!
-//! 1. the block takes the next tile id from the pass's counter (dynamic ids
-//!    make the look-back safe), and each warp loads a contiguous segment of
-//!    `32 * ITEMS` keys (item `i` of lane `l` is element `32 i + l` of the
-//!    segment, so the loads coalesce and (item, lane) order is key order);
+//! **Skipped passes.** A pass whose digit is the same for every key (one
+//! histogram bin holds all `n`) only copies; CUB skips such bits when the
+//! caller names the key range, we find them from the data. Every block of
+//! a sweep reads the whole histogram and computes which pass its slot
+//! runs: slot `s` runs the `s`-th pass that is not trivial, slots past the
+//! last exit at once, and the last slot that runs writes the final
+//! indices (and sorted keys), the others the temporary lists. So the plan
+//! stays on the device: no read-back, no host synchronization; a skipped
+//! slot costs an empty launch. Findfaces' vertex ids (< 2^19) and particle
+//! cells (< 2^18) take three passes instead of four.
+//!
+//! Per sweep tile:
+//!
+//! 1. the block takes the next tile id from the slot's counter (dynamic ids
+//!    make the look-back safe), clears its row of the next slot's status,
+//!    and each warp loads a contiguous segment of `32 * ITEMS` keys (item
+//!    `i` of lane `l` is element `32 i + l` of the segment, so the loads
+//!    coalesce and (item, lane) order is key order); the loads are
+//!    branch-free (clamped into the list) so all are in flight at once, and
 //!    elements past the end get the all-ones key, which sorts last;
 //! 2. warp-level ranking: for each item `nvvm.match.sync any` on the digit
 //!    finds the lanes with the same digit; the lowest of them adds their
@@ -32,17 +48,23 @@
 //!    rank within its warp and digit is that value plus the number of peers
 //!    below it (`popc` of the peer mask under the lane mask);
 //! 3. thread `d` owns digit `d`: it turns the 8 warp counters into
-//!    exclusive prefixes and a tile count, and a block scan gives the
-//!    tile-local start of every digit. It publishes the tile's count of
-//!    digit `d` (the status word packs a 2-bit flag above a 32-bit count,
-//!    written with one 64-bit relaxed atomic store), looks back over the
-//!    previous tiles' words for digit `d` until it finds an inclusive one,
-//!    and publishes its own inclusive count. The digit's global start
-//!    (the exclusive scan of the pass histogram) plus that prefix is where
-//!    the tile's keys of digit `d` go;
+//!    exclusive prefixes and a tile count and publishes the tile's count of
+//!    digit `d` at once (the status word packs a 2-bit flag above a 32-bit
+//!    count, written with one 64-bit relaxed atomic store); a block scan
+//!    gives the tile-local start of every digit. Then it looks back over
+//!    the previous tiles' words for digit `d`, four at a time (one round
+//!    trip per four predecessors: when all tiles of a small sort start
+//!    together, the chain of waits is that much shorter), until it finds
+//!    an inclusive one, and publishes its own inclusive count. The digit's
+//!    global start (the exclusive scan of the pass histogram) plus that
+//!    prefix is where the tile's keys of digit `d` go;
 //! 4. keys and indices are written to workgroup memory at their tile-local
 //!    sorted position, then read back in order, so consecutive threads
 //!    write consecutive addresses of each digit's run.
+//!
+//! The status regions alternate between slots (slot `s` uses region
+//! `s % 2` and clears region `(s + 1) % 2` for the next), so only two are
+//! allocated whatever the number of passes.
 //!
 //! Every pass is stable (ties keep tile order, warp order, then item
 //! order), so the LSD sort is stable, as `sort_idx` requires.
