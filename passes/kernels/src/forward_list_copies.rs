@@ -50,7 +50,7 @@
 
 use crate::{
     build::{Builder, Built, memref_element_type},
-    ir::{Op, Val, element_bytes, sort_writes_keys},
+    ir::{Op, Use, Val, element_bytes, sort_writes_keys},
     memory_effects::{Effects, list_effects, may_alias},
     outline_cpu_kernels::is_host_code,
 };
@@ -364,15 +364,23 @@ fn alloc_of_count(list: Val, count: Val) -> Option<Op> {
     })
 }
 
-/// The top-level ops of `kernel`'s body of the form `store (load src[i]),
-/// dst[i]`: (load, store).
-fn copies_in(kernel: Op, induction: Val) -> Vec<(Op, Op)> {
+/// The top-level stores of `kernel`'s body at the induction variable
+/// (`store v, list[i]`).
+fn stores_at_index(kernel: Op, induction: Val) -> Vec<Op> {
     let Some(body) = kernel.entry_block(0) else {
         return vec![];
     };
     body.ops()
         .into_iter()
         .filter(|op| op.is("memref.store") && op.num_operands() == 3 && op.operand(2) == induction)
+        .collect()
+}
+
+/// The top-level ops of `kernel`'s body of the form `store (load src[i]),
+/// dst[i]`: (load, store).
+fn copies_in(kernel: Op, induction: Val) -> Vec<(Op, Op)> {
+    stores_at_index(kernel, induction)
+        .into_iter()
         .filter_map(|store| {
             let load = store.operand(0).defining_op()?;
             (load.is("memref.load")
@@ -440,6 +448,30 @@ fn enclosing_kernel(op: Op) -> Option<Op> {
     None
 }
 
+/// The uses of `list` that read it after `kernel` (each with its ancestor
+/// in the kernel's block), when every use but `store` and deallocations is
+/// such a read (`reads` says which uses read); `None` otherwise.
+fn readers_after(
+    list: Val,
+    store: Op,
+    kernel: Op,
+    reads: impl Fn(&Use) -> bool,
+) -> Option<Vec<(Use, Op)>> {
+    let mut readers = vec![];
+    for found in list.uses() {
+        let user = found.owner;
+        if user == store || user.is("memref.dealloc") {
+            continue;
+        }
+        let top = top_in_block_of(user, kernel).filter(|top| is_before(kernel, *top))?;
+        if !reads(&found) {
+            return None;
+        }
+        readers.push((found, top));
+    }
+    Some(readers)
+}
+
 /// Most ops a recomputed index function may have.
 const INDEX_FUNCTION_OPS: usize = 16;
 
@@ -486,13 +518,7 @@ fn forward_index_function(kernel: Op) -> Built<bool> {
     let Some((induction, count)) = full_range(kernel) else {
         return Ok(false);
     };
-    let Some(body) = kernel.entry_block(0) else {
-        return Ok(false);
-    };
-    for store in body.ops() {
-        if !store.is("memref.store") || store.num_operands() != 3 || store.operand(2) != induction {
-            continue;
-        }
+    for store in stores_at_index(kernel, induction) {
         let value = store.operand(0);
         let Some(function) = index_function(value, induction, kernel) else {
             continue;
@@ -501,24 +527,15 @@ fn forward_index_function(kernel: Op) -> Built<bool> {
         let Some(alloc) = alloc_of_count(list, count) else {
             continue;
         };
-        let mut loads = vec![];
-        let mut forwardable = true;
-        for found in list.uses() {
-            let user = found.owner;
-            if user == store || user.is("memref.dealloc") {
-                continue;
-            }
-            let after = top_in_block_of(user, kernel).is_some_and(|top| is_before(kernel, top));
-            if user.is("memref.load") && found.index == 0 && after {
-                loads.push(user);
-            } else {
-                forwardable = false;
-            }
-        }
-        if !forwardable || loads.is_empty() {
+        let Some(loads) = readers_after(list, store, kernel, |found| {
+            found.owner.is("memref.load") && found.index == 0
+        }) else {
+            continue;
+        };
+        if loads.is_empty() {
             continue;
         }
-        for load in loads {
+        for (Use { owner: load, .. }, _) in loads {
             let mut mapped = std::collections::HashMap::from([(induction, load.operand(1))]);
             for op in &function {
                 let copy = op.clone_detached();
@@ -584,13 +601,8 @@ fn merge_duplicate_lists(kernel: Op) -> bool {
     let Some((induction, count)) = full_range(kernel) else {
         return false;
     };
-    let Some(body) = kernel.entry_block(0) else {
-        return false;
-    };
-    let stores: Vec<Op> = body
-        .ops()
+    let stores: Vec<Op> = stores_at_index(kernel, induction)
         .into_iter()
-        .filter(|op| op.is("memref.store") && op.num_operands() == 3 && op.operand(2) == induction)
         .filter(|store| alloc_of_count(store.operand(1), count).is_some())
         .collect();
     for (k, &kept_store) in stores.iter().enumerate() {
@@ -649,25 +661,17 @@ fn forward_input(kernel: Op) -> bool {
         }
         // The readers: loads and collective inputs after the kernel in
         // its block; otherwise only the store and deallocations.
-        let mut readers = vec![];
-        let mut forwardable = true;
-        for found in copy.uses() {
-            let user = found.owner;
-            if user == store || user.is("memref.dealloc") {
-                continue;
-            }
-            let reads = if user.is("memref.load") {
+        let Some(readers) = readers_after(copy, store, kernel, |found| {
+            if found.owner.is("memref.load") {
                 found.index == 0
             } else {
-                list_effects(user).is_some_and(|(reads, _)| reads.contains(&found.index))
+                list_effects(found.owner).is_some_and(|(reads, _)| reads.contains(&found.index))
                     && has_unit_stride(src)
-            };
-            match top_in_block_of(user, kernel) {
-                Some(top) if reads && is_before(kernel, top) => readers.push((found, top)),
-                _ => forwardable = false,
             }
-        }
-        if !forwardable || readers.is_empty() {
+        }) else {
+            continue;
+        };
+        if readers.is_empty() {
             continue;
         }
         // The ops from the kernel to its last reader.

@@ -35,15 +35,7 @@ fn count_kernel(m: &mut GpuModule) {
             let th = tile::threads(b);
             let flags = global_ptr(b, "flags");
             let out = global_ptr(b, "out");
-            let bid = b.sreg("block_id");
-            let grid = b.op("gpu.grid_dim x");
-            let grid = b.idx_to(&grid, Ty::I64);
-            let tid64 = b.resize(&th.tid, Ty::I32, Ty::I64, false);
-            let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
-            let cb = b.c64(BLOCK as i64);
-            let first = b.mul(&bid, &cb, Ty::I64);
-            let first = b.add(&first, &tid64, Ty::I64);
-            let step = b.mul(&grid, &cb, Ty::I64);
+            let (first, step) = tile::grid_stride(b, &th.tid);
             let zero = b.c64(0);
             let count = b.for_(
                 &first,

@@ -187,15 +187,7 @@ pub fn zero_kernel(m: &mut GpuModule) {
         |b, _| {
             let ptr = global_ptr(b, "ptr");
             let tid = b.sreg("thread_id");
-            let bid = b.sreg("block_id");
-            let grid = b.op("gpu.grid_dim x");
-            let grid = b.idx_to(&grid, Ty::I64);
-            let tid = b.resize(&tid, Ty::I32, Ty::I64, false);
-            let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
-            let cb = b.c64(BLOCK as i64);
-            let first = b.mul(&bid, &cb, Ty::I64);
-            let first = b.add(&first, &tid, Ty::I64);
-            let step = b.mul(&grid, &cb, Ty::I64);
+            let (first, step) = tile::grid_stride(b, &tid);
             let zero = b.c32(0);
             b.for_(&first, "%words", &step, "i64", &[], |b, i, _| {
                 let p = b.gep(&ptr, i, Ty::I64, "i32", 1);
@@ -255,15 +247,7 @@ fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
                 b.store(&zero, &p, "i32", 4, 3);
             }
             b.barrier();
-            let bid = b.sreg("block_id");
-            let grid = b.op("gpu.grid_dim x");
-            let grid = b.idx_to(&grid, Ty::I64);
-            let tid64 = b.resize(&tid, Ty::I32, Ty::I64, false);
-            let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
-            let cb = b.c64(BLOCK as i64);
-            let first = b.mul(&bid, &cb, Ty::I64);
-            let first = b.add(&first, &tid64, Ty::I64);
-            let step = b.mul(&grid, &cb, Ty::I64);
+            let (first, step) = tile::grid_stride(b, &tid);
             let zero64 = b.c64(0);
             b.for_(&first, "%status_words", &step, "i64", &[], |b, i, _| {
                 let p = b.gep(&status, i, Ty::I64, "i64", 1);
@@ -407,6 +391,16 @@ fn plan(
     (runs, last, chosen)
 }
 
+/// The index of digit `tid`'s status word of tile `tile` (both i32):
+/// `tile * 256 + tid`, as i64.
+fn status_word(b: &mut Body, tile: &str, tid: &str) -> V {
+    let tile = b.resize(tile, Ty::I32, Ty::I64, false);
+    let digits = b.c64(DIGITS as i64);
+    let row = b.mul(&tile, &digits, Ty::I64);
+    let tid = b.resize(tid, Ty::I32, Ty::I64, false);
+    b.add(&row, &tid, Ty::I64)
+}
+
 /// Predecessors a look-back step reads at once.
 const LOOKBACK_BATCH: usize = 4;
 
@@ -420,8 +414,6 @@ const LOOKBACK_BATCH: usize = 4;
 /// of per predecessor shortens the chain of waits when many tiles arrive
 /// together (all tiles of a million keys are resident at once).
 fn lookback_batched(b: &mut Body, status: &str, tile_id: &str, tid: &str) -> V {
-    let cd64 = b.c64(DIGITS as i64);
-    let tid64 = b.resize(tid, Ty::I32, Ty::I64, false);
     let one = b.c32(1);
     let pred0 = b.sub(tile_id, &one, Ty::I32);
     let z = b.c32(0);
@@ -439,9 +431,7 @@ fn lookback_batched(b: &mut Body, status: &str, tile_id: &str, tid: &str) -> V {
                 let tile = b.sub(pred, &cj, Ty::I32);
                 let valid = b.cmp("sge", &tile, &zero, Ty::I32);
                 let tile = b.maxs(&tile, &zero, Ty::I32);
-                let tile = b.resize(&tile, Ty::I32, Ty::I64, false);
-                let row = b.mul(&tile, &cd64, Ty::I64);
-                let index = b.add(&row, &tid64, Ty::I64);
+                let index = status_word(b, &tile, tid);
                 pointers.push(b.gep(status, &index, Ty::I64, "i64", 1));
                 inside.push(valid);
             }
@@ -560,14 +550,7 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
                 b.store(&zero, &p, "i32", 4, 3);
             }
             let tile_id = super::scan::tile_id(b, m, name, &th, &counter);
-            let cd64 = b.c64(DIGITS as i64);
-            let tid64 = b.resize(&th.tid, Ty::I32, Ty::I64, false);
-            let word_index = |b: &mut Body, t: &V| -> V {
-                let t = b.resize(t, Ty::I32, Ty::I64, false);
-                let row = b.mul(&t, &cd64, Ty::I64);
-                b.add(&row, &tid64, Ty::I64)
-            };
-            let my_word = word_index(b, &tile_id);
+            let my_word = status_word(b, &tile_id, &th.tid);
             if passes > 1 {
                 let p = b.gep(&next_status, &my_word, Ty::I64, "i64", 1);
                 let z64 = b.c64(0);

@@ -33,6 +33,21 @@ pub fn threads(b: &mut Body) -> Threads {
     Threads { tid, lane, warp }
 }
 
+/// The first index (i64) of this thread in a grid-stride loop over blocks
+/// of `BLOCK` threads, and the stride (all the grid's threads).
+pub fn grid_stride(b: &mut Body, tid: &str) -> (V, V) {
+    let bid = b.sreg("block_id");
+    let grid = b.op("gpu.grid_dim x");
+    let grid = b.idx_to(&grid, Ty::I64);
+    let tid = b.resize(tid, Ty::I32, Ty::I64, false);
+    let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
+    let cb = b.c64(super::BLOCK as i64);
+    let first = b.mul(&bid, &cb, Ty::I64);
+    let first = b.add(&first, &tid, Ty::I64);
+    let step = b.mul(&grid, &cb, Ty::I64);
+    (first, step)
+}
+
 /// Whether the generic pointer `%name` is 16-byte aligned.
 pub fn aligned16(b: &mut Body, ptr: &str) -> V {
     let address = b.op(format!("llvm.ptrtoint {ptr} : !llvm.ptr to i64"));
