@@ -311,6 +311,13 @@ impl Body {
         ))
     }
 
+    /// Count of trailing zeros of a value known to be nonzero.
+    pub fn cttz_nonzero(&mut self, v: &str) -> V {
+        self.op(format!(
+            "\"llvm.intr.cttz\"({v}) <{{is_zero_poison = true}}> : (i32) -> i32"
+        ))
+    }
+
     // ----- structured control flow ----------------------------------------------
 
     fn yield_line(&mut self, values: &[V], types: &[String]) {

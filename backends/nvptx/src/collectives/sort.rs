@@ -36,31 +36,37 @@
 //!
 //! 1. the block takes the next tile id from the slot's counter (dynamic ids
 //!    make the look-back safe), clears its row of the next slot's status,
-//!    and each warp loads a contiguous segment of `32 * ITEMS` keys (item
-//!    `i` of lane `l` is element `32 i + l` of the segment, so the loads
-//!    coalesce and (item, lane) order is key order); the loads are
-//!    branch-free (clamped into the list) so all are in flight at once, and
-//!    elements past the end get the all-ones key, which sorts last;
-//! 2. warp-level ranking: for each item `nvvm.match.sync any` on the digit
-//!    finds the lanes with the same digit; the lowest of them adds their
-//!    count to the warp's workgroup counter of that digit
-//!    (`atomicrmw add`) and shuffles the old value to its peers; each key's
-//!    rank within its warp and digit is that value plus the number of peers
-//!    below it (`popc` of the peer mask under the lane mask);
+//!    and each warp loads a contiguous segment of `32 * ITEMS` keys and
+//!    their indices (item `i` of lane `l` is element `32 i + l` of the
+//!    segment, so the loads coalesce and (item, lane) order is key order);
+//!    the loads are branch-free (clamped into the list) so all are in
+//!    flight at once, and elements past the end get the all-ones key, which
+//!    sorts last;
+//! 2. warp-level ranking, branch-free so that the items' latencies overlap:
+//!    for each item eight `vote.sync ballot`s (one per digit bit) find the
+//!    lanes with the same digit; the lowest of them adds their count to the
+//!    warp's workgroup counter of that digit (`atomicrmw add`; the others
+//!    add 0 to a spare slot of their own) and shuffles the old value to its
+//!    peers; each key's rank within its warp and digit is that value plus
+//!    the number of peers below it (`popc` of the peer mask under the lane
+//!    mask);
 //! 3. thread `d` owns digit `d`: it turns the 8 warp counters into
 //!    exclusive prefixes and a tile count and publishes the tile's count of
 //!    digit `d` at once (the status word packs a 2-bit flag above a 32-bit
 //!    count, written with one 64-bit relaxed atomic store); a block scan
-//!    gives the tile-local start of every digit. Then it looks back over
-//!    the previous tiles' words for digit `d`, four at a time (one round
-//!    trip per four predecessors: when all tiles of a small sort start
-//!    together, the chain of waits is that much shorter), until it finds
-//!    an inclusive one, and publishes its own inclusive count. The digit's
-//!    global start (the exclusive scan of the pass histogram) plus that
-//!    prefix is where the tile's keys of digit `d` go;
-//! 4. keys and indices are written to workgroup memory at their tile-local
-//!    sorted position, then read back in order, so consecutive threads
-//!    write consecutive addresses of each digit's run.
+//!    gives the tile-local start of every digit, which it adds to the warp
+//!    counters (so a key's tile-local position is one workgroup load plus
+//!    its rank). Then it looks back over the previous tiles' words for
+//!    digit `d`, four at a time (one round trip per four predecessors:
+//!    when all tiles of a small sort start together, the chain of waits is
+//!    that much shorter), until it finds an inclusive one, and publishes
+//!    its own inclusive count. The digit's global start (the exclusive scan
+//!    of the pass histogram) plus that prefix is where the tile's keys of
+//!    digit `d` go;
+//! 4. the keys are written to workgroup memory at their tile-local sorted
+//!    position, then read back in order, so consecutive threads write
+//!    consecutive addresses of each digit's run; then the indices take the
+//!    same way through the same buffer (16 KiB of staging, not 32).
 //!
 //! The status regions alternate between slots (slot `s` uses region
 //! `s % 2` and clears region `(s + 1) % 2` for the next), so only two are
@@ -504,6 +510,25 @@ const SWEEP_PARAMS: [Param; 12] = [
     ("counter", "!llvm.ptr"),
 ];
 
+/// The mask of the lanes whose digit `d` (8 bits, i32) equals this lane's:
+/// one `vote.sync ballot` per digit bit (measured faster on the H200 than
+/// `match.any.sync`, which left the sweep 10 to 20% slower).
+fn digit_peers(b: &mut Body, d: &str) -> V {
+    let zero = b.c32(0);
+    let ones = b.c32(-1);
+    let mut mask = ones.clone();
+    for bit in 0..8 {
+        let cb = b.c32(1 << bit);
+        let set = b.and(d, &cb, Ty::I32);
+        let is_set = b.cmp("ne", &set, &zero, Ty::I32);
+        let vote = b.ballot(&is_set);
+        let other = b.xor(&vote, &ones, Ty::I32);
+        let same = b.sel(&is_set, &vote, &other, Ty::I32);
+        mask = b.and(&mask, &same, Ty::I32);
+    }
+    mask
+}
+
 /// Kernel `sweep_first` (`first`: launch slot 0, reading the caller's keys
 /// and making the indices) or `sweep_next` (later slots, reading the
 /// previous slot's keys and indices). The slot's pass comes from [`plan`];
@@ -532,21 +557,20 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
         b.if_(&runs, |b| {
             let c8 = b.c32(8);
             let shift = b.mul(&pass, &c8, Ty::I32);
-            let warp_counts = m.shared(name, "warp_counts", "i32", WARPS * DIGITS);
-            let warp_counts = b.addressof(&warp_counts);
-            let digit_start = m.shared(name, "digit_start", "i32", DIGITS);
-            let digit_start = b.addressof(&digit_start);
+            // Per warp and digit: the warp's count while ranking, then the
+            // tile-local start of the warp's keys of the digit.
+            let warp_base = m.shared(name, "warp_base", "i32", WARPS * DIGITS);
+            let warp_base = b.addressof(&warp_base);
             let digit_base = m.shared(name, "digit_base", "i32", DIGITS);
             let digit_base = b.addressof(&digit_base);
-            let stage_keys = m.shared(name, "keys", kt.mlir(), tile);
-            let stage_keys = b.addressof(&stage_keys);
-            let stage_idx = m.shared(name, "indices", "i32", tile);
-            let stage_idx = b.addressof(&stage_idx);
+            // Keys, then indices, in tile-local sorted order.
+            let stage = m.shared(name, "stage", kt.mlir(), tile);
+            let stage = b.addressof(&stage);
             let zero = b.c32(0);
             for k in 0..WARPS {
                 let kk = b.c32((k * DIGITS) as i64);
                 let slot = b.add(&th.tid, &kk, Ty::I32);
-                let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+                let p = b.gep(&warp_base, &slot, Ty::I32, "i32", 3);
                 b.store(&zero, &p, "i32", 4, 3);
             }
             let tile_id = super::scan::tile_id(b, m, name, &th, &counter);
@@ -562,7 +586,7 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
             let left = b.sub("%n", &start, Ty::I64);
             let left = b.mins(&left, &ctile, Ty::I64);
             let valid = b.resize(&left, Ty::I64, Ty::I32, false);
-            // Segment of this warp.
+            // Segment of this warp: item i of lane l is element 32 i + l.
             let w64 = b.resize(&th.warp, Ty::I32, Ty::I64, false);
             let l64 = b.resize(&th.lane, Ty::I32, Ty::I64, false);
             let cseg = b.c64((32 * items) as i64);
@@ -572,68 +596,88 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
             let ones = b.c(-1, kt);
             let one64 = b.c64(1);
             let end = b.sub("%n", &one64, Ty::I64);
-            let mut keys = Vec::new();
-            let mut idxs = Vec::new();
-            let mut digits = Vec::new();
-            // Branch-free loads (clamped into the list, missing keys replaced
-            // afterwards), so that all of a thread's loads are in flight at once.
-            for i in 0..items {
+            // Position of item i, clamped into the list, and whether it is in.
+            let position = |b: &mut Body, i: usize| -> (V, V, V) {
                 let off = b.c64((32 * i) as i64);
                 let pos = b.add(&seg, &off, Ty::I64);
                 let inside = b.cmp("slt", &pos, "%n", Ty::I64);
                 let at = b.mins(&pos, &end, Ty::I64);
-                let p = b.gep(&keys_in, &at, Ty::I64, in_ty.mlir(), 1);
-                let x = b.load(&p, in_ty.mlir(), in_ty.bytes(), 1);
-                let key = if first { transform(b, elem, &x) } else { x };
-                let key = b.sel(&inside, &key, &ones, kt);
-                let index = if first {
+                (pos, at, inside)
+            };
+            let load_index = |b: &mut Body, i: usize| -> V {
+                let (pos, at, _) = position(b, i);
+                if first {
                     b.resize(&pos, Ty::I64, Ty::I32, false)
                 } else {
                     let q = b.gep(&idx_in, &at, Ty::I64, "i32", 1);
                     b.load(&q, "i32", 4, 1)
-                };
-                let d = digit(b, &key, kt, &shift);
-                keys.push(key);
-                idxs.push(index);
-                digits.push(d);
+                }
+            };
+            // Branch-free loads (clamped into the list, missing keys replaced
+            // afterwards), so that all of a thread's loads are in flight at
+            // once; missing keys are all ones and sort last.
+            let mut keys = Vec::new();
+            for i in 0..items {
+                let (_, at, inside) = position(b, i);
+                let p = b.gep(&keys_in, &at, Ty::I64, in_ty.mlir(), 1);
+                let x = b.load(&p, in_ty.mlir(), in_ty.bytes(), 1);
+                let key = if first { transform(b, elem, &x) } else { x };
+                keys.push(b.sel(&inside, &key, &ones, kt));
             }
-            // Warp-level ranking.
+            // The indices too (kept in registers through the ranking: loaded
+            // after the keys' scatter, their latency was not hidden).
+            let indices: Vec<V> = (0..items).map(|i| load_index(b, i)).collect();
+            // Warp-level ranking: the lowest lane of each group of peers adds
+            // the group's size to the warp's count of the digit and shares
+            // the old count; a key's rank is that plus its peers below it.
+            // Branch-free, so that the items' chains (votes, atomic, shuffle)
+            // interleave: every lane adds, the peers other than the leader
+            // add 0 to a slot of their own.
             let one = b.c32(1);
             let lanebit = b.shl(&one, &th.lane, Ty::I32);
             let below_mask = b.sub(&lanebit, &one, Ty::I32);
             let cdig = b.c32(DIGITS as i64);
-            let wbase = b.mul(&th.warp, &cdig, Ty::I32);
-            let mut ranks = Vec::new();
-            for d in &digits {
-                let peers = b.match_any(d);
-                let below = b.and(&peers, &below_mask, Ty::I32);
-                let below = b.popc(&below);
-                let count = b.popc(&peers);
-                let leader = b.cttz(&peers);
-                let is_leader = b.cmp("eq", &below, &zero, Ty::I32);
-                let slot = b.add(&wbase, d, Ty::I32);
-                let old = b.if_ty(
-                    &is_leader,
-                    "i32",
-                    1,
-                    |b| {
-                        let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
-                        vec![b.atomic_rmw("add", &p, &count, Ty::I32, 3)]
-                    },
-                    |b| vec![b.c32(0)],
-                );
-                let base = b.shuffle("idx", &old[0], &leader, Ty::I32);
-                ranks.push(b.add(&base, &below, Ty::I32));
-            }
+            let wrow = b.mul(&th.warp, &cdig, Ty::I32);
+            let ranks = {
+                let spare = m.shared(name, "spare", "i32", BLOCK);
+                let spare = b.addressof(&spare);
+                let own = b.gep(&spare, &th.tid, Ty::I32, "i32", 3);
+                let peer_sets: Vec<(V, V)> = keys
+                    .iter()
+                    .map(|key| {
+                        let d = digit(b, key, kt, &shift);
+                        let peers = digit_peers(b, &d);
+                        (d, peers)
+                    })
+                    .collect();
+                let mut ranks = Vec::new();
+                for (d, peers) in &peer_sets {
+                    let below = b.and(peers, &below_mask, Ty::I32);
+                    let below = b.popc(&below);
+                    let count = b.popc(peers);
+                    let is_leader = b.cmp("eq", &below, &zero, Ty::I32);
+                    let slot = b.add(&wrow, d, Ty::I32);
+                    let counter = b.gep(&warp_base, &slot, Ty::I32, "i32", 3);
+                    let target = b.select(&is_leader, &counter, &own, "!llvm.ptr<3>");
+                    let add = b.sel(&is_leader, &count, &zero, Ty::I32);
+                    let old = b.atomic_rmw("add", &target, &add, Ty::I32, 3);
+                    let leader = b.cttz_nonzero(peers);
+                    let base = b.shuffle("idx", &old, &leader, Ty::I32);
+                    ranks.push(b.add(&base, &below, Ty::I32));
+                }
+                ranks
+            };
             b.barrier();
-            // Thread d: digit d.
+            // Thread d: digit d. Exclusive prefixes of the warps' counts and
+            // the tile's count.
+            let mut warp_prefix = Vec::new();
             let mut running = b.c32(0);
             for w in 0..WARPS {
                 let off = b.c32((w * DIGITS) as i64);
                 let slot = b.add(&off, &th.tid, Ty::I32);
-                let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
+                let p = b.gep(&warp_base, &slot, Ty::I32, "i32", 3);
                 let c = b.load(&p, "i32", 4, 3);
-                b.store(&running, &p, "i32", 4, 3);
+                warp_prefix.push((p, running.clone()));
                 running = b.add(&running, &c, Ty::I32);
             }
             let tile_count = running;
@@ -660,6 +704,10 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
             let word = b.or(&mine64, &flag, Ty::I64);
             b.store_atomic(&word, &my_ptr, Ty::I64, "monotonic");
             let (local_start, _) = block_exclusive(b, m, name, "scan_local", &th, &tile_count);
+            for (p, before) in &warp_prefix {
+                let s = b.add(&local_start, before, Ty::I32);
+                b.store(&s, p, "i32", 4, 3);
+            }
             let row = b.mul(&pass, &cdig, Ty::I32);
             let hslot = b.add(&row, &th.tid, Ty::I32);
             let hp = b.gep(&hist, &hslot, Ty::I32, "i32", 1);
@@ -683,75 +731,106 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
             let dest_base = b.sub(&dest_base, &local_start, Ty::I32);
             let p = b.gep(&digit_base, &th.tid, Ty::I32, "i32", 3);
             b.store(&dest_base, &p, "i32", 4, 3);
-            let p = b.gep(&digit_start, &th.tid, Ty::I32, "i32", 3);
-            b.store(&local_start, &p, "i32", 4, 3);
             b.barrier();
-            // Stage at the tile-local sorted position.
-            for ((key, index), (d, rank)) in keys.iter().zip(&idxs).zip(digits.iter().zip(&ranks)) {
-                let p = b.gep(&digit_start, d, Ty::I32, "i32", 3);
-                let s0 = b.load(&p, "i32", 4, 3);
-                let slot = b.add(&wbase, d, Ty::I32);
-                let p = b.gep(&warp_counts, &slot, Ty::I32, "i32", 3);
-                let wprefix = b.load(&p, "i32", 4, 3);
-                let s = b.add(&s0, &wprefix, Ty::I32);
-                let s = b.add(&s, rank, Ty::I32);
-                let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
+            // Stage the keys at their tile-local sorted positions.
+            let mut staged = Vec::new();
+            for (key, rank) in keys.iter().zip(&ranks) {
+                let d = digit(b, key, kt, &shift);
+                let slot = b.add(&wrow, &d, Ty::I32);
+                let p = b.gep(&warp_base, &slot, Ty::I32, "i32", 3);
+                let base = b.load(&p, "i32", 4, 3);
+                let s = b.add(&base, rank, Ty::I32);
+                let kp = b.gep(&stage, &s, Ty::I32, kt.mlir(), 3);
                 b.store(key, &kp, kt.mlir(), kt.bytes(), 3);
-                let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
+                staged.push(s);
+            }
+            b.barrier();
+            // Scatter the keys in staged order, so consecutive threads write
+            // consecutive addresses of each digit's run.
+            let mut dests = Vec::new();
+            let mut sorted_keys = Vec::new();
+            let mut in_tile = Vec::new();
+            for k in 0..items {
+                let ck = b.c32((k * BLOCK) as i64);
+                let s = b.add(&th.tid, &ck, Ty::I32);
+                in_tile.push(b.cmp("slt", &s, &valid, Ty::I32));
+                let kp = b.gep(&stage, &s, Ty::I32, kt.mlir(), 3);
+                let key = b.load(&kp, kt.mlir(), kt.bytes(), 3);
+                let d = digit(b, &key, kt, &shift);
+                let p = b.gep(&digit_base, &d, Ty::I32, "i32", 3);
+                let base = b.load(&p, "i32", 4, 3);
+                let dest = b.add(&base, &s, Ty::I32);
+                dests.push(b.resize(&dest, Ty::I32, Ty::I64, false));
+                sorted_keys.push(key);
+            }
+            // Both phases' stores go to the final lists from the last slot
+            // that runs, else to the temporary ones (a uniform branch).
+            let by_slot = |b: &mut Body, phase: &dyn Fn(&mut Body, bool)| {
+                if passes == 1 {
+                    phase(b, true);
+                } else {
+                    b.if_then_else(
+                        &is_last,
+                        &[],
+                        |b| {
+                            phase(b, true);
+                            Vec::new()
+                        },
+                        |b| {
+                            phase(b, false);
+                            Vec::new()
+                        },
+                    );
+                }
+            };
+            by_slot(b, &|b: &mut Body, to_final: bool| {
+                if to_final && !sorted {
+                    return;
+                }
+                for ((key, dest), inside) in sorted_keys.iter().zip(&dests).zip(&in_tile) {
+                    b.if_(inside, |b| {
+                        if to_final {
+                            let ty = elem.storage();
+                            let x = untransform(b, elem, key);
+                            let q = b.gep(&keys_out, dest, Ty::I64, ty.mlir(), 1);
+                            b.store(&x, &q, ty.mlir(), ty.bytes(), 1);
+                        } else {
+                            let q = b.gep(&keys_tmp, dest, Ty::I64, kt.mlir(), 1);
+                            b.store(key, &q, kt.mlir(), kt.bytes(), 1);
+                        }
+                    });
+                }
+            });
+            // Then the indices, through the same workgroup buffer.
+            b.barrier();
+            for (index, s) in indices.iter().zip(&staged) {
+                let ip = b.gep(&stage, s, Ty::I32, "i32", 3);
                 b.store(index, &ip, "i32", 4, 3);
             }
             b.barrier();
-            // Scatter in staged order, to the final lists from the last slot.
-            let scatter = |b: &mut Body, to_final: bool| {
-                for k in 0..items {
+            let staged_indices: Vec<V> = (0..items)
+                .map(|k| {
                     let ck = b.c32((k * BLOCK) as i64);
                     let s = b.add(&th.tid, &ck, Ty::I32);
-                    let inside = b.cmp("slt", &s, &valid, Ty::I32);
-                    b.if_(&inside, |b| {
-                        let kp = b.gep(&stage_keys, &s, Ty::I32, kt.mlir(), 3);
-                        let key = b.load(&kp, kt.mlir(), kt.bytes(), 3);
-                        let ip = b.gep(&stage_idx, &s, Ty::I32, "i32", 3);
-                        let index = b.load(&ip, "i32", 4, 3);
-                        let d = digit(b, &key, kt, &shift);
-                        let p = b.gep(&digit_base, &d, Ty::I32, "i32", 3);
-                        let base = b.load(&p, "i32", 4, 3);
-                        let dest = b.add(&base, &s, Ty::I32);
-                        let dest = b.resize(&dest, Ty::I32, Ty::I64, false);
+                    let ip = b.gep(&stage, &s, Ty::I32, "i32", 3);
+                    b.load(&ip, "i32", 4, 3)
+                })
+                .collect();
+            by_slot(b, &|b: &mut Body, to_final: bool| {
+                for ((dest, inside), index) in dests.iter().zip(&in_tile).zip(&staged_indices) {
+                    b.if_(inside, |b| {
+                        let index = index.clone();
                         if to_final {
                             let wide = b.resize(&index, Ty::I32, Ty::I64, false);
-                            let q = b.gep(&idx_out, &dest, Ty::I64, "i64", 1);
+                            let q = b.gep(&idx_out, dest, Ty::I64, "i64", 1);
                             b.store(&wide, &q, "i64", 8, 1);
-                            if sorted {
-                                let ty = elem.storage();
-                                let x = untransform(b, elem, &key);
-                                let q = b.gep(&keys_out, &dest, Ty::I64, ty.mlir(), 1);
-                                b.store(&x, &q, ty.mlir(), ty.bytes(), 1);
-                            }
                         } else {
-                            let q = b.gep(&keys_tmp, &dest, Ty::I64, kt.mlir(), 1);
-                            b.store(&key, &q, kt.mlir(), kt.bytes(), 1);
-                            let q = b.gep(&idx_tmp, &dest, Ty::I64, "i32", 1);
+                            let q = b.gep(&idx_tmp, dest, Ty::I64, "i32", 1);
                             b.store(&index, &q, "i32", 4, 1);
                         }
                     });
                 }
-            };
-            if passes == 1 {
-                scatter(b, true);
-            } else {
-                b.if_then_else(
-                    &is_last,
-                    &[],
-                    |b| {
-                        scatter(b, true);
-                        Vec::new()
-                    },
-                    |b| {
-                        scatter(b, false);
-                        Vec::new()
-                    },
-                );
-            }
+            });
         });
     });
 }

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Compares builds of the pgpu benchmark executables side by side, on the GPU
+# machine: for an experiment on the compiler (a kernel variant, a pass), one
+# directory of bench/gpu/build_bins.sh output per build, all run in the same
+# session against the same CUB baselines.
+#
+# What it measures: for every directory and every workload below, the
+# median of the bench-ms lines of each of ROUNDS rounds (rounds interleave
+# the directories, so that clock and thermal drift hit all of them alike),
+# and the baselines' medians once per round. A directory's result lines
+# must equal the baseline's (a variant that sorts wrongly is marked).
+#
+# Prints a markdown table: workload | baseline ms | then per directory the
+# ms of every round and the ratio of the best round to the baseline.
+#
+# Run (on the GPU machine, repository root):
+#   bench/gpu/compare.sh DIR...          # e.g. gpu-bin/v0 gpu-bin/v1
+# Environment: ROUNDS (default 2), PGPU_EXE_FLAGS (default "--device
+# cuda"), PGPU_BENCH_BUILD (baselines; built when missing), NVCC,
+# PGPU_BENCH_ARCH (default sm_90), PGPU_COMPARE_ROWS (a regex selecting
+# workloads by name).
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${PGPU_BENCH_BUILD:-/tmp/pgpu-bench-build}
+NVCC=${NVCC:-nvcc}
+if ! command -v "$NVCC" > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then NVCC=/usr/local/cuda/bin/nvcc; fi
+ARCH=${PGPU_BENCH_ARCH:-sm_90}
+ROUNDS=${ROUNDS:-2}
+EXE_FLAGS=${PGPU_EXE_FLAGS:---device cuda}
+FILTER=${PGPU_COMPARE_ROWS:-.}
+[ $# -gt 0 ] || { echo "usage: $0 DIR..." >&2; exit 2; }
+mkdir -p "$BUILD"
+LOG=$(mktemp -d)
+
+# workload | executable | arguments | baseline executable and arguments
+ROWS=(
+  "findFaces L9      | find_faces       | 1000000 500000 60 9   | find_faces 1000000 500000 60"
+  "particle binning  | particle_binning | 1048576 512 60        | particle_binning 1048576 512 60"
+  "sortby 16M        | sort             | 16777216 20 0         | sort_cub 16777216 20"
+)
+
+for prog in find_faces particle_binning sort_cub; do
+  if [ ! -x "$BUILD/$prog" ]; then
+    "$NVCC" -O3 -arch="$ARCH" -std=c++17 -o "$BUILD/$prog" "$ROOT/bench/baselines/$prog.cu" > "$LOG/build-$prog.log" 2>&1 &
+  fi
+done
+wait
+
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
+median_ms() {
+  grep -E '^bench-ms [0-9.eE+-]+$' "$1" | awk '{print $2}' | sort -g |
+    awk '{v[NR]=$1} END {if (NR==0) exit; if (NR%2) printf "%.4f", v[(NR+1)/2]; else printf "%.4f", (v[NR/2]+v[NR/2+1])/2}'
+}
+results_of() { grep -v -E '^bench-' "$1" 2>/dev/null; }
+
+declare -A MS BASE
+for ((round = 1; round <= ROUNDS; round++)); do
+  for r in "${!ROWS[@]}"; do
+    IFS='|' read -r name exe args base <<< "${ROWS[$r]}"
+    name=$(trim "$name") exe=$(trim "$exe") args=$(trim "$args") base=$(trim "$base")
+    [[ $name =~ $FILTER ]] || continue
+    # shellcheck disable=SC2086
+    (cd "$ROOT" && "$BUILD"/$base) > "$LOG/base-$r.out" 2> /dev/null
+    BASE[$r,$round]=$(median_ms "$LOG/base-$r.out")
+    for d in "$@"; do
+      out="$LOG/$r-$(printf '%s' "$d" | tr '/' '_').out"
+      # shellcheck disable=SC2086
+      if (cd "$ROOT" && "$d/$exe" $EXE_FLAGS $args) > "$out" 2> "$out.err"; then
+        if diff <(results_of "$out") <(results_of "$LOG/base-$r.out") > /dev/null; then
+          MS[$r,$d,$round]=$(median_ms "$out")
+        else
+          MS[$r,$d,$round]="WRONG"
+        fi
+      else
+        MS[$r,$d,$round]="FAILED($(tail -n 1 "$out.err"))"
+      fi
+    done
+  done
+done
+
+header="| workload | baseline ms |"
+rule="|---|---:|"
+for d in "$@"; do header+=" $d ms | $d ratio |"; rule+="---|---:|"; done
+echo "$header"
+echo "$rule"
+for r in "${!ROWS[@]}"; do
+  IFS='|' read -r name _ <<< "${ROWS[$r]}"
+  name=$(trim "$name")
+  [[ $name =~ $FILTER ]] || continue
+  bases="" best_base=""
+  for ((round = 1; round <= ROUNDS; round++)); do
+    bases+="${bases:+, }${BASE[$r,$round]}"
+    best_base=$(awk -v a="$best_base" -v b="${BASE[$r,$round]}" 'BEGIN { if (a == "" || b + 0 < a + 0) print b; else print a }')
+  done
+  line="| $name | $bases |"
+  for d in "$@"; do
+    cells="" best=""
+    for ((round = 1; round <= ROUNDS; round++)); do
+      v=${MS[$r,$d,$round]}
+      cells+="${cells:+, }$v"
+      case "$v" in [0-9]*) best=$(awk -v a="$best" -v b="$v" 'BEGIN { if (a == "" || b + 0 < a + 0) print b; else print a }') ;; esac
+    done
+    ratio=$(awk -v a="$best" -v b="$best_base" 'BEGIN { if (a == "" || b + 0 == 0) print "—"; else printf "%.2f", a / b }')
+    line+=" $cells | $ratio |"
+  done
+  echo "$line"
+done
+echo
+echo "ms: median of one run's timed calls, per round; ratio: best round over the baseline's best round."
+rm -rf "$LOG"
