@@ -10,7 +10,8 @@
 # and the baselines' medians once per round. A directory's result lines
 # must equal the baseline's (a variant that sorts wrongly is marked).
 #
-# Prints a markdown table: workload | baseline ms | then per directory the
+# Prints a markdown table: workload | baseline ms | baseline wall ms | then
+# per directory the
 # ms of every round and the ratio of the best round to the baseline.
 #
 # Run (on the GPU machine, repository root):
@@ -35,8 +36,8 @@ LOG=$(mktemp -d)
 
 # workload | executable | arguments | baseline executable and arguments
 ROWS=(
-  "findFaces L9      | find_faces       | 1000000 500000 60 9   | find_faces 1000000 500000 60"
-  "particle binning  | particle_binning | 1048576 512 60        | particle_binning 1048576 512 60"
+  "findFaces L9      | find_faces       | 1000000 500000 300 9  | find_faces 1000000 500000 300"
+  "particle binning  | particle_binning | 1048576 512 500       | particle_binning 1048576 512 500"
   "sortby 16M        | sort             | 16777216 20 0         | sort_cub 16777216 20"
 )
 
@@ -49,12 +50,12 @@ wait
 
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
 median_ms() {
-  grep -E '^bench-ms [0-9.eE+-]+$' "$1" | awk '{print $2}' | sort -g |
+  grep -E "^bench-${2:-ms} [0-9.eE+-]+\$" "$1" | awk '{print $2}' | sort -g |
     awk '{v[NR]=$1} END {if (NR==0) exit; if (NR%2) printf "%.4f", v[(NR+1)/2]; else printf "%.4f", (v[NR/2]+v[NR/2+1])/2}'
 }
 results_of() { grep -v -E '^bench-' "$1" 2>/dev/null; }
 
-declare -A MS BASE
+declare -A MS BASE BASE_WALL
 for ((round = 1; round <= ROUNDS; round++)); do
   for r in "${!ROWS[@]}"; do
     IFS='|' read -r name exe args base <<< "${ROWS[$r]}"
@@ -63,6 +64,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     # shellcheck disable=SC2086
     (cd "$ROOT" && "$BUILD"/$base) > "$LOG/base-$r.out" 2> /dev/null
     BASE[$r,$round]=$(median_ms "$LOG/base-$r.out")
+    BASE_WALL[$r,$round]=$(median_ms "$LOG/base-$r.out" wall-ms)
     for d in "$@"; do
       out="$LOG/$r-$(printf '%s' "$d" | tr '/' '_').out"
       # shellcheck disable=SC2086
@@ -79,8 +81,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
-header="| workload | baseline ms |"
-rule="|---|---:|"
+header="| workload | baseline ms | baseline wall ms |"
+rule="|---|---:|---:|"
 for d in "$@"; do header+=" $d ms | $d ratio |"; rule+="---|---:|"; done
 echo "$header"
 echo "$rule"
@@ -88,12 +90,13 @@ for r in "${!ROWS[@]}"; do
   IFS='|' read -r name _ <<< "${ROWS[$r]}"
   name=$(trim "$name")
   [[ $name =~ $FILTER ]] || continue
-  bases="" best_base=""
+  bases="" walls="" best_base=""
   for ((round = 1; round <= ROUNDS; round++)); do
     bases+="${bases:+, }${BASE[$r,$round]}"
+    walls+="${walls:+, }${BASE_WALL[$r,$round]}"
     best_base=$(awk -v a="$best_base" -v b="${BASE[$r,$round]}" 'BEGIN { if (a == "" || b + 0 < a + 0) print b; else print a }')
   done
-  line="| $name | $bases |"
+  line="| $name | $bases | $walls |"
   for d in "$@"; do
     cells="" best=""
     for ((round = 1; round <= ROUNDS; round++)); do
@@ -107,5 +110,7 @@ for r in "${!ROWS[@]}"; do
   echo "$line"
 done
 echo
-echo "ms: median of one run's timed calls, per round; ratio: best round over the baseline's best round."
+echo "ms: median of one run's timed calls, per round (pgpu: wall time of a call, wtime() to wtime();"
+echo "baselines: CUDA events around a run, and the host wall time to the end of its synchronize);"
+echo "ratio: best round over the baseline's best round of event times."
 rm -rf "$LOG"

@@ -601,6 +601,11 @@ impl Body {
         self.line("gpu.barrier");
     }
 
+    /// A device-scope acquire-release fence.
+    pub fn fence(&mut self) {
+        self.line("llvm.fence syncscope(\"device\") acq_rel");
+    }
+
     pub fn syncwarp(&mut self) {
         let mask = self.c32(-1);
         self.line(format!("nvvm.bar.warp.sync {mask} : i32"));

@@ -12,25 +12,29 @@
 //! as u64 (8 passes). Indices travel as i32 (hence at most 2^31 - 1 keys)
 //! and the last pass writes them as i64.
 //!
-//! **Kernels.** `zero` clears the digit histograms and the tile counters.
+//! **Kernels.** `zero` clears the digit histograms and the counters.
 //! `histogram` reads the keys once and counts the digits of every pass at
 //! once (per-block workgroup histograms with workgroup atomics, then global
-//! atomics); it also clears the look-back status of the first sweep. Then
-//! one launch per digit pass of a onesweep kernel (Adinets and Merrill,
-//! "Onesweep: A Faster Least Significant Digit Radix Sort for GPUs", 2022):
-//! `sweep_first` for launch slot 0, reading the caller's keys, and
-//! `sweep_next` for the later slots, reading the previous slot's lists.
+//! atomics); it also clears the look-back status of the first sweep, and
+//! its last block (the one whose increment of a `done` counter completes
+//! the grid, after a device fence) writes the sweeps' plan: the digit
+//! starts of every pass (exclusive scans of the histogram rows) and the
+//! pass of every launch slot. Then one launch per digit pass of a onesweep
+//! kernel (Adinets and Merrill, "Onesweep: A Faster Least Significant Digit
+//! Radix Sort for GPUs", 2022): `sweep_first` for launch slot 0, reading
+//! the caller's keys, and `sweep_next` for the later slots, reading the
+//! previous slot's lists.
 //!
 //! **Skipped passes.** A pass whose digit is the same for every key (one
 //! histogram bin holds all `n`) only copies; CUB skips such bits when the
-//! caller names the key range, we find them from the data. Every block of
-//! a sweep reads the whole histogram and computes which pass its slot
-//! runs: slot `s` runs the `s`-th pass that is not trivial, slots past the
-//! last exit at once, and the last slot that runs writes the final
-//! indices (and sorted keys), the others the temporary lists. So the plan
-//! stays on the device: no read-back, no host synchronization; a skipped
-//! slot costs an empty launch. Findfaces' vertex ids (< 2^19) and particle
-//! cells (< 2^18) take three passes instead of four.
+//! caller names the key range, we find them from the data. Slot `s` runs
+//! the `s`-th pass that is not trivial, slots past the last exit at once,
+//! and the last slot that runs writes the final indices (and sorted keys),
+//! the others the temporary lists. So the plan stays on the device: no
+//! read-back, no host synchronization; a skipped slot costs an empty
+//! launch. Findfaces' vertex ids (< 2^19) and particle cells (< 2^18) take
+//! three passes instead of four. A sweep block reads its slot's pass and
+//! its digit's start from the plan (two loads, no block scan).
 //!
 //! Per sweep tile:
 //!
@@ -225,6 +229,8 @@ pub fn launch_zero(b: &mut Body, token: &str, module: &str, ptr: &str, bytes: &s
 
 /// Kernel `histogram`: digit counts of every pass (`passes x 256` i32),
 /// and zeroes the look-back status of slot 0 (`status_words` i64 words).
+/// The last block to finish (counted in `done`) turns the counts into
+/// the sweeps' [`Plan`].
 fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
     let (_, key_ty) = key_format(elem);
     let ty = elem.storage();
@@ -236,15 +242,20 @@ fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
             ("hist", "!llvm.ptr"),
             ("status", "!llvm.ptr"),
             ("status_words", "i64"),
+            ("done", "!llvm.ptr"),
+            ("plan", "!llvm.ptr"),
         ],
         BLOCK,
         |b, m| {
             let keys = global_ptr(b, "keys");
             let hist = global_ptr(b, "hist");
             let status = global_ptr(b, "status");
+            let done = global_ptr(b, "done");
+            let plan = global_ptr(b, "plan");
             let local = m.shared("histogram", "counts", "i32", passes * DIGITS);
             let local = b.addressof(&local);
-            let tid = b.sreg("thread_id");
+            let th = tile::threads(b);
+            let tid = th.tid.clone();
             let zero = b.c32(0);
             for k in 0..passes {
                 let kk = b.c32((k * DIGITS) as i64);
@@ -287,8 +298,137 @@ fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
                     b.atomic_rmw("add", &q, &c, Ty::I32, 1);
                 });
             }
+            // The last block to finish: every count is in `hist`.
+            b.fence();
+            b.barrier();
+            let last = m.shared("histogram", "last", "i32", 1);
+            let last = b.addressof(&last);
+            let t0 = b.cmp("eq", &tid, &zero, Ty::I32);
+            b.if_(&t0, |b| {
+                let one = b.c32(1);
+                let old = b.atomic_rmw("add", &done, &one, Ty::I32, 1);
+                let grid = b.op("gpu.grid_dim x");
+                let grid = b.idx_to(&grid, Ty::I32);
+                let final_block = b.sub(&grid, &one, Ty::I32);
+                let is_last = b.cmp("eq", &old, &final_block, Ty::I32);
+                let flag = b.zext_bool(&is_last, Ty::I32);
+                b.store(&flag, &last, "i32", 4, 3);
+            });
+            b.barrier();
+            let flag = b.load(&last, "i32", 4, 3);
+            let is_last = b.cmp("ne", &flag, &zero, Ty::I32);
+            b.if_(&is_last, |b| {
+                b.fence();
+                write_plan(b, m, &th, &hist, &plan, passes);
+            });
         },
     );
+}
+
+/// The sweeps' plan, in `passes * 256 + passes + 1` i32 words: the digit
+/// starts of every pass (the exclusive scan of its histogram row), then
+/// for each launch slot the pass it runs (-1: none), then the last slot
+/// that runs. A pass whose digit is the same for every key (one digit
+/// holds all `n` keys) is the identity permutation and is skipped, so
+/// slot `s` runs the `s`-th pass that is not (pass 0 if all are).
+struct Plan;
+
+impl Plan {
+    /// Word of slot `s`'s pass.
+    fn slot(passes: usize, s: usize) -> i64 {
+        (passes * DIGITS + s) as i64
+    }
+
+    /// Word of the last running slot.
+    fn last(passes: usize) -> i64 {
+        (passes * DIGITS + passes) as i64
+    }
+
+    fn words(passes: usize) -> usize {
+        passes * DIGITS + passes + 1
+    }
+}
+
+/// Writes the [`Plan`] from the complete histogram (one block; thread `d`
+/// reads digit `d` of every pass).
+fn write_plan(
+    b: &mut Body,
+    m: &mut GpuModule,
+    th: &Threads,
+    hist: &str,
+    plan: &str,
+    passes: usize,
+) {
+    let kernel = "histogram";
+    let zero = b.c32(0);
+    let flags = m.shared(kernel, "trivial", "i32", passes);
+    let flags = b.addressof(&flags);
+    let cp = b.c32(passes as i64);
+    let clears = b.cmp("slt", &th.tid, &cp, Ty::I32);
+    b.if_(&clears, |b| {
+        let p = b.gep(&flags, &th.tid, Ty::I32, "i32", 3);
+        b.store(&zero, &p, "i32", 4, 3);
+    });
+    b.barrier();
+    let mut counts = Vec::new();
+    for pass in 0..passes {
+        let row = b.c32((pass * DIGITS) as i64);
+        let slot = b.add(&row, &th.tid, Ty::I32);
+        let p = b.gep(hist, &slot, Ty::I32, "i32", 1);
+        let count = b.load_atomic(&p, Ty::I32, "monotonic");
+        let wide = b.resize(&count, Ty::I32, Ty::I64, false);
+        let all = b.cmp("eq", &wide, "%n", Ty::I64);
+        b.if_(&all, |b| {
+            let one = b.c32(1);
+            let cpass = b.c32(pass as i64);
+            let q = b.gep(&flags, &cpass, Ty::I32, "i32", 3);
+            b.store(&one, &q, "i32", 4, 3);
+        });
+        counts.push((slot, count));
+    }
+    for (k, (slot, count)) in counts.iter().enumerate() {
+        let name = format!("start{k}");
+        let (start, _) = block_exclusive(b, m, kernel, &name, th, count);
+        let p = b.gep(plan, slot, Ty::I32, "i32", 1);
+        b.store(&start, &p, "i32", 4, 1);
+    }
+    // block_exclusive's barrier orders the flags' stores before these reads.
+    let n_positive = {
+        let z = b.c64(0);
+        b.cmp("sgt", "%n", &z, Ty::I64)
+    };
+    let mut rank = b.c32(0);
+    let mut chosen = b.c32(0);
+    for pass in 0..passes {
+        let cpass = b.c32(pass as i64);
+        let q = b.gep(&flags, &cpass, Ty::I32, "i32", 3);
+        let trivial = b.load(&q, "i32", 4, 3);
+        let needed = b.cmp("eq", &trivial, &zero, Ty::I32);
+        let mine = b.cmp("eq", &rank, &th.tid, Ty::I32);
+        let mine = b.band(&mine, &needed);
+        chosen = b.sel(&mine, &cpass, &chosen, Ty::I32);
+        let step = b.zext_bool(&needed, Ty::I32);
+        rank = b.add(&rank, &step, Ty::I32);
+    }
+    let one = b.c32(1);
+    let slots = b.maxs(&rank, &one, Ty::I32);
+    let runs = b.cmp("slt", &th.tid, &slots, Ty::I32);
+    let runs = b.band(&runs, &n_positive);
+    let none = b.c32(-1);
+    let entry = b.sel(&runs, &chosen, &none, Ty::I32);
+    b.if_(&clears, |b| {
+        let base = b.c32(Plan::slot(passes, 0));
+        let word = b.add(&base, &th.tid, Ty::I32);
+        let p = b.gep(plan, &word, Ty::I32, "i32", 1);
+        b.store(&entry, &p, "i32", 4, 1);
+    });
+    let t0 = b.cmp("eq", &th.tid, &zero, Ty::I32);
+    b.if_(&t0, |b| {
+        let last = b.sub(&slots, &one, Ty::I32);
+        let word = b.c32(Plan::last(passes));
+        let p = b.gep(plan, &word, Ty::I32, "i32", 1);
+        b.store(&last, &p, "i32", 4, 1);
+    });
 }
 
 /// Exclusive scan of one i32 per thread in thread order; returns
@@ -328,73 +468,21 @@ fn block_exclusive(
     (b.add(&before, &e, Ty::I32), total)
 }
 
-/// Which pass a launch slot runs, from the complete histogram: a pass
-/// whose digit is the same for every key (one digit holds all `n` keys)
-/// is the identity permutation and is skipped, so slot `s` runs the
-/// `s`-th pass that is not (pass 0 if all are). Returns (whether slot
-/// `%slot` runs, whether it is the last that runs, its pass).
-fn plan(
-    b: &mut Body,
-    m: &mut GpuModule,
-    kernel: &str,
-    th: &Threads,
-    hist: &str,
-    passes: usize,
-) -> (V, V, V) {
-    let n_positive = {
-        let z = b.c64(0);
-        b.cmp("sgt", "%n", &z, Ty::I64)
-    };
-    if passes == 1 {
-        let last = b.cbool(true);
-        let pass = b.c32(0);
-        return (n_positive, last, pass);
-    }
-    let flags = m.shared(kernel, "trivial", "i32", passes);
-    let flags = b.addressof(&flags);
+/// Which pass launch slot `%slot` runs, from the [`Plan`]: (whether it
+/// runs, whether it is the last that runs, its pass).
+fn read_plan(b: &mut Body, plan: &str, passes: usize) -> (V, V, V) {
+    let base = b.c32(Plan::slot(passes, 0));
+    let word = b.add(&base, "%slot", Ty::I32);
+    let p = b.gep(plan, &word, Ty::I32, "i32", 1);
+    let pass = b.load(&p, "i32", 4, 1);
+    let word = b.c32(Plan::last(passes));
+    let p = b.gep(plan, &word, Ty::I32, "i32", 1);
+    let last_slot = b.load(&p, "i32", 4, 1);
     let zero = b.c32(0);
-    let cp = b.c32(passes as i64);
-    let clears = b.cmp("slt", &th.tid, &cp, Ty::I32);
-    b.if_(&clears, |b| {
-        let p = b.gep(&flags, &th.tid, Ty::I32, "i32", 3);
-        b.store(&zero, &p, "i32", 4, 3);
-    });
-    b.barrier();
-    for pass in 0..passes {
-        let row = b.c32((pass * DIGITS) as i64);
-        let slot = b.add(&row, &th.tid, Ty::I32);
-        let p = b.gep(hist, &slot, Ty::I32, "i32", 1);
-        let count = b.load(&p, "i32", 4, 1);
-        let count = b.resize(&count, Ty::I32, Ty::I64, false);
-        let all = b.cmp("eq", &count, "%n", Ty::I64);
-        b.if_(&all, |b| {
-            let one = b.c32(1);
-            let cpass = b.c32(pass as i64);
-            let q = b.gep(&flags, &cpass, Ty::I32, "i32", 3);
-            b.store(&one, &q, "i32", 4, 3);
-        });
-    }
-    b.barrier();
-    let mut rank = b.c32(0);
-    let mut chosen = b.c32(0);
-    for pass in 0..passes {
-        let cpass = b.c32(pass as i64);
-        let q = b.gep(&flags, &cpass, Ty::I32, "i32", 3);
-        let trivial = b.load(&q, "i32", 4, 3);
-        let needed = b.cmp("eq", &trivial, &zero, Ty::I32);
-        let mine = b.cmp("eq", &rank, "%slot", Ty::I32);
-        let mine = b.band(&mine, &needed);
-        chosen = b.sel(&mine, &cpass, &chosen, Ty::I32);
-        let step = b.zext_bool(&needed, Ty::I32);
-        rank = b.add(&rank, &step, Ty::I32);
-    }
-    let one = b.c32(1);
-    let slots = b.maxs(&rank, &one, Ty::I32);
-    let runs = b.cmp("slt", "%slot", &slots, Ty::I32);
-    let runs = b.band(&runs, &n_positive);
-    let last_slot = b.sub(&slots, &one, Ty::I32);
+    let runs = b.cmp("sge", &pass, &zero, Ty::I32);
     let last = b.cmp("eq", "%slot", &last_slot, Ty::I32);
-    (runs, last, chosen)
+    let pass = b.maxs(&pass, &zero, Ty::I32);
+    (runs, last, pass)
 }
 
 /// The index of digit `tid`'s status word of tile `tile` (both i32):
@@ -504,7 +592,7 @@ const SWEEP_PARAMS: [Param; 12] = [
     ("idx_out", "!llvm.ptr"),
     ("n", "i64"),
     ("slot", "i32"),
-    ("hist", "!llvm.ptr"),
+    ("plan", "!llvm.ptr"),
     ("status", "!llvm.ptr"),
     ("next_status", "!llvm.ptr"),
     ("counter", "!llvm.ptr"),
@@ -549,31 +637,34 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
         let idx_tmp = global_ptr(b, "idx_tmp");
         let keys_out = global_ptr(b, "keys_out");
         let idx_out = global_ptr(b, "idx_out");
-        let hist = global_ptr(b, "hist");
+        let plan = global_ptr(b, "plan");
         let status = global_ptr(b, "status");
         let next_status = global_ptr(b, "next_status");
         let counter = global_ptr(b, "counter");
-        let (runs, is_last, pass) = plan(b, m, name, &th, &hist, passes);
+        let (runs, is_last, pass) = read_plan(b, &plan, passes);
+        // The tile id's atomic overlaps the plan's loads (a slot that does
+        // not run takes ids nobody reads).
+        // Per warp and digit: the warp's count while ranking, then the
+        // tile-local start of the warp's keys of the digit. Cleared before
+        // the tile id's barrier.
+        let warp_base = m.shared(name, "warp_base", "i32", WARPS * DIGITS);
+        let warp_base = b.addressof(&warp_base);
+        let zero = b.c32(0);
+        for k in 0..WARPS {
+            let kk = b.c32((k * DIGITS) as i64);
+            let slot = b.add(&th.tid, &kk, Ty::I32);
+            let p = b.gep(&warp_base, &slot, Ty::I32, "i32", 3);
+            b.store(&zero, &p, "i32", 4, 3);
+        }
+        let tile_id = super::scan::tile_id(b, m, name, &th, &counter);
         b.if_(&runs, |b| {
             let c8 = b.c32(8);
             let shift = b.mul(&pass, &c8, Ty::I32);
-            // Per warp and digit: the warp's count while ranking, then the
-            // tile-local start of the warp's keys of the digit.
-            let warp_base = m.shared(name, "warp_base", "i32", WARPS * DIGITS);
-            let warp_base = b.addressof(&warp_base);
             let digit_base = m.shared(name, "digit_base", "i32", DIGITS);
             let digit_base = b.addressof(&digit_base);
             // Keys, then indices, in tile-local sorted order.
             let stage = m.shared(name, "stage", kt.mlir(), tile);
             let stage = b.addressof(&stage);
-            let zero = b.c32(0);
-            for k in 0..WARPS {
-                let kk = b.c32((k * DIGITS) as i64);
-                let slot = b.add(&th.tid, &kk, Ty::I32);
-                let p = b.gep(&warp_base, &slot, Ty::I32, "i32", 3);
-                b.store(&zero, &p, "i32", 4, 3);
-            }
-            let tile_id = super::scan::tile_id(b, m, name, &th, &counter);
             let my_word = status_word(b, &tile_id, &th.tid);
             if passes > 1 {
                 let p = b.gep(&next_status, &my_word, Ty::I64, "i64", 1);
@@ -710,9 +801,8 @@ fn sweep_kernel(m: &mut GpuModule, elem: Elem, passes: usize, first: bool, sorte
             }
             let row = b.mul(&pass, &cdig, Ty::I32);
             let hslot = b.add(&row, &th.tid, Ty::I32);
-            let hp = b.gep(&hist, &hslot, Ty::I32, "i32", 1);
-            let global_count = b.load(&hp, "i32", 4, 1);
-            let (global_start, _) = block_exclusive(b, m, name, "scan_global", &th, &global_count);
+            let hp = b.gep(&plan, &hslot, Ty::I32, "i32", 1);
+            let global_start = b.load(&hp, "i32", 4, 1);
             let prefix = b.if_ty(
                 &is_first,
                 "i32",
@@ -854,7 +944,8 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
     let kbytes = kt.bytes() as i64;
     // Look-back status regions: slot s uses region s % 2.
     let status_regions = passes.min(2) as i64;
-    // Regions: keys A, keys B, indices A, indices B, status, hist, counters.
+    // Regions: keys A, keys B, indices A, indices B, status, hist, counters
+    // (one per slot, then the histogram blocks' `done`), plan.
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {
         let kb = b.cidx(kbytes);
         let keys = b.op(format!("arith.muli {n}, {kb} : index"));
@@ -864,7 +955,8 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
         let words = b.cidx(DIGITS as i64 * 8 * status_regions);
         let status = b.op(format!("arith.muli {tiles}, {words} : index"));
         let hist = b.cidx((passes * DIGITS * 4) as i64);
-        let counters = b.cidx((passes * 4) as i64);
+        let counters = b.cidx(((passes + 1) * 4) as i64);
+        let plan = b.cidx((Plan::words(passes) * 4) as i64);
         let none = b.cidx(0);
         if passes == 1 {
             vec![
@@ -875,9 +967,19 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
                 status,
                 hist,
                 counters,
+                plan,
             ]
         } else {
-            vec![keys.clone(), keys, idx.clone(), idx, status, hist, counters]
+            vec![
+                keys.clone(),
+                keys,
+                idx.clone(),
+                idx,
+                status,
+                hist,
+                counters,
+                plan,
+            ]
         }
     };
     let memref_for_body = memref.clone();
@@ -892,7 +994,7 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
         let r = &ctx.regions;
         let t0 = b.op("gpu.wait async");
         // Zero the histograms and counters (contiguous regions 5 and 6).
-        let end = b.cidx((passes * 4) as i64);
+        let end = b.cidx(((passes + 1) * 4) as i64);
         let end = b.op(format!("arith.addi {}, {end} : index", ctx.offsets[6]));
         let bytes = b.op(format!("arith.subi {end}, {} : index", ctx.offsets[5]));
         let t1 = launch_zero(b, &t0, &module, &r[5], &bytes);
@@ -900,6 +1002,11 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
         let tiles64 = b.idx_to(&tiles, Ty::I64);
         let cd = b.c64(DIGITS as i64);
         let status_words = b.mul(&tiles64, &cd, Ty::I64);
+        let done_at = b.c64(passes as i64);
+        let done = b.op(format!(
+            "llvm.getelementptr {}[{done_at}] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
+            r[6]
+        ));
         let hgrid = host::blocks(b, &ctx.n, (BLOCK * 16) as i64, 1);
         let hmax = b.cidx(HISTOGRAM_GRID);
         let hgrid = b.op(format!("arith.minui {hgrid}, {hmax} : index"));
@@ -916,6 +1023,8 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
                 (r[5].clone(), "!llvm.ptr"),
                 (r[4].clone(), "!llvm.ptr"),
                 (status_words.clone(), "i64"),
+                (done, "!llvm.ptr"),
+                (r[7].clone(), "!llvm.ptr"),
             ],
         );
         let c8 = b.c64(8);
@@ -963,7 +1072,7 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
                     (out.clone(), "!llvm.ptr"),
                     (ctx.n64.clone(), "i64"),
                     (cslot, "i32"),
-                    (r[5].clone(), "!llvm.ptr"),
+                    (r[7].clone(), "!llvm.ptr"),
                     (status, "!llvm.ptr"),
                     (next_status, "!llvm.ptr"),
                     (counter, "!llvm.ptr"),
