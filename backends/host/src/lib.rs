@@ -52,17 +52,31 @@ pgpu-check-division,pgpu-report-run-time-errors";
 /// outlining and NVVM lowering, PTX for `chip` from LLVM's NVPTX backend at
 /// `opt_level`, embedded by `gpu-module-to-binary`) and keeps its CPU
 /// version (`pgpu-outline-cpu-kernels`). Launches go through upstream's
-/// `gpu-to-llvm`, i.e. the `mgpu*` functions of our runtime.
-pub fn cuda_pipeline(checked: bool, chip: &str, opt_level: u8, block_size: u32) -> String {
+/// `gpu-to-llvm`, i.e. the `mgpu*` functions of our runtime. With
+/// `wait_grid_dependencies` (sm_90 and later) kernels may start as
+/// programmatic dependent launches (`pgpu-wait-grid-dependencies`).
+pub fn cuda_pipeline(
+    checked: bool,
+    chip: &str,
+    opt_level: u8,
+    block_size: u32,
+    wait_grid_dependencies: bool,
+) -> String {
     let checks = if checked {
         format!("{RUN_TIME_CHECKS},")
     } else {
         String::new()
     };
+    // Programmatic dependent launch (sm_90+): see pgpu-wait-grid-dependencies.
+    let wait = if wait_grid_dependencies {
+        "pgpu-wait-grid-dependencies,"
+    } else {
+        ""
+    };
     format!(
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
 pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
-expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
+expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),{wait}\
 finalize-memref-to-llvm{{use-generic-functions=true}},convert-arith-to-llvm,convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"

@@ -9,16 +9,28 @@
 //!    `convert-parallel-loops-to-gpu` make them `gpu.launch` with one thread
 //!    per rank and a bounds guard;
 //! 3. `gpu-kernel-outlining`, `nvvm-attach-target`, `convert-gpu-to-nvvm`
-//!    and the host conversions to the LLVM dialect;
+//!    (then, for sm_90 and later, `pgpu-wait-grid-dependencies`) and the
+//!    host conversions to the LLVM dialect;
 //! 4. `gpu-module-to-binary{format=isa}` runs LLVM's NVPTX backend and
 //!    leaves the PTX text in each `gpu.binary`, which [`extract_ptx`] reads.
 
 pub mod collectives;
 mod link_collectives;
+mod wait_grid_dependencies;
 
 pub use link_collectives::LinkGpuCollectives;
+pub use wait_grid_dependencies::{MARKER as GRID_DEPENDENCY_MARKER, WaitGridDependencies};
 
-pgpu_pass_infra::declare_passes![LinkGpuCollectives];
+pgpu_pass_infra::declare_passes![LinkGpuCollectives, WaitGridDependencies];
+
+/// Whether kernels for `chip` (`sm_XX`) get `pgpu-wait-grid-dependencies`:
+/// programmatic dependent launch exists from sm_90.
+pub fn waits_for_grid_dependencies(chip: &str) -> bool {
+    chip.strip_prefix("sm_")
+        .map(|rest| rest.trim_end_matches(['a', 'f']))
+        .and_then(|number| number.parse::<u32>().ok())
+        .is_some_and(|number| number >= 90)
+}
 
 use melior::ir::{
     Module,
@@ -142,6 +154,11 @@ pub fn pipeline(options: &Options) -> String {
         "gpu-kernel-outlining".to_string(),
         format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
         "gpu.module(convert-gpu-to-nvvm)".to_string(),
+        if waits_for_grid_dependencies(chip) {
+            "pgpu-wait-grid-dependencies".to_string()
+        } else {
+            String::new()
+        },
         "convert-scf-to-cf".to_string(),
         "finalize-memref-to-llvm".to_string(),
         "convert-arith-to-llvm".to_string(),
@@ -152,6 +169,7 @@ pub fn pipeline(options: &Options) -> String {
         "gpu-module-to-binary{format=isa}".to_string(),
     ]
     .iter()
+    .filter(|pass| !pass.is_empty())
     .fold(String::from("builtin.module("), |mut text, pass| {
         if !text.ends_with('(') {
             text.push(',');

@@ -83,7 +83,14 @@ struct Loaded {
     module: usize,
     /// Kernel name -> `CUfunction`.
     functions: HashMap<Vec<u8>, usize>,
+    /// Whether the module defines [`GRID_DEPENDENCY_MARKER`]: its kernels
+    /// start with `griddepcontrol.wait`.
+    waits: bool,
 }
+
+/// The global that `pgpu-wait-grid-dependencies` adds to a module whose
+/// kernels wait for their grid dependencies.
+pub const GRID_DEPENDENCY_MARKER: &str = "pgpu_waits_for_grid_dependencies";
 
 /// Every recorded image, in order; never freed.
 static MODULES: Mutex<Vec<&'static Module>> = Mutex::new(Vec::new());
@@ -210,6 +217,19 @@ impl Module {
             });
         }
         loaded.module = module as usize;
+        let marker = format!("{GRID_DEPENDENCY_MARKER}\0");
+        let (mut address, mut bytes): (CUdeviceptr, usize) = (0, 0);
+        // SAFETY: a loaded module, valid out-pointers, a NUL-terminated name;
+        // a missing symbol is an ordinary (not sticky) error.
+        let code = unsafe {
+            (runtime.driver.cuModuleGetGlobal_v2)(
+                &mut address,
+                &mut bytes,
+                module,
+                marker.as_ptr().cast(),
+            )
+        };
+        loaded.waits = code == CUDA_SUCCESS;
         Ok(module)
     }
 
@@ -243,6 +263,9 @@ impl Module {
             .functions
             .insert(name.to_bytes().to_vec(), function as usize);
         cuda::name_function(function, &kernel);
+        if loaded.waits {
+            cuda::function_waits(function);
+        }
         Ok(function)
     }
 }

@@ -87,6 +87,7 @@ impl Native {
             &self.options.chip,
             self.options.opt_level,
             pgpu_backend_nvptx::Options::default().block_size,
+            pgpu_backend_nvptx::waits_for_grid_dependencies(&self.options.chip),
         )
     }
 

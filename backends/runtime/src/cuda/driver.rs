@@ -76,9 +76,12 @@ pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
 /// `CUlaunchAttributeID`: thread-block cluster dimensions.
 pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
+/// `CUlaunchAttributeID`: the kernel may start before the one ahead of it
+/// on the stream completes (it waits with `griddepcontrol.wait`).
+pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: c_uint = 6;
 
 /// `CUlaunchAttribute`: an id, padding to 8 bytes, a 64-byte value union
-/// (here only the cluster dimensions are used).
+/// (here the cluster dimensions or the programmatic-serialization flag).
 #[repr(C, align(8))]
 #[derive(Debug, Clone, Copy)]
 pub struct CUlaunchAttribute {
@@ -195,6 +198,7 @@ driver_table! {
         cuModuleLoadData(*mut CUmodule, *const c_void);
         cuModuleLoadDataEx(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
         cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);
+        cuModuleGetGlobal_v2(*mut CUdeviceptr, *mut usize, CUmodule, *const c_char);
         cuModuleUnload(CUmodule);
         cuFuncSetAttribute(CUfunction, c_int, c_int);
         cuLaunchKernel(

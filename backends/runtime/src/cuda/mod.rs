@@ -40,7 +40,7 @@ use crate::mirror::Backend;
 use driver::*;
 use sites::{Outstanding, Site};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -95,6 +95,10 @@ pub struct Runtime {
     pub capability: (i32, i32),
     /// Shared memory a block may have when a kernel opts in.
     pub max_shared_optin: i32,
+    /// Whether kernels of modules marked by `pgpu-wait-grid-dependencies`
+    /// launch as programmatic dependent launches: sm_90 and later, with
+    /// `cuLaunchKernelEx`, unless `PGPU_DEPENDENT_LAUNCH=0`.
+    pub dependent_launch: bool,
 }
 
 // SAFETY: the handles are process-wide driver objects, usable from any
@@ -119,6 +123,8 @@ thread_local! {
 static OUTSTANDING: Mutex<Outstanding> = Mutex::new(Outstanding::new());
 /// The kernel names of function handles (for reports without a site).
 static FUNCTION_NAMES: Mutex<Option<HashMap<usize, String>>> = Mutex::new(None);
+/// Function handles whose kernels wait for their grid dependencies.
+static WAITING_FUNCTIONS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
 
 fn outstanding() -> MutexGuard<'static, Outstanding> {
     OUTSTANDING
@@ -223,6 +229,9 @@ fn start() -> Result<&'static Runtime, RtError> {
     let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
         .to_string_lossy()
         .into_owned();
+    let dependent_launch = capability.0 >= 9
+        && driver.cuLaunchKernelEx.is_some()
+        && std::env::var("PGPU_DEPENDENT_LAUNCH").map_or(true, |value| value != "0");
     let _ = RUNTIME.set(Runtime {
         driver,
         ordinal,
@@ -232,6 +241,7 @@ fn start() -> Result<&'static Runtime, RtError> {
         name,
         capability,
         max_shared_optin,
+        dependent_launch,
     });
     RUNTIME
         .get()
@@ -255,6 +265,24 @@ pub fn name_function(function: CUfunction, name: &str) {
     names
         .get_or_insert_with(HashMap::new)
         .insert(function as usize, name.into());
+}
+
+/// Records that `function` starts with `griddepcontrol.wait` (its module
+/// defines the marker of `pgpu-wait-grid-dependencies`).
+pub fn function_waits(function: CUfunction) {
+    WAITING_FUNCTIONS
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(function as usize);
+}
+
+fn waits_for_grid_dependencies(function: CUfunction) -> bool {
+    WAITING_FUNCTIONS
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .as_ref()
+        .is_some_and(|set| set.contains(&(function as usize)))
 }
 
 fn function_name(function: CUfunction) -> String {
@@ -409,7 +437,41 @@ impl Runtime {
         } else {
             None
         };
+        // A launch through cuLaunchKernelEx with one attribute.
+        let launch_with = |attribute: CUlaunchAttribute| -> Result<CUresult, RtError> {
+            let Some(launch_ex) = self.driver.cuLaunchKernelEx else {
+                return Err(refuse(
+                    "thread-block clusters need cuLaunchKernelEx, which this driver lacks".into(),
+                ));
+            };
+            let mut attribute = attribute;
+            let config = CUlaunchConfig {
+                grid_dim_x: grid[0],
+                grid_dim_y: grid[1],
+                grid_dim_z: grid[2],
+                block_dim_x: block[0],
+                block_dim_y: block[1],
+                block_dim_z: block[2],
+                shared_mem_bytes: shared,
+                stream: self.stream,
+                attrs: &mut attribute,
+                num_attrs: 1,
+            };
+            // SAFETY: the caller's contract; the config lives across the call.
+            Ok(unsafe { launch_ex(&config, function, params, extra) })
+        };
         let code = match cluster {
+            None | Some([1, 1, 1])
+                if self.dependent_launch && waits_for_grid_dependencies(function) =>
+            {
+                let mut value = [0; 16];
+                value[0] = 1;
+                launch_with(CUlaunchAttribute {
+                    id: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                    pad: [0; 4],
+                    value,
+                })?
+            }
             None | Some([1, 1, 1]) => {
                 // SAFETY: the caller's contract.
                 unsafe {
@@ -429,34 +491,13 @@ impl Runtime {
                 }
             }
             Some(cluster) => {
-                let Some(launch_ex) = self.driver.cuLaunchKernelEx else {
-                    return Err(refuse(
-                        "thread-block clusters need cuLaunchKernelEx, which this driver lacks"
-                            .into(),
-                    ));
-                };
                 let mut value = [0; 16];
                 value[..3].copy_from_slice(&cluster);
-                let mut attribute = CUlaunchAttribute {
+                launch_with(CUlaunchAttribute {
                     id: CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
                     pad: [0; 4],
                     value,
-                };
-                let config = CUlaunchConfig {
-                    grid_dim_x: grid[0],
-                    grid_dim_y: grid[1],
-                    grid_dim_z: grid[2],
-                    block_dim_x: block[0],
-                    block_dim_y: block[1],
-                    block_dim_z: block[2],
-                    shared_mem_bytes: shared,
-                    stream: self.stream,
-                    attrs: &mut attribute,
-                    num_attrs: 1,
-                };
-                // SAFETY: the caller's contract; the config lives across
-                // the call.
-                unsafe { launch_ex(&config, function, params, extra) }
+                })?
             }
         };
         if code != CUDA_SUCCESS {

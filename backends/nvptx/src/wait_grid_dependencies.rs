@@ -1,0 +1,140 @@
+//! `pgpu-wait-grid-dependencies`: makes every NVVM kernel safe to start
+//! before the kernel launched ahead of it on the stream has finished
+//! (programmatic dependent launch, sm_90 and later).
+//!
+//! A kernel launched with CUDA's programmatic stream serialization may be
+//! scheduled while its predecessor still runs; `griddepcontrol.wait` then
+//! blocks until the predecessor has completed and its memory operations are
+//! visible. This pass puts `nvvm.griddepcontrol wait` first in the entry
+//! block of every kernel (`llvm.func` with `gpu.kernel` or `nvvm.kernel`,
+//! after `convert-gpu-to-nvvm`) of every `gpu.module`, so no memory access
+//! of a kernel can precede its predecessor's completion: what overlaps is
+//! the launch itself and the scheduling of the blocks (about 1 us per kernel
+//! boundary on the H200, bench/gpu/compare.sh). Each module that has kernels
+//! also gets the constant global `@pgpu_waits_for_grid_dependencies` (1 :
+//! i32): the runtime launches a kernel with programmatic serialization only
+//! when its module defines that symbol, so modules compiled without this
+//! pass (or for older chips) keep full serialization. Upstream MLIR has no
+//! pass that emits grid-dependency control, hence this one.
+
+use melior::ir::{
+    Attribute, BlockLike, Identifier, Location, OperationRef, Region, RegionLike,
+    operation::{OperationBuilder, OperationLike, WalkOrder, WalkResult},
+};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error};
+
+/// The pass; it has no options.
+#[derive(Debug, Default)]
+pub struct WaitGridDependencies;
+
+/// The marker the runtime looks up in a loaded module.
+pub use pgpu_runtime::mgpu::GRID_DEPENDENCY_MARKER as MARKER;
+
+impl Pass for WaitGridDependencies {
+    const ARGUMENT: &'static str = "pgpu-wait-grid-dependencies";
+    const SUMMARY: &'static str = "Start every NVVM kernel with griddepcontrol.wait and mark its module, \
+         so the runtime may launch it as a programmatic dependent launch (sm_90+)";
+
+    fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
+        let mut modules = Vec::new();
+        operation.walk(WalkOrder::PreOrder, |op| {
+            if op.name().as_string_ref().as_str() == Ok("gpu.module") {
+                modules.push(op.to_raw());
+                return WalkResult::Skip;
+            }
+            WalkResult::Advance
+        });
+        for raw in modules {
+            // SAFETY: collected from the live IR; this pass only adds ops.
+            let module = unsafe { OperationRef::from_raw(raw) };
+            mark_module(module)?;
+        }
+        Ok(())
+    }
+}
+
+fn is_kernel(op: OperationRef) -> bool {
+    op.name().as_string_ref().as_str() == Ok("llvm.func")
+        && (op.has_attribute("gpu.kernel") || op.has_attribute("nvvm.kernel"))
+}
+
+fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
+    let location = module.location();
+    let context_ref = module.context();
+    // SAFETY: the context outlives the pass run.
+    let context = unsafe { context_ref.to_ref() };
+    let parse = |text: &str| {
+        Attribute::parse(context, text)
+            .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
+    };
+    let Some(body) = module
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+    else {
+        return Ok(());
+    };
+    let mut kernels = Vec::new();
+    let mut marked = false;
+    let mut op = body.first_operation();
+    while let Some(current) = op {
+        if is_kernel(current) {
+            kernels.push(current);
+        }
+        if current.name().as_string_ref().as_str() == Ok("llvm.mlir.global")
+            && current
+                .attribute("sym_name")
+                .is_ok_and(|name| name.to_string() == format!("\"{MARKER}\""))
+        {
+            marked = true;
+        }
+        op = current.next_in_block();
+    }
+    if kernels.is_empty() {
+        return Ok(());
+    }
+    let wait_kind = parse("#nvvm<grid_dep_action wait>")?;
+    for kernel in kernels {
+        let Some(entry) = kernel
+            .region(0)
+            .ok()
+            .and_then(|region| region.first_block())
+        else {
+            continue; // a declaration
+        };
+        let already = entry.first_operation().is_some_and(|first| {
+            first.name().as_string_ref().as_str() == Ok("nvvm.griddepcontrol")
+                && first.attribute("kind").is_ok_and(|kind| kind == wait_kind)
+        });
+        if already {
+            continue;
+        }
+        let wait = OperationBuilder::new("nvvm.griddepcontrol", kernel.location())
+            .add_attributes(&[(Identifier::new(context, "kind"), wait_kind)])
+            .build()
+            .map_err(|_| emit_error(kernel.location(), "cannot build nvvm.griddepcontrol"))?;
+        entry.insert_operation(0, wait);
+    }
+    if !marked {
+        let marker = OperationBuilder::new("llvm.mlir.global", Location::unknown(context))
+            .add_attributes(&[
+                (Identifier::new(context, "addr_space"), parse("1 : i32")?),
+                (Identifier::new(context, "constant"), parse("unit")?),
+                (Identifier::new(context, "global_type"), parse("i32")?),
+                (
+                    Identifier::new(context, "linkage"),
+                    parse("#llvm.linkage<external>")?,
+                ),
+                (
+                    Identifier::new(context, "sym_name"),
+                    parse(&format!("\"{MARKER}\""))?,
+                ),
+                (Identifier::new(context, "value"), parse("1 : i32")?),
+            ])
+            .add_regions([Region::new()])
+            .build()
+            .map_err(|_| emit_error(location, "cannot build the grid-dependency marker"))?;
+        body.insert_operation(0, marker);
+    }
+    Ok(())
+}
