@@ -284,6 +284,53 @@ func.func @sorted_keys_versioned(%k: memref<?xi32>, %order: memref<?xi32>, %out:
   return
 }
 
+// A neighbour's key read through the permutation (a `thread.get` of the
+// key at rank i - 1, guarded) and the thread's own: both read the sorted
+// keys, at their own positions; the copy of the keys goes.
+// CHECK-LABEL: func.func @sorted_keys_of_neighbour(
+// CHECK-SAME: %[[K:[^:]*]]: memref<?xi32>, %[[OUT:[^:]*]]: memref<?xi32>
+// CHECK-NOT: memref.store %{{.*}}, %{{.*}} : memref<?xi32>{{$}}
+// CHECK: pgpu.list.sort_idx %[[K]], %{{.*}} sorted %[[SORTED:[^ ]*]]
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK: %[[OWN:.*]] = memref.load %[[SORTED]][%[[I]]]
+// CHECK: %[[PREV:.*]] = arith.subi %[[I]]
+// CHECK: scf.if
+// CHECK: memref.load %[[SORTED]][%[[PREV]]]
+// CHECK-NOT: memref.load %[[K]]
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+func.func @sorted_keys_of_neighbour(%k: memref<?xi32>, %out: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i32
+  %copy = memref.alloc(%n) : memref<?xi32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %x = memref.load %k[%i] : memref<?xi32>
+    memref.store %x, %copy[%i] : memref<?xi32>
+    scf.reduce
+  }
+  %idx = memref.alloc(%n) : memref<?xindex>
+  pgpu.list.sort_idx %k, %idx[%n] : memref<?xi32>, memref<?xindex>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %own = memref.load %copy[%j] : memref<?xi32>
+    %prev = arith.subi %i, %c1 : index
+    %first = arith.cmpi eq, %i, %c0 : index
+    %p = scf.if %first -> (i32) {
+      scf.yield %zero : i32
+    } else {
+      %q = memref.load %idx[%prev] : memref<?xindex>
+      %v = memref.load %copy[%q] : memref<?xi32>
+      scf.yield %v : i32
+    }
+    %sum = arith.addi %own, %p : i32
+    memref.store %sum, %out[%i] : memref<?xi32>
+    scf.reduce
+  }
+  memref.dealloc %idx : memref<?xindex>
+  memref.dealloc %copy : memref<?xi32>
+  return
+}
+
 // A list nothing reads goes with its stores, two of them in one kernel,
 // and the kernel left without effects goes too.
 // CHECK-LABEL: func.func @unread_list(

@@ -347,7 +347,11 @@ impl Scalar for f32 {
         // A NaN's sign does not survive `as f64` reliably (LLVM may fold
         // the conversion to the positive quiet NaN): keep it explicitly.
         if self.is_nan() {
-            let nan = if self.is_sign_negative() { -f64::NAN } else { f64::NAN };
+            let nan = if self.is_sign_negative() {
+                -f64::NAN
+            } else {
+                f64::NAN
+            };
             return nan.sort_key();
         }
         (self as f64).sort_key()

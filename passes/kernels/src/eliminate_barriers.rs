@@ -21,8 +21,10 @@
 //! `memref.load`/`memref.store` (including views and casts, whose aliasing
 //! is not tracked), `pgpu.printf` on both sides (output is ordered per
 //! superstep), `pgpu.require` after it (host code would run before the
-//! code before the barrier), and `thread.get`/`thread.put` near it (they
-//! read or write at the barrier). Barriers in `par` branches, rank-
+//! code before the barrier), `thread.put` near it, and a `thread.get`
+//! after it of a value defined since the previous synchronization point (it
+//! reads at the barrier; a value defined earlier is the same at both
+//! points). Barriers in `par` branches, rank-
 //! reassigning barriers and Fork's synchronous spawns are left alone.
 //!
 //! This goes beyond the BSGP paper, whose compiler keeps every barrier the
@@ -115,7 +117,10 @@ struct Access {
 }
 
 /// The accesses of `ops` (nested ones too); `None` if some op is opaque.
-fn accesses(ops: &[Op]) -> Option<(Vec<Access>, bool)> {
+/// A `thread.get` is understood when `reads_unchanged` says the value it
+/// reads is the same at the barrier as at the previous synchronization
+/// point.
+fn accesses(ops: &[Op], reads_unchanged: impl Fn(Op) -> bool) -> Option<(Vec<Access>, bool)> {
     let mut found = vec![];
     let mut prints = false;
     for op in ops
@@ -128,6 +133,7 @@ fn accesses(ops: &[Op]) -> Option<(Vec<Access>, bool)> {
             "memref.store" => found.push(access(op, op.operand(1), true, &op.operands()[2..])),
             "pgpu.printf" => prints = true,
             "memref.get_global" | "memref.cast" => {}
+            "pgpu.thread.get" if reads_unchanged(op) => {}
             "pgpu.require" | "pgpu.thread.get" | "pgpu.thread.put" | "pgpu.par" | "func.call"
             | "pgpu.set_oldrank" | "pgpu.oldrank" => return None,
             _ if name.starts_with("memref.") => return None,
@@ -198,9 +204,18 @@ fn may_alias(a: Val, b: Val) -> bool {
 /// Whether nothing after the barrier depends on another thread's work
 /// before it.
 fn redundant(before: &[Op], after: &[Op]) -> bool {
-    let (Some((first, prints_before)), Some((second, prints_after))) =
-        (accesses(before), accesses(after))
-    else {
+    // A thread.get before the barrier reads at the previous synchronization
+    // point, which stays; one after it reads at the barrier, which becomes
+    // the previous point: the same value unless it is defined in between.
+    let defined_before: std::collections::HashSet<Val> = before
+        .iter()
+        .flat_map(|op| std::iter::once(*op).chain(op.nested()))
+        .flat_map(Op::results)
+        .collect();
+    let (Some((first, prints_before)), Some((second, prints_after))) = (
+        accesses(before, |_| true),
+        accesses(after, |get| !defined_before.contains(&get.operand(1))),
+    ) else {
         return false;
     };
     if prints_before && prints_after {

@@ -35,9 +35,11 @@
 //!   loads `list[j]` become the function of `j`, not a gather from memory.
 //!
 //! * **Sorted keys.** A kernel after a `pgpu.list.sort_idx` of integer
-//!   keys that reads `keys[idx[i]]` (the keys, or a fresh copy of them made
-//!   before the sort, unchanged since) reads `sorted[i]` instead, a list
-//!   the sort now also writes: no gather through the permutation.
+//!   keys that reads `keys[idx[j]]` (the keys, or a fresh copy of them made
+//!   before the sort, unchanged since; `j` the kernel's index or any other,
+//!   as a `thread.get` of a neighbour's key reads) reads `sorted[j]`
+//!   instead, a list the sort now also writes: no gather through the
+//!   permutation.
 //!
 //! Lists nothing reads any more are dropped with their stores, and kernels
 //! left without side effects are erased. Two lists may alias
@@ -124,37 +126,40 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
     if !sort_writes_keys(element) || alloc_of_count(indices, count).is_none() {
         return Ok(false);
     }
+    // Loads `x[idx[j]]` of a list with the keys' contents in one kernel
+    // after the sort (`j` its own index, or any other, as a `thread.get`
+    // reads), and the lists its threads may write before such a load.
+    let mut chosen: Option<Op> = None;
+    let mut gathers: Vec<(Op, Val)> = vec![];
+    let mut checks: Vec<Val> = vec![];
     for found in indices.uses() {
         let position = found.owner;
         let Some(kernel) = enclosing_kernel(position) else {
             continue;
         };
-        let Some((induction, range)) = full_range(kernel) else {
+        let Some((_, range)) = full_range(kernel) else {
             continue;
         };
         if !position.is("memref.load")
-            || position.operand(1) != induction
-            || position.parent() != Some(kernel)
+            || found.index != 0
+            || chosen.is_some_and(|chosen| chosen != kernel)
             || !same_count(range, count)
             || !is_before(sort, kernel)
         {
             continue;
         }
-        // Loads `x[position]` of a list with the keys' contents, and the
-        // lists the kernel's threads may write before such a load.
-        let mut gathers = vec![];
-        let mut checks: Vec<Val> = vec![];
         for found in position.result(0).uses() {
             let load = found.owner;
             if !(load.is("memref.load")
                 && load.num_operands() == 2
                 && load.operand(1) == position.result(0)
-                && load.parent() == Some(kernel))
+                && load.is_within(kernel))
             {
                 continue;
             }
             if let Some(written) = holds_keys_of(load.operand(0), sort, kernel, load) {
-                gathers.push(load);
+                gathers.push((load, position.operand(1)));
+                chosen = Some(kernel);
                 for list in written {
                     if !checks.contains(&list) {
                         checks.push(list);
@@ -162,31 +167,30 @@ fn forward_sorted_keys(sort: Op) -> Built<bool> {
                 }
             }
         }
-        if gathers.is_empty() {
-            continue;
-        }
-        let at = Builder::before(sort).at_location_of(sort);
-        let sorted = at.alloc(element, count)?;
-        let mut operands = sort.operands();
-        operands.push(sorted);
-        sort.set_operands(&operands);
-        let last = if checks.is_empty() {
-            kernel
-        } else {
-            version_on_disjoint(kernel, keys, &checks)?
-        };
-        for load in gathers {
-            load.set_operand(0, sorted);
-            load.set_operand(1, induction);
-        }
-        if let Some(after) = last.next() {
-            Builder::before(after)
-                .at_location_of(sort)
-                .dealloc(sorted)?;
-        }
-        return Ok(true);
     }
-    Ok(false)
+    let Some(kernel) = chosen else {
+        return Ok(false);
+    };
+    let at = Builder::before(sort).at_location_of(sort);
+    let sorted = at.alloc(element, count)?;
+    let mut operands = sort.operands();
+    operands.push(sorted);
+    sort.set_operands(&operands);
+    let last = if checks.is_empty() {
+        kernel
+    } else {
+        version_on_disjoint(kernel, keys, &checks)?
+    };
+    for (load, slot) in gathers {
+        load.set_operand(0, sorted);
+        load.set_operand(1, slot);
+    }
+    if let Some(after) = last.next() {
+        Builder::before(after)
+            .at_location_of(sort)
+            .dealloc(sorted)?;
+    }
+    Ok(true)
 }
 
 /// Runs `kernel` as it is when `keys` shares no memory with any of

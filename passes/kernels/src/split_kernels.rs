@@ -101,6 +101,9 @@ struct Splitter<'a, 'c> {
     buffers: Vec<Option<Val>>,
     /// New rank -> old rank, left by a thread primitive for the next step.
     permutation: Option<Val>,
+    /// The permutation "new rank -> old rank" at the start of the step
+    /// being split, when a thread primitive changed the ranks there.
+    step_permutation: Option<Val>,
     temporaries: Vec<Temporary>,
     /// Host copies of values computed in the spawn (memoized).
     hoisted: HashMap<Val, Val>,
@@ -127,6 +130,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
             segment_memref: HashMap::new(),
             buffers: vec![None; plan.allocation.buffers.len()],
             permutation: None,
+            step_permutation: None,
             temporaries: vec![],
             hoisted: HashMap::new(),
             put_segments: vec![],
@@ -434,6 +438,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
     /// and the op after which loads by it go (`pgpu.set_oldrank`, which the
     /// caller erases afterwards, or the load from the permutation).
     fn old_rank(&mut self, step: usize, body: Blk, end: Op, rank: Val) -> Built<Option<(Val, Op)>> {
+        self.step_permutation = None;
         if !self.supersteps.ranks_change[step] {
             return Ok(None);
         }
@@ -452,6 +457,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 "internal error: ranks changed without a permutation",
             ));
         };
+        self.step_permutation = Some(permutation);
         let first = body.first().unwrap_or(end);
         let old = Builder::before(first).load(permutation, rank)?;
         let anchor = old
@@ -545,13 +551,17 @@ impl<'a, 'c> Splitter<'a, 'c> {
                     "internal error: segment without memory",
                 )
             })?;
-            // thread.get reads the sender's slot of the same list.
+            let by_old = self.plan.segments[segment].by_old_rank_at_end
+                && self.plan.segments[segment].end == step;
+            // thread.get reads the sender's slot of the same list; a list
+            // still by old rank is read at the sender's old rank.
             for found in &inside {
                 if found.owner.is("pgpu.thread.get") && found.index == 1 {
                     self.lower_get(
                         found.owner,
                         memref,
                         self.sizes[self.plan.segments[segment].start],
+                        self.step_permutation.filter(|_| by_old),
                     )?;
                 }
             }
@@ -563,8 +573,6 @@ impl<'a, 'c> Splitter<'a, 'c> {
             if plain.is_empty() && !resaved {
                 continue;
             }
-            let by_old = self.plan.segments[segment].by_old_rank_at_end
-                && self.plan.segments[segment].end == step;
             let index_value = if by_old {
                 old.ok_or_else(|| {
                     emit_error(kernel.melior_location(), "internal error: no old rank")
@@ -607,14 +615,20 @@ impl<'a, 'c> Splitter<'a, 'c> {
         Ok(())
     }
 
-    /// `thread.get(r, v)`: v's slot of thread r, if r is a rank.
-    fn lower_get(&self, get: Op, memref: Val, count: Val) -> Built<()> {
+    /// `thread.get(r, v)`: v's slot of thread r, if r is a rank; with
+    /// `permutation` (v's list is by old rank, right after the ranks
+    /// changed), the slot of r's old rank.
+    fn lower_get(&self, get: Op, memref: Val, count: Val, permutation: Option<Val>) -> Built<()> {
         let builder = Builder::before(get);
         let target = get.operand(0);
         let inside = builder.cmpi(6, target, count)?;
         let ty: Type = get.result(0).melior_type();
         let (branch, then_yield, else_yield) = builder.if_op(inside, &[ty], true)?;
-        let value = Builder::before(then_yield).load(memref, target)?;
+        let slot = match permutation {
+            Some(permutation) => Builder::before(then_yield).load(permutation, target)?,
+            None => target,
+        };
+        let value = Builder::before(then_yield).load(memref, slot)?;
         then_yield.set_operands(&[value]);
         if let Some(else_yield) = else_yield {
             let poison = Builder::before(else_yield).poison(ty)?;
