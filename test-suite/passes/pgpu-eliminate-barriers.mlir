@@ -135,3 +135,41 @@ func.func @main() -> i32 {
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// A thread.get after the barrier of a value defined before the previous
+// synchronization point reads the same value at both points: the second
+// barrier goes. One of a value defined between the two barriers (%y) keeps
+// the third.
+// CHECK-LABEL: func.func @main
+// CHECK: memref.store
+// CHECK-NEXT: pgpu.barrier
+// CHECK: memref.load
+// CHECK-NOT: pgpu.barrier
+// CHECK: pgpu.thread.get %{{.*}}, %[[X:.*]] : i32
+// CHECK: pgpu.barrier
+// CHECK-NEXT: pgpu.thread.get
+func.func @main() -> i32 {
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc(%c4) : memref<?xi32>
+  pgpu.spawn %c4 {
+    %r = pgpu.rank : index
+    %x = arith.index_cast %r : index to i32
+    memref.store %x, %a[%r] : memref<?xi32>
+    pgpu.barrier
+    %r1 = arith.addi %r, %c1 : index
+    %next = arith.remui %r1, %c4 : index
+    %y = memref.load %a[%next] : memref<?xi32>
+    // expected-remark @+1 {{barrier removed}}
+    pgpu.barrier
+    %g = pgpu.thread.get %next, %x : i32
+    pgpu.barrier
+    %h = pgpu.thread.get %next, %y : i32
+    pgpu.printf "%d %d\n"(%g, %h) : i32, i32
+  }
+  memref.dealloc %a : memref<?xi32>
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}
