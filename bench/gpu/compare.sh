@@ -24,9 +24,8 @@ set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${PGPU_BENCH_BUILD:-/tmp/pgpu-bench-build}
-NVCC=${NVCC:-nvcc}
-if ! command -v "$NVCC" > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then NVCC=/usr/local/cuda/bin/nvcc; fi
-ARCH=${PGPU_BENCH_ARCH:-sm_90}
+# shellcheck source=bench/gpu/common.sh
+. "$ROOT/bench/gpu/common.sh"
 ROUNDS=${ROUNDS:-2}
 EXE_FLAGS=${PGPU_EXE_FLAGS:---device cuda}
 FILTER=${PGPU_COMPARE_ROWS:-.}
@@ -43,17 +42,10 @@ ROWS=(
 
 for prog in find_faces particle_binning sort_cub; do
   if [ ! -x "$BUILD/$prog" ]; then
-    "$NVCC" -O3 -arch="$ARCH" -std=c++17 -o "$BUILD/$prog" "$ROOT/bench/baselines/$prog.cu" > "$LOG/build-$prog.log" 2>&1 &
+    build_baseline "$ROOT" "$BUILD" "$prog" "$LOG/build-$prog.log" &
   fi
 done
 wait
-
-trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
-median_ms() {
-  grep -E "^bench-${2:-ms} [0-9.eE+-]+\$" "$1" | awk '{print $2}' | sort -g |
-    awk '{v[NR]=$1} END {if (NR==0) exit; if (NR%2) printf "%.4f", v[(NR+1)/2]; else printf "%.4f", (v[NR/2]+v[NR/2+1])/2}'
-}
-results_of() { grep -v -E '^bench-' "$1" 2>/dev/null; }
 
 declare -A MS BASE BASE_WALL
 for ((round = 1; round <= ROUNDS; round++)); do

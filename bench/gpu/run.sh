@@ -53,9 +53,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LOG=${PGPU_BENCH_LOGS:-/tmp/pgpu-bench-logs}
 BUILD=${PGPU_BENCH_BUILD:-/tmp/pgpu-bench-build}
 BIN=${PGPU_BENCH_BIN:-$ROOT/bench/gpu/bin}
-NVCC=${NVCC:-nvcc}
-if ! command -v "$NVCC" > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then NVCC=/usr/local/cuda/bin/nvcc; fi
-ARCH=${PGPU_BENCH_ARCH:-sm_90}
+# shellcheck source=bench/gpu/common.sh
+. "$ROOT/bench/gpu/common.sh"
 PYTHON=${PYTHON:-python3}
 EXE_FLAGS=${PGPU_EXE_FLAGS:-}
 mkdir -p "$LOG" "$BUILD"
@@ -97,17 +96,10 @@ PGPU_ROWS=(
   "reduce (pgpu)              | scan_reduce      | $BW_N $BW_REPS 1       | reduce_cub       | $((4 * BW_N)) | $BW_N 0 1"
 )
 
-trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
 slug() { printf '%s' "$1" | tr -c 'A-Za-z0-9_\n' '_' | tr -s '_'; }
 
-# median of the bench-KEY lines of a file ("" when none; KEY default ms)
-median_ms() {
-  grep -E "^bench-${2:-ms} [0-9.eE+-]+\$" "$1" | awk '{print $2}' | sort -g |
-    awk '{v[NR]=$1} END {if (NR==0) exit; if (NR%2) printf "%.4f", v[(NR+1)/2]; else printf "%.4f", (v[NR/2]+v[NR/2+1])/2}'
-}
 # last value of a bench-KEY line in stdout or stderr ("" when none)
 bench_value() { cat "$1" "$2" 2>/dev/null | grep -E "^bench-$3 " | tail -n 1 | awk '{print $2}'; }
-results_of() { grep -v -E '^bench-' "$1" 2>/dev/null; }
 fmt() { awk -v x="$1" -v f="$2" 'BEGIN { if (x == "") print "—"; else printf f, x }'; }
 div() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print ""; else printf f, a / b }'; }
 
@@ -132,8 +124,7 @@ declare -A BUILD_RC
 if [ "${PGPU_BENCH_SKIP_BUILD:-0}" != 1 ]; then
   declare -A PIDS
   for prog in find_faces particle_binning sort_cub bandwidth; do
-    "$NVCC" -O3 -arch="$ARCH" -std=c++17 -o "$BUILD/$prog" "$ROOT/bench/baselines/$prog.cu" \
-      > "$LOG/build-$prog.log" 2>&1 &
+    build_baseline "$ROOT" "$BUILD" "$prog" "$LOG/build-$prog.log" &
     PIDS[$prog]=$!
   done
   for prog in "${!PIDS[@]}"; do

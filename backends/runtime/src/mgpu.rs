@@ -262,10 +262,7 @@ impl Module {
         loaded
             .functions
             .insert(name.to_bytes().to_vec(), function as usize);
-        cuda::name_function(function, &kernel);
-        if loaded.waits {
-            cuda::function_waits(function);
-        }
+        cuda::name_function(function, &kernel, loaded.waits);
         Ok(function)
     }
 }

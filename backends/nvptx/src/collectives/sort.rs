@@ -188,6 +188,17 @@ fn digit(b: &mut Body, key: &str, key_ty: Ty, shift: &str) -> V {
     b.and(&low, &mask, Ty::I32)
 }
 
+/// Zeroes the `count` (i64) elements of type `ty` at global `ptr`, in a
+/// grid-stride loop from `first` by `step`.
+fn clear_strided(b: &mut Body, ptr: &str, ty: Ty, count: &str, first: &str, step: &str) {
+    let zero = b.c(0, ty);
+    b.for_(first, count, step, "i64", &[], |b, i, _| {
+        let p = b.gep(ptr, i, Ty::I64, ty.mlir(), 1);
+        b.store(&zero, &p, ty.mlir(), ty.bytes(), 1);
+        Vec::new()
+    });
+}
+
 /// Kernel `zero`: clears `words` i32 words at `ptr`.
 pub fn zero_kernel(m: &mut GpuModule) {
     m.kernel(
@@ -198,12 +209,7 @@ pub fn zero_kernel(m: &mut GpuModule) {
             let ptr = global_ptr(b, "ptr");
             let tid = b.sreg("thread_id");
             let (first, step) = tile::grid_stride(b, &tid);
-            let zero = b.c32(0);
-            b.for_(&first, "%words", &step, "i64", &[], |b, i, _| {
-                let p = b.gep(&ptr, i, Ty::I64, "i32", 1);
-                b.store(&zero, &p, "i32", 4, 1);
-                Vec::new()
-            });
+            clear_strided(b, &ptr, Ty::I32, "%words", &first, &step);
         },
     );
 }
@@ -265,12 +271,7 @@ fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
             }
             b.barrier();
             let (first, step) = tile::grid_stride(b, &tid);
-            let zero64 = b.c64(0);
-            b.for_(&first, "%status_words", &step, "i64", &[], |b, i, _| {
-                let p = b.gep(&status, i, Ty::I64, "i64", 1);
-                b.store(&zero64, &p, "i64", 8, 1);
-                Vec::new()
-            });
+            clear_strided(b, &status, Ty::I64, "%status_words", &first, &step);
             b.for_(&first, "%n", &step, "i64", &[], |b, i, _| {
                 let p = b.gep(&keys, i, Ty::I64, ty.mlir(), 1);
                 let x = b.load(&p, ty.mlir(), ty.bytes(), 1);

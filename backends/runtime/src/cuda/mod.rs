@@ -40,7 +40,7 @@ use crate::mirror::Backend;
 use driver::*;
 use sites::{Outstanding, Site};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -121,10 +121,21 @@ thread_local! {
 
 /// The launches since the last successful synchronization.
 static OUTSTANDING: Mutex<Outstanding> = Mutex::new(Outstanding::new());
-/// The kernel names of function handles (for reports without a site).
-static FUNCTION_NAMES: Mutex<Option<HashMap<usize, String>>> = Mutex::new(None);
-/// Function handles whose kernels wait for their grid dependencies.
-static WAITING_FUNCTIONS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// What the runtime knows of a function handle.
+struct Kernel {
+    /// Its name (for reports without a site).
+    name: String,
+    /// Whether it starts with `griddepcontrol.wait` (its module defines
+    /// the marker of `pgpu-wait-grid-dependencies`).
+    waits: bool,
+}
+
+/// The kernels of function handles.
+static KERNELS: Mutex<Option<HashMap<usize, Kernel>>> = Mutex::new(None);
+
+fn kernels() -> MutexGuard<'static, Option<HashMap<usize, Kernel>>> {
+    KERNELS.lock().unwrap_or_else(|poison| poison.into_inner())
+}
 
 fn outstanding() -> MutexGuard<'static, Outstanding> {
     OUTSTANDING
@@ -257,42 +268,30 @@ fn take_launch_site() -> Option<Site> {
     NEXT_SITE.with(|next| next.borrow_mut().take())
 }
 
-/// Remembers the kernel name of a function handle.
-pub fn name_function(function: CUfunction, name: &str) {
-    let mut names = FUNCTION_NAMES
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner());
-    names
-        .get_or_insert_with(HashMap::new)
-        .insert(function as usize, name.into());
-}
-
-/// Records that `function` starts with `griddepcontrol.wait` (its module
-/// defines the marker of `pgpu-wait-grid-dependencies`).
-pub fn function_waits(function: CUfunction) {
-    WAITING_FUNCTIONS
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner())
-        .get_or_insert_with(HashSet::new)
-        .insert(function as usize);
+/// Remembers the kernel name of a function handle, and whether the
+/// kernel waits for its grid dependencies.
+pub fn name_function(function: CUfunction, name: &str, waits: bool) {
+    kernels().get_or_insert_with(HashMap::new).insert(
+        function as usize,
+        Kernel {
+            name: name.into(),
+            waits,
+        },
+    );
 }
 
 fn waits_for_grid_dependencies(function: CUfunction) -> bool {
-    WAITING_FUNCTIONS
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner())
+    kernels()
         .as_ref()
-        .is_some_and(|set| set.contains(&(function as usize)))
+        .and_then(|kernels| kernels.get(&(function as usize)))
+        .is_some_and(|kernel| kernel.waits)
 }
 
 fn function_name(function: CUfunction) -> String {
-    let names = FUNCTION_NAMES
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner());
-    names
+    kernels()
         .as_ref()
-        .and_then(|names| names.get(&(function as usize)).cloned())
-        .unwrap_or_else(|| format!("{function:p}"))
+        .and_then(|kernels| kernels.get(&(function as usize)))
+        .map_or_else(|| format!("{function:p}"), |kernel| kernel.name.clone())
 }
 
 /// The grid, block and cluster shape of a launch, as generated code
@@ -440,6 +439,7 @@ impl Runtime {
         // A launch through cuLaunchKernelEx with one attribute.
         let launch_with = |attribute: CUlaunchAttribute| -> Result<CUresult, RtError> {
             let Some(launch_ex) = self.driver.cuLaunchKernelEx else {
+                // Only clusters get here without it (`dependent_launch` needs it).
                 return Err(refuse(
                     "thread-block clusters need cuLaunchKernelEx, which this driver lacks".into(),
                 ));
