@@ -54,6 +54,17 @@ use std::collections::HashMap;
 #[derive(Debug, Default)]
 pub struct SplitKernels;
 
+/// The old rank of a superstep's threads after a rank reassignment.
+#[derive(Clone, Copy)]
+struct OldRank {
+    value: Val,
+    /// The op after which loads by it go: `pgpu.set_oldrank` (erased
+    /// afterwards), or the load from the permutation.
+    anchor: Op,
+    /// The permutation "new rank -> old rank" a thread primitive made.
+    permutation: Option<Val>,
+}
+
 impl Pass for SplitKernels {
     const ARGUMENT: &'static str = "pgpu-split-kernels";
     const SUMMARY: &'static str = "Turn each superstep into an scf.parallel kernel and the spawn into host code with buffers and pgpu.list collectives";
@@ -101,9 +112,6 @@ struct Splitter<'a, 'c> {
     buffers: Vec<Option<Val>>,
     /// New rank -> old rank, left by a thread primitive for the next step.
     permutation: Option<Val>,
-    /// The permutation "new rank -> old rank" at the start of the step
-    /// being split, when a thread primitive changed the ranks there.
-    step_permutation: Option<Val>,
     temporaries: Vec<Temporary>,
     /// Host copies of values computed in the spawn (memoized).
     hoisted: HashMap<Val, Val>,
@@ -130,7 +138,6 @@ impl<'a, 'c> Splitter<'a, 'c> {
             segment_memref: HashMap::new(),
             buffers: vec![None; plan.allocation.buffers.len()],
             permutation: None,
-            step_permutation: None,
             temporaries: vec![],
             hoisted: HashMap::new(),
             put_segments: vec![],
@@ -300,21 +307,15 @@ impl<'a, 'c> Splitter<'a, 'c> {
             }
         }
         let old_rank = self.old_rank(step, kernel_body, end, rank)?;
-        self.replace_thread_queries(kernel, rank, old_rank.map(|(old, _)| old))?;
+        self.replace_thread_queries(kernel, rank, old_rank.map(|old| old.value))?;
         // Loads go after the op that defines the old rank, else first.
         let loads_before = match old_rank {
-            Some((_, anchor)) => anchor.next().unwrap_or(end),
+            Some(old) => old.anchor.next().unwrap_or(end),
             None => kernel_body.first().unwrap_or(end),
         };
-        let loaded = self.load_saved(
-            step,
-            kernel,
-            loads_before,
-            rank,
-            old_rank.map(|(old, _)| old),
-        )?;
-        if let Some((_, anchor)) = old_rank.filter(|(_, anchor)| anchor.is("pgpu.set_oldrank")) {
-            anchor.erase();
+        let loaded = self.load_saved(step, kernel, loads_before, rank, old_rank)?;
+        if let Some(old) = old_rank.filter(|old| old.anchor.is("pgpu.set_oldrank")) {
+            old.anchor.erase();
         }
         self.lower_put(step, kernel)?;
         self.save(step, body, end, rank, &loaded)?;
@@ -434,11 +435,8 @@ impl<'a, 'c> Splitter<'a, 'c> {
         Ok(())
     }
 
-    /// The old rank of this step's threads, if ranks changed at its start,
-    /// and the op after which loads by it go (`pgpu.set_oldrank`, which the
-    /// caller erases afterwards, or the load from the permutation).
-    fn old_rank(&mut self, step: usize, body: Blk, end: Op, rank: Val) -> Built<Option<(Val, Op)>> {
-        self.step_permutation = None;
+    /// The old rank of this step's threads, if ranks changed at its start.
+    fn old_rank(&mut self, step: usize, body: Blk, end: Op, rank: Val) -> Built<Option<OldRank>> {
         if !self.supersteps.ranks_change[step] {
             return Ok(None);
         }
@@ -449,7 +447,11 @@ impl<'a, 'c> Splitter<'a, 'c> {
                     "after barrier(RANK_REASSIGNED) the superstep must set thread.oldrank at its top level",
                 ));
             };
-            return Ok(Some((set.operand(0), set)));
+            return Ok(Some(OldRank {
+                value: set.operand(0),
+                anchor: set,
+                permutation: None,
+            }));
         }
         let Some(permutation) = self.permutation.take() else {
             return Err(emit_error(
@@ -457,13 +459,16 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 "internal error: ranks changed without a permutation",
             ));
         };
-        self.step_permutation = Some(permutation);
         let first = body.first().unwrap_or(end);
         let old = Builder::before(first).load(permutation, rank)?;
         let anchor = old
             .defining_op()
             .ok_or_else(|| emit_error(end.melior_location(), "internal error: no load"))?;
-        Ok(Some((old, anchor)))
+        Ok(Some(OldRank {
+            value: old,
+            anchor,
+            permutation: Some(permutation),
+        }))
     }
 
     /// `pgpu.rank`, `pgpu.size` and `pgpu.oldrank` in the kernel.
@@ -505,8 +510,9 @@ impl<'a, 'c> Splitter<'a, 'c> {
         kernel: Op,
         before: Op,
         rank: Val,
-        old: Option<Val>,
+        old_rank: Option<OldRank>,
     ) -> Built<HashMap<usize, Val>> {
+        let old = old_rank.map(|old| old.value);
         let mut loaded = HashMap::new();
         // The superstep's yield may forward an earlier value: it reads the
         // load too.
@@ -561,7 +567,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
                         found.owner,
                         memref,
                         self.sizes[self.plan.segments[segment].start],
-                        self.step_permutation.filter(|_| by_old),
+                        old_rank.and_then(|old| old.permutation).filter(|_| by_old),
                     )?;
                 }
             }
