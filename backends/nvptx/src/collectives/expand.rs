@@ -22,13 +22,13 @@ use super::op::Op;
 use super::scan::{self, LookbackKernel, STATUS_PARAMS, TileCtx};
 use super::sort::{launch_zero, zero_kernel};
 use super::tile::{self, TileLoad};
-use super::{BLOCK, Config, Elem, Kind, ROWS};
+use super::{BLOCK, Config, Elem, Kind};
 
 /// Output slots per thread of `expand_fill`.
 const SLOTS_PER_THREAD: usize = 8;
 
 fn scan_kernel(m: &mut GpuModule, elem: Elem, config: &Config) {
-    let vec = elem.scan_vec(config);
+    let shape = elem.scan_shape(config);
     let ty = elem.storage();
     let op = Op::new(Ty::I64, Kind::Add);
     let mut params: Vec<Param> = vec![
@@ -60,7 +60,7 @@ fn scan_kernel(m: &mut GpuModule, elem: Elem, config: &Config) {
             b,
             &TileLoad {
                 ty,
-                vec,
+                shape,
                 ptr: &ctx.env[0],
                 start: &ctx.start,
                 n: "%n",
@@ -76,7 +76,7 @@ fn scan_kernel(m: &mut GpuModule, elem: Elem, config: &Config) {
         tile::store_tile(
             b,
             Ty::I64,
-            vec,
+            shape,
             &ctx.env[1],
             &ctx.start,
             "%n",
@@ -94,7 +94,7 @@ fn scan_kernel(m: &mut GpuModule, elem: Elem, config: &Config) {
             name: "expand_scan",
             params: &params,
             op,
-            vec,
+            shape,
             counts: true,
             lookback: config.lookback,
             prologue: &prologue,
@@ -215,7 +215,7 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, config: &Config) ->
     let t = elem.mlir();
     let memref = format!("memref<?x{t}>");
     let bytes = elem.bytes();
-    let tile = (BLOCK * ROWS * elem.scan_vec(config)) as i64;
+    let tile = elem.scan_shape(config).tile_elems() as i64;
     let op = Op::new(Ty::I64, Kind::Add);
     // Regions: flags, aggs, incls, counter, total, offsets.
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {

@@ -111,8 +111,9 @@ use emit::Ty;
 
 /// Threads per block of the tiled kernels.
 pub const BLOCK: usize = 256;
-/// Rows of 16-byte vectors each thread holds per tile (BLOCK / 32 * ROWS
-/// must be 32: one look-back window entry per warp and row).
+/// Rows of 16-byte vectors each thread holds per tile (at least; BLOCK /
+/// 32 * rows must be a multiple of 32: the block scan's warp 0 scans the
+/// warp-row totals, as many per lane).
 pub const ROWS: usize = 4;
 /// Blocks of the tree reduction's first kernel (a fixed number, so the
 /// association order depends on the count only).
@@ -207,16 +208,20 @@ impl Elem {
         16 / self.bytes()
     }
 
-    /// Elements per thread and row of the look-back kernels' tiles: one
-    /// 16-byte vector (16 KiB tiles); with [`Lookback::Packed`] two for 4-
-    /// and 8-byte elements (32 KiB tiles, so that half as many tiles take
-    /// part in the look-back chain; narrower elements already give 32 or 64
-    /// items per thread).
-    pub fn scan_vec(self, config: &Config) -> usize {
-        if self.bytes() >= 4 && config.lookback == Lookback::Packed {
-            2 * self.vec()
+    /// The look-back kernels' tiles: `ROWS` 16-byte vectors per thread (16
+    /// KiB tiles); with [`Lookback::Packed`] twice as many for 4- and 8-byte
+    /// elements (32 KiB tiles, so that half as many tiles take part in the
+    /// look-back chain; narrower elements already give 32 or 64 items per
+    /// thread).
+    pub fn scan_shape(self, config: &Config) -> tile::Shape {
+        let vectors = if self.bytes() >= 4 && config.lookback == Lookback::Packed {
+            2 * ROWS
         } else {
-            self.vec()
+            ROWS
+        };
+        tile::Shape {
+            rows: vectors,
+            vec: self.vec(),
         }
     }
 }

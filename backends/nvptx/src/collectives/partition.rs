@@ -20,7 +20,7 @@ use super::op::Op;
 use super::scan::{self, LookbackKernel, STATUS_PARAMS, TileCtx};
 use super::sort::{launch_zero, zero_kernel};
 use super::tile::{self, TileLoad};
-use super::{BLOCK, Config, Elem, Kind, ROWS};
+use super::{BLOCK, Config, Elem, Kind};
 
 /// Grid bound of `count_true`.
 const COUNT_GRID: i64 = 1024;
@@ -65,7 +65,7 @@ fn count_kernel(m: &mut GpuModule) {
 
 /// Kernel `partition`.
 fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool, config: &Config) {
-    let vec = elem.scan_vec(config);
+    let shape = elem.scan_shape(config);
     let vty = elem.storage().int();
     let op = Op::new(Ty::I64, Kind::Add);
     let mut params: Vec<Param> = vec![
@@ -80,7 +80,7 @@ fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool, config: &Config)
     let prologue = |b: &mut Body| {
         let a = tile::aligned16(b, "%values");
         let address = b.op("llvm.ptrtoint %flags : !llvm.ptr to i64");
-        let mask = b.c64(vec as i64 - 1);
+        let mask = b.c64(shape.vec as i64 - 1);
         let low = b.and(&address, &mask, Ty::I64);
         let zero = b.c64(0);
         let f = b.cmp("eq", &low, &zero, Ty::I64);
@@ -109,7 +109,7 @@ fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool, config: &Config)
             b,
             &TileLoad {
                 ty: Ty::I8,
-                vec,
+                shape,
                 ptr: &ctx.env[1],
                 start: &ctx.start,
                 n: "%n",
@@ -143,10 +143,10 @@ fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool, config: &Config)
             &ctx.full,
             &[],
             |b| {
-                for row_index in 0..ROWS {
-                    let offset = tile::row_offset(b, &ctx.th.tid, row_index, vec);
+                for row_index in 0..shape.rows {
+                    let offset = tile::row_offset(b, &ctx.th.tid, row_index, shape.vec);
                     let first = b.add(&ctx.start, &offset, Ty::I64);
-                    let row = tile::load_row(b, vty, vec, &ctx.env[0], &first);
+                    let row = tile::load_row(b, vty, shape.vec, &ctx.env[0], &first);
                     for (k, x) in row.iter().enumerate() {
                         let kk = b.c64(k as i64);
                         let index = b.add(&first, &kk, Ty::I64);
@@ -156,10 +156,10 @@ fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool, config: &Config)
                 Vec::new()
             },
             |b| {
-                for row in 0..ROWS {
-                    let offset = tile::row_offset(b, &ctx.th.tid, row, vec);
+                for row in 0..shape.rows {
+                    let offset = tile::row_offset(b, &ctx.th.tid, row, shape.vec);
                     let first = b.add(&ctx.start, &offset, Ty::I64);
-                    for k in 0..vec {
+                    for k in 0..shape.vec {
                         let kk = b.c64(k as i64);
                         let index = b.add(&first, &kk, Ty::I64);
                         let valid = b.cmp("slt", &index, "%n", Ty::I64);
@@ -183,7 +183,7 @@ fn partition_kernel(m: &mut GpuModule, elem: Elem, split: bool, config: &Config)
             name: "partition",
             params: &params,
             op,
-            vec,
+            shape,
             counts: true,
             lookback: config.lookback,
             prologue: &prologue,
@@ -211,7 +211,7 @@ pub fn generate(
     let t = elem.mlir();
     let memref = format!("memref<?x{t}>");
     let bytes = elem.bytes();
-    let tile = (BLOCK * ROWS * elem.scan_vec(config)) as i64;
+    let tile = elem.scan_shape(config).tile_elems() as i64;
     let op = Op::new(Ty::I64, Kind::Add);
     // Regions: flags, aggs, incls, counter, trues, kept.
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {

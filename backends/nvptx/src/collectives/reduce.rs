@@ -27,21 +27,29 @@
 use super::emit::{Body, GpuModule, Ty, V, global_ptr};
 use super::host::{self, HostParam, HostSpec};
 use super::op::Op;
-use super::tile::{self, TileLoad};
+use super::tile::{self, Shape, TileLoad};
 use super::{BLOCK, Config, Elem, Kind, REDUCE_GRID, ROWS, SEQUENTIAL_BLOCK};
 
 /// Lanes' 16-byte vectors per chunk of the blocked kernels.
 pub const CHUNK_VECTORS: usize = 4;
 
+/// The tiles of the tree-order kernels: `ROWS` 16-byte vectors per thread.
+fn shape(elem: Elem) -> Shape {
+    Shape {
+        rows: ROWS,
+        vec: elem.vec(),
+    }
+}
+
 /// Elements per tile of `elem`.
 pub fn tile_elems(elem: Elem) -> usize {
-    BLOCK * ROWS * elem.vec()
+    shape(elem).tile_elems()
 }
 
 /// Adds the tree-order kernels `partials` and `final`.
 fn tree_kernels(m: &mut GpuModule, elem: Elem, op: Op) {
     let ty = op.ty;
-    let vec = elem.vec();
+    let shape = shape(elem);
     let tile = tile_elems(elem) as i64;
     m.kernel(
         "partials",
@@ -64,7 +72,7 @@ fn tree_kernels(m: &mut GpuModule, elem: Elem, op: Op) {
             let s = b.add("%n", &t1, Ty::I64);
             let tiles = b.op(format!("arith.divui {s}, {tc} : i64"));
             let id = op.identity(b);
-            let inits: Vec<(V, String)> = (0..ROWS * vec)
+            let inits: Vec<(V, String)> = (0..shape.per_thread())
                 .map(|_| (id.clone(), ty.mlir().to_string()))
                 .collect();
             let accs = b.for_(&bid, &tiles, "%grid", "i64", &inits, |b, t, accs| {
@@ -78,7 +86,7 @@ fn tree_kernels(m: &mut GpuModule, elem: Elem, op: Op) {
                     b,
                     &TileLoad {
                         ty,
-                        vec,
+                        shape,
                         ptr: &values,
                         start: &start,
                         n: "%n",

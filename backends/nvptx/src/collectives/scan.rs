@@ -8,12 +8,13 @@
 //! a tile that never runs. Per tile (layout in [`super::tile`]; 16 KiB,
 //! or 32 KiB for 4- and 8-byte elements with [`Lookback::Packed`]):
 //!
-//! 1. each thread loads its `4 x VEC` items (16-byte vector loads on full,
-//!    aligned tiles) and folds each of its 4 rows;
-//! 2. the 4 row totals of each warp are scanned with `gpu.shuffle up`;
-//!    lane 31 writes the warp-row totals, 32 of them (8 warps x 4 rows,
-//!    in tile order), to workgroup memory;
-//! 3. warp 0 scans those 32 values: the last is the tile aggregate. Lane 0
+//! 1. each thread loads its rows of one 16-byte vector each (4, or 8 in
+//!    32 KiB tiles; vector loads on full, aligned tiles) and folds each;
+//! 2. the row totals of each warp are scanned with `gpu.shuffle up`;
+//!    lane 31 writes the warp-row totals, 32 or 64 of them (8 warps x 4 or
+//!    8 rows, in tile order), to workgroup memory;
+//! 3. warp 0 scans those values (one or two per lane, sequentially within
+//!    the lane, then across lanes): the last is the tile aggregate. Lane 0
 //!    publishes it (flag 1; tile 0 publishes its inclusive prefix directly,
 //!    flag 2). Then warp 0 looks back over windows of 32 predecessors, one
 //!    per lane: each lane spins until its predecessor's flag is non-zero,
@@ -50,8 +51,8 @@ use super::emit::{Body, GpuModule, Param, Ty, V, global_ptr};
 use super::host::{self, HostParam, HostSpec};
 use super::op::Op;
 use super::reduce;
-use super::tile::{self, Threads, TileLoad};
-use super::{BLOCK, Config, Elem, Kind, Lookback, ROWS, SEQUENTIAL_BLOCK};
+use super::tile::{self, Shape, Threads, TileLoad};
+use super::{BLOCK, Config, Elem, Kind, Lookback, SEQUENTIAL_BLOCK};
 
 /// Flag values of the status words.
 const FLAG_AGGREGATE: i64 = 1;
@@ -360,9 +361,11 @@ pub fn block_scan(
 ) -> (Vec<V>, V) {
     let ty = op.ty;
     let warps = BLOCK / 32;
-    debug_assert_eq!(warps * rows.len(), 32);
-    let wt = m.shared(kernel, "warp_rows", ty.mlir(), 32);
-    let pre = m.shared(kernel, "prefixes", ty.mlir(), 32);
+    let slots = warps * rows.len();
+    debug_assert_eq!(slots % 32, 0);
+    let per_lane = slots / 32;
+    let wt = m.shared(kernel, "warp_rows", ty.mlir(), slots);
+    let pre = m.shared(kernel, "prefixes", ty.mlir(), slots);
     let tinc = m.shared(kernel, "tile_inclusive", ty.mlir(), 1);
     let wt = b.addressof(&wt);
     let pre = b.addressof(&pre);
@@ -385,18 +388,41 @@ pub fn block_scan(
     let zero = b.c32(0);
     let warp0 = b.cmp("eq", &th.warp, &zero, Ty::I32);
     b.if_(&warp0, |b| {
-        let p = b.gep(&wt, &th.lane, Ty::I32, ty.mlir(), 3);
-        let x = b.load(&p, ty.mlir(), ty.bytes(), 3);
-        let xs = tile::warp_inclusive(b, op, &th.lane, &x);
-        let xe = tile::warp_exclusive_from(b, op, &th.lane, &xs);
-        let agg = b.shuffle("idx", &xs, &c31, ty);
+        // Lane l scans slots l * per_lane .. (l + 1) * per_lane.
+        let cp = b.c32(per_lane as i64);
+        let first = b.mul(&th.lane, &cp, Ty::I32);
+        let slot_ptrs: Vec<V> = (0..per_lane)
+            .map(|k| {
+                let ck = b.c32(k as i64);
+                let slot = b.add(&first, &ck, Ty::I32);
+                b.gep(&wt, &slot, Ty::I32, ty.mlir(), 3)
+            })
+            .collect();
+        let xs: Vec<V> = slot_ptrs
+            .iter()
+            .map(|p| b.load(p, ty.mlir(), ty.bytes(), 3))
+            .collect();
+        let mut lane_total = xs[0].clone();
+        for x in &xs[1..] {
+            lane_total = op.combine(b, &lane_total, x);
+        }
+        let xs_incl = tile::warp_inclusive(b, op, &th.lane, &lane_total);
+        let xe = tile::warp_exclusive_from(b, op, &th.lane, &xs_incl);
+        let agg = b.shuffle("idx", &xs_incl, &c31, ty);
         let prefix = match lookback_on {
             Some((st, tile)) => lookback(b, op, &th.lane, st, tile, &agg),
             None => op.identity(b),
         };
-        let mine = op.combine(b, &prefix, &xe);
-        let q = b.gep(&pre, &th.lane, Ty::I32, ty.mlir(), 3);
-        b.store(&mine, &q, ty.mlir(), ty.bytes(), 3);
+        let mut running = op.combine(b, &prefix, &xe);
+        for (k, x) in xs.iter().enumerate() {
+            let ck = b.c32(k as i64);
+            let slot = b.add(&first, &ck, Ty::I32);
+            let q = b.gep(&pre, &slot, Ty::I32, ty.mlir(), 3);
+            b.store(&running, &q, ty.mlir(), ty.bytes(), 3);
+            if k + 1 < per_lane {
+                running = op.combine(b, &running, x);
+            }
+        }
         let z = b.c32(0);
         let lane0 = b.cmp("eq", &th.lane, &z, Ty::I32);
         b.if_(&lane0, |b| {
@@ -435,13 +461,13 @@ pub struct TileCtx {
 /// `[row][element]` each.
 pub type TileStore<'a> = &'a dyn Fn(&mut Body, &TileCtx, &[Vec<V>], &[Vec<V>], &[Vec<V>]);
 
-/// A look-back scan kernel over `n` items of tiles of `BLOCK * ROWS * vec`.
+/// A look-back scan kernel over `n` items in tiles of `shape`.
 pub struct LookbackKernel<'a> {
     pub name: &'a str,
     /// Must include `n: i64` and [`STATUS_PARAMS`].
     pub params: &'a [Param],
     pub op: Op,
-    pub vec: usize,
+    pub shape: Shape,
     /// The scanned values are non-negative i64 counts below 2^62.
     pub counts: bool,
     pub lookback: Lookback,
@@ -457,7 +483,7 @@ pub struct LookbackKernel<'a> {
 
 pub fn lookback_kernel(m: &mut GpuModule, k: &LookbackKernel) {
     let op = k.op;
-    let tile_elems = (BLOCK * ROWS * k.vec) as i64;
+    let tile_elems = k.shape.tile_elems() as i64;
     m.kernel(k.name, k.params, BLOCK, |b, m| {
         let th = tile::threads(b);
         let flags = global_ptr(b, "st_flags");
@@ -592,7 +618,7 @@ pub const STATUS_PARAMS: [Param; 4] = [
 /// Kernel `scan` of the look-back path.
 fn lookback_scan_kernel(m: &mut GpuModule, elem: Elem, op: Op, config: &Config) {
     let ty = op.ty;
-    let vec = elem.scan_vec(config);
+    let shape = elem.scan_shape(config);
     let mut params: Vec<Param> = vec![
         ("values", "!llvm.ptr"),
         ("out", "!llvm.ptr"),
@@ -619,7 +645,7 @@ fn lookback_scan_kernel(m: &mut GpuModule, elem: Elem, op: Op, config: &Config) 
             b,
             &TileLoad {
                 ty,
-                vec,
+                shape,
                 ptr: &ctx.env[0],
                 start: &ctx.start,
                 n: "%n",
@@ -648,7 +674,7 @@ fn lookback_scan_kernel(m: &mut GpuModule, elem: Elem, op: Op, config: &Config) 
         tile::store_tile(
             b,
             ty,
-            vec,
+            shape,
             &ctx.env[1],
             &ctx.start,
             "%n",
@@ -667,7 +693,7 @@ fn lookback_scan_kernel(m: &mut GpuModule, elem: Elem, op: Op, config: &Config) 
             name: "scan",
             params: &params,
             op,
-            vec,
+            shape,
             counts: false,
             lookback: config.lookback,
             prologue: &prologue,
@@ -861,7 +887,7 @@ pub fn generate(
     let t = elem.mlir();
     let memref = format!("memref<?x{t}>");
     let bytes = elem.bytes() as i64;
-    let tile_elems = (BLOCK * ROWS * elem.scan_vec(config)) as i64;
+    let tile_elems = elem.scan_shape(config).tile_elems() as i64;
     let layout = move |b: &mut Body, n: &V| -> Vec<V> {
         if blocked {
             let count = host::blocks(b, n, SEQUENTIAL_BLOCK as i64, 1);

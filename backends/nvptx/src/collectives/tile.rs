@@ -1,20 +1,55 @@
 //! Tiles: the data layout the tiled kernels share, their loads and stores,
 //! and block-wide reductions.
 //!
-//! Thread `t` of a tile holds `ROWS` rows of `VEC` consecutive elements
-//! (`VEC` is one or two 16-byte vectors of the element type); row `j` of
-//! thread `t` starts at tile offset `(j * BLOCK + t) * VEC`, so each row of
-//! the block is one fully coalesced access, and the tile order of the items
-//! is (row, thread, element). A full tile whose list is 16-byte aligned is
-//! read and written with 16-byte vector loads and stores (a list of
-//! another element size read in the same layout, such as the flags of
-//! compact, uses `VEC`-element vectors of its own type, at most 16 bytes);
-//! a partial tile (or a misaligned list) takes a guarded path, one element
-//! at a time, with the operation's identity for missing elements.
+//! Thread `t` of a tile holds `rows` rows of `vec` consecutive elements
+//! (a [`Shape`]: `vec` is one 16-byte vector of the element type); row `j`
+//! of thread `t` starts at tile offset `(j * BLOCK + t) * vec`, so each row
+//! of the block is one fully coalesced access, and the tile order of the
+//! items is (row, thread, element). A full tile whose list is 16-byte
+//! aligned is read and written with 16-byte vector loads and stores (a
+//! list of another element size read in the same layout, such as the flags
+//! of compact, uses `vec`-element vectors of its own type); a partial tile
+//! (or a misaligned list) takes a guarded path, one element at a time, with
+//! the operation's identity for missing elements.
+//!
+//! One vector per row matters: with two (each thread's row 32 bytes
+//! long), every 16-byte access of a warp touches every other 16 bytes of a
+//! 1 KiB span, and the look-back scan of 256M i32 ran at 54% of copy
+//! bandwidth instead of 70% (H200, PERF.md).
 
+use super::BLOCK;
 use super::emit::{Body, GpuModule, Ty, V};
 use super::op::Op;
-use super::{BLOCK, ROWS};
+
+/// How a thread's items of a tile lie: `rows` rows of `vec` consecutive
+/// elements, row `j` of thread `t` at tile offset `(j * BLOCK + t) * vec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub rows: usize,
+    pub vec: usize,
+}
+
+impl Shape {
+    /// `per_thread` elements of `ty` per thread, one 16-byte vector per row
+    /// (the whole `per_thread` in one row when that is shorter).
+    pub fn vectors(ty: Ty, per_thread: usize) -> Shape {
+        let vec = per_access(ty, per_thread);
+        debug_assert_eq!(per_thread % vec, 0);
+        Shape {
+            rows: per_thread / vec,
+            vec,
+        }
+    }
+
+    pub fn per_thread(self) -> usize {
+        self.rows * self.vec
+    }
+
+    /// Elements of a tile.
+    pub fn tile_elems(self) -> usize {
+        BLOCK * self.per_thread()
+    }
+}
 
 /// The thread's place in its block (i32 values).
 #[derive(Debug, Clone)]
@@ -115,7 +150,7 @@ pub fn store_row(b: &mut Body, ty: Ty, ptr: &str, first: &str, values: &[V]) {
 pub struct TileLoad<'a> {
     /// Element type in memory.
     pub ty: Ty,
-    pub vec: usize,
+    pub shape: Shape,
     /// Global pointer (`!llvm.ptr<1>`).
     pub ptr: &'a str,
     /// First element of the tile (i64).
@@ -136,7 +171,7 @@ pub struct TileLoad<'a> {
 pub fn load_tile(b: &mut Body, load: &TileLoad) -> Vec<Vec<V>> {
     let TileLoad {
         ty,
-        vec,
+        shape,
         ptr,
         start,
         n,
@@ -146,14 +181,15 @@ pub fn load_tile(b: &mut Body, load: &TileLoad) -> Vec<Vec<V>> {
         fill,
         map,
     } = *load;
-    let count = ROWS * vec;
+    let Shape { rows, vec } = shape;
+    let count = shape.per_thread();
     let flat = b.if_ty(
         full,
         out_ty,
         count,
         |b| {
             let mut out = Vec::new();
-            for row in 0..ROWS {
+            for row in 0..rows {
                 let offset = row_offset(b, tid, row, vec);
                 let index = b.add(start, &offset, Ty::I64);
                 for x in load_row(b, ty, vec, ptr, &index) {
@@ -164,7 +200,7 @@ pub fn load_tile(b: &mut Body, load: &TileLoad) -> Vec<Vec<V>> {
         },
         |b| {
             let mut out = Vec::new();
-            for row in 0..ROWS {
+            for row in 0..rows {
                 let offset = row_offset(b, tid, row, vec);
                 let first = b.add(start, &offset, Ty::I64);
                 for k in 0..vec {
@@ -191,12 +227,13 @@ pub fn load_tile(b: &mut Body, load: &TileLoad) -> Vec<Vec<V>> {
     flat.chunks(vec).map(<[V]>::to_vec).collect()
 }
 
-/// Writes a tile's values (`[row][element]`, already of the memory type).
+/// Writes a tile's values (`[row][element]` of `shape`, already of the
+/// memory type).
 #[allow(clippy::too_many_arguments)]
 pub fn store_tile(
     b: &mut Body,
     ty: Ty,
-    vec: usize,
+    shape: Shape,
     ptr: &str,
     start: &str,
     n: &str,
@@ -204,6 +241,8 @@ pub fn store_tile(
     tid: &str,
     values: &[Vec<V>],
 ) {
+    let vec = shape.vec;
+    debug_assert_eq!(values.len(), shape.rows);
     b.if_then_else(
         full,
         &[],
