@@ -32,7 +32,6 @@ static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                                     unsigned, unsigned, unsigned, unsigned,
                                     CUstream, void **, void **);
 static CUresult (*p_cuStreamCreate)(CUstream *, unsigned);
-static CUresult (*p_cuStreamDestroy)(CUstream);
 static CUresult (*p_cuStreamSynchronize)(CUstream);
 static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*p_cuMemFree)(CUdeviceptr);
@@ -98,7 +97,6 @@ static void init(void) {
   LOAD(cuModuleGetFunction);
   LOAD(cuLaunchKernel);
   LOAD(cuStreamCreate);
-  LOAD(cuStreamDestroy);
   LOAD(cuStreamSynchronize);
   LOAD(cuMemAlloc);
   LOAD(cuMemFree);
@@ -159,16 +157,20 @@ void mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz,
         "cuLaunchKernel");
 }
 
+// One stream for the process, as the runtime's (backends/runtime mgpu.rs):
+// host functions that return nothing do not wait for their kernels, so two
+// calls in a row must be ordered by the stream, not by the host. The stream
+// is blocking, so work cupy puts on the legacy default stream orders with
+// it too.
+static CUstream the_stream;
+
 void *mgpuStreamCreate(void) {
   init();
-  CUstream stream = 0;
-  check(p_cuStreamCreate(&stream, 0), "cuStreamCreate");
-  return stream;
+  if (!the_stream) check(p_cuStreamCreate(&the_stream, 0), "cuStreamCreate");
+  return the_stream;
 }
 
-void mgpuStreamDestroy(void *stream) {
-  check(p_cuStreamDestroy(stream), "cuStreamDestroy");
-}
+void mgpuStreamDestroy(void *stream) { (void)stream; }
 
 void mgpuStreamSynchronize(void *stream) {
   check(p_cuStreamSynchronize(stream), "cuStreamSynchronize");

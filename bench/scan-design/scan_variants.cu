@@ -11,8 +11,10 @@
 //   layout    rows of one 16-byte vector per thread ("rows") against pgpu's
 //             former rows of two ("rows2"), tile and block sizes, cache hints
 //             (hint 1: ld/st .cs, 2: ld.global.nc, 3: tile = blockIdx.x)
-//   lookback  the same kernels with the look-back skipped (prefix 0), and
-//             wider look-back windows (each lane reading W predecessors)
+//   lookback  the same kernels with the look-back skipped (prefix 0), wider
+//             look-back windows (each lane reading W predecessors), a
+//             __nanosleep between spin rounds, status words 32 or 128 bytes
+//             apart
 //   staging   the tile staged in shared memory with cp.async; persistent
 //             blocks that prefetch the next tile (shared memory or registers)
 //   timeline  per-tile %globaltimer stamps of the 256x8 kernel: load,
@@ -47,13 +49,15 @@ __device__ __forceinline__ unsigned long long gtime() {
   return t;
 }
 // Warp-wide look-back; each lane reads W consecutive predecessors per round.
-template <int W, bool STATS = false>
+// SLEEP: nanoseconds of __nanosleep between spin rounds (0: none); STRIDE:
+// status words per tile (4: a 32-byte sector each, 16: a 128-byte line).
+template <int W, bool STATS = false, int SLEEP = 0, int STRIDE = 1>
 __device__ __forceinline__ int lookback(unsigned long long* status, int tile, int agg, int lane) {
   if (tile == 0) {
     if (lane == 0) st_relaxed(&status[0], (2ull << 32) | (unsigned)agg);
     return 0;
   }
-  if (lane == 0) st_relaxed(&status[tile], (1ull << 32) | (unsigned)agg);
+  if (lane == 0) st_relaxed(&status[tile * STRIDE], (1ull << 32) | (unsigned)agg);
   int prefix = 0;
   int base = tile - 1;
   unsigned long long windows = 0, spins = 0;
@@ -64,16 +68,17 @@ __device__ __forceinline__ int lookback(unsigned long long* status, int tile, in
 #pragma unroll
     for (int i = 0; i < W; i++) {
       int pred = base - lane * W - i;
-      w[i] = pred >= 0 ? ld_relaxed(&status[pred]) : (2ull << 32);
+      w[i] = pred >= 0 ? ld_relaxed(&status[pred * STRIDE]) : (2ull << 32);
       pending |= (w[i] >> 32) == 0;
     }
     while (__any_sync(~0u, pending)) {
       spins++;
+      if (SLEEP) __nanosleep(SLEEP);
       pending = false;
 #pragma unroll
       for (int i = 0; i < W; i++) {
         int pred = base - lane * W - i;
-        if ((w[i] >> 32) == 0) w[i] = ld_relaxed(&status[pred]);
+        if ((w[i] >> 32) == 0) w[i] = ld_relaxed(&status[pred * STRIDE]);
         pending |= (w[i] >> 32) == 0;
       }
     }
@@ -96,7 +101,7 @@ __device__ __forceinline__ int lookback(unsigned long long* status, int tile, in
     if (mask) break;
     base -= 32 * W;
   }
-  if (lane == 0) st_relaxed(&status[tile], (2ull << 32) | (unsigned)(prefix + agg));
+  if (lane == 0) st_relaxed(&status[tile * STRIDE], (2ull << 32) | (unsigned)(prefix + agg));
   if (STATS && lane == 0) {
     g_stats[tile * 8 + 3] = gtime();
     g_stats[tile * 8 + 5] = windows;
@@ -170,7 +175,9 @@ scan_rows(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
     }
     int agg = __shfl_sync(~0u, inc, 31);
     if (HINT == 7 && lane == 0) g_stats[tile * 8 + 2] = gtime();
-    int prefix = (HINT == 4 || HINT == 5) ? 0 : lookback<WIN, HINT == 7>(status, tile, agg, lane);
+    constexpr int SLEEP = HINT == 8 ? 64 : HINT == 11 ? 200 : 0;
+    constexpr int STRIDE = HINT == 9 ? 4 : HINT == 10 ? 16 : 1;
+    int prefix = (HINT == 4 || HINT == 5) ? 0 : lookback<WIN, HINT == 7, SLEEP, STRIDE>(status, tile, agg, lane);
     int e = prefix + inc - tot;
 #pragma unroll
     for (int k = 0; k < PER; k++) { s_wr[lane * PER + k] = e; e += x[k]; }
@@ -358,6 +365,7 @@ void run_variant(const char* name, const int* a, int* o, long n, unsigned long l
   long tile = (long)BLOCK * ROWS * 4;
   int tiles = (int)(n / tile);
   auto k = scan_rows<BLOCK, ROWS, HINT, MINB, WIN>;
+  int words = tiles * (HINT == 9 ? 4 : HINT == 10 ? 16 : 1);
   cudaFuncAttributes at;
   CK(cudaFuncGetAttributes(&at, k));
   int occ = 0;
@@ -367,7 +375,7 @@ void run_variant(const char* name, const int* a, int* o, long n, unsigned long l
   std::vector<float> t;
   for (int r = 0; r < 23; r++) {
     cudaEventRecord(e0);
-    init<<<(tiles + 255) / 256, 256>>>(status, tiles, counter);
+    init<<<(words + 255) / 256, 256>>>(status, words, counter);
     k<<<tiles, BLOCK>>>(a, o, status, counter);
     cudaEventRecord(e1);
     CK(cudaEventSynchronize(e1));
@@ -636,7 +644,7 @@ int main(int argc, char** argv) {
   int *a, *o;
   CK(cudaMalloc(&a, n * 4)); CK(cudaMalloc(&o, n * 4));
   unsigned long long *status, *bad; unsigned* counter;
-  CK(cudaMalloc(&status, (n / 1024 + 1) * 8)); CK(cudaMalloc(&counter, 4)); CK(cudaMalloc(&bad, 8));
+  CK(cudaMalloc(&status, (n / 1024 + 1) * 8 * 16)); CK(cudaMalloc(&counter, 4)); CK(cudaMalloc(&bad, 8));
   fill<<<(n + 255) / 256, 256>>>(a, n);
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0); cudaEventCreate(&e1);
@@ -689,6 +697,10 @@ int main(int argc, char** argv) {
     run_variant<1024, 8, 4, 1>("rows NO LOOKBACK", a, o, n, status, counter, copy_ms, bad);
     run_variant<256, 8, 0, 1, 2>("rows", a, o, n, status, counter, copy_ms, bad);
     run_variant<256, 8, 0, 1, 4>("rows", a, o, n, status, counter, copy_ms, bad);
+    run_variant<256, 8, 8, 1>("rows, nanosleep 64 per spin", a, o, n, status, counter, copy_ms, bad);
+    run_variant<256, 8, 11, 1>("rows, nanosleep 200 per spin", a, o, n, status, counter, copy_ms, bad);
+    run_variant<256, 8, 9, 1>("rows, status 32 B apart", a, o, n, status, counter, copy_ms, bad);
+    run_variant<256, 8, 10, 1>("rows, status 128 B apart", a, o, n, status, counter, copy_ms, bad);
   }
   if (want("staging")) {
     printf("-- staging\n");

@@ -39,6 +39,13 @@
 //! step costs one memory round trip; 64-bit values keep separate flags.
 //! The status and the tile counter start at zero (kernel `init`).
 //!
+//! Consecutive tiles' flags (or packed words) lie [`STATUS_SPACING`] bytes
+//! apart, one per 128-byte line: when eight tiles share a line, every
+//! publish lands in a line that many warps are polling, and the scan of
+//! 256M i32 on the H200 spent more time in its look-back than in its loads
+//! (70% of copy bandwidth against 88% with the spacing, measured side by
+//! side with `bench/scan-design/scan_variants.cu`).
+//!
 //! **Blocked float order** (float `add`/`mul`, the default): as the
 //! runtime, block totals of 65536 elements ([`super::reduce`]'s
 //! `fold_blocks`), their sequential exclusive scan (`fold_totals`, mode 1),
@@ -53,6 +60,17 @@ use super::op::Op;
 use super::reduce;
 use super::tile::{self, Shape, Threads, TileLoad};
 use super::{BLOCK, Config, Elem, Kind, Lookback, SEQUENTIAL_BLOCK};
+
+/// Bytes between the flags (or packed words) of consecutive tiles.
+pub const STATUS_SPACING: i64 = 128;
+
+/// The flag word (or packed word) of `tile` (i32) in `flags`.
+fn flag_slot(b: &mut Body, flags: &str, tile: &str) -> V {
+    let t = b.resize(tile, Ty::I32, Ty::I64, false);
+    let words = b.c64(STATUS_SPACING / 8);
+    let w = b.mul(&t, &words, Ty::I64);
+    b.gep(flags, &w, Ty::I64, "i64", 1)
+}
 
 /// Flag values of the status words.
 const FLAG_AGGREGATE: i64 = 1;
@@ -105,8 +123,8 @@ pub struct Status {
     pub packing: Packing,
 }
 
-/// Kernel `init`: zeroes `count` i32 words (the status) and the tile
-/// counter.
+/// Kernel `init`: zeroes the flag words of `count` tiles (8 bytes at every
+/// [`STATUS_SPACING`]) and the tile counter.
 pub fn init_kernel(m: &mut GpuModule) {
     m.kernel(
         "init",
@@ -121,19 +139,18 @@ pub fn init_kernel(m: &mut GpuModule) {
             let counter = global_ptr(b, "counter");
             let tid = b.sreg("thread_id");
             let bid = b.sreg("block_id");
-            let tid = b.resize(&tid, Ty::I32, Ty::I64, false);
-            let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
-            let cb = b.c64(BLOCK as i64);
-            let base = b.mul(&bid, &cb, Ty::I64);
-            let i = b.add(&base, &tid, Ty::I64);
-            let valid = b.cmp("slt", &i, "%count", Ty::I64);
-            let zero = b.c32(0);
+            let cb = b.c32(BLOCK as i64);
+            let base = b.mul(&bid, &cb, Ty::I32);
+            let i = b.add(&base, &tid, Ty::I32);
+            let i64_ = b.resize(&i, Ty::I32, Ty::I64, false);
+            let valid = b.cmp("slt", &i64_, "%count", Ty::I64);
             b.if_(&valid, |b| {
-                let p = b.gep(&flags, &i, Ty::I64, "i32", 1);
-                b.store(&zero, &p, "i32", 4, 1);
+                let p = flag_slot(b, &flags, &i);
+                let z = b.c64(0);
+                b.store(&z, &p, "i64", 8, 1);
             });
-            let z64 = b.c64(0);
-            let first = b.cmp("eq", &i, &z64, Ty::I64);
+            let zero = b.c32(0);
+            let first = b.cmp("eq", &i, &zero, Ty::I32);
             b.if_(&first, |b| b.store(&zero, &counter, "i32", 4, 1));
         },
     );
@@ -193,7 +210,7 @@ fn publish(b: &mut Body, op: &Op, st: &Status, tile: &str, value: &str, flag: i6
             let p = b.gep(values, tile, Ty::I32, sty.mlir(), 1);
             b.store_atomic(&w, &p, sty, "monotonic");
             let f = b.c32(flag);
-            let q = b.gep(&st.flags, tile, Ty::I32, "i32", 1);
+            let q = flag_slot(b, &st.flags, tile);
             b.store_atomic(&f, &q, Ty::I32, "release");
         }
         packing => {
@@ -205,7 +222,7 @@ fn publish(b: &mut Body, op: &Op, st: &Status, tile: &str, value: &str, flag: i6
             };
             let f = b.c64(flag << packing.flag_shift());
             let w = b.or(&low, &f, Ty::I64);
-            let q = b.gep(&st.flags, tile, Ty::I32, "i64", 1);
+            let q = flag_slot(b, &st.flags, tile);
             b.store_atomic(&w, &q, Ty::I64, "monotonic");
         }
     }
@@ -219,7 +236,7 @@ fn read_status(b: &mut Body, op: &Op, st: &Status, inside: &V, clamped: &V) -> (
     match st.packing {
         Packing::Separate => {
             let sty = op.status_ty();
-            let fp = b.gep(&st.flags, clamped, Ty::I32, "i32", 1);
+            let fp = flag_slot(b, &st.flags, clamped);
             let zero = b.c32(0);
             let f = b.while_(
                 &[(zero, "i32".into())],
@@ -243,7 +260,7 @@ fn read_status(b: &mut Body, op: &Op, st: &Status, inside: &V, clamped: &V) -> (
         }
         packing => {
             let shift = packing.flag_shift();
-            let wp = b.gep(&st.flags, clamped, Ty::I32, "i64", 1);
+            let wp = flag_slot(b, &st.flags, clamped);
             let flag_of = |b: &mut Body, w: &V| -> V {
                 let s = b.c64(shift);
                 let f = b.shru(w, &s, Ty::I64);
@@ -564,12 +581,13 @@ pub fn lookback_kernel(m: &mut GpuModule, k: &LookbackKernel) {
     });
 }
 
-/// Scratch sizes of a look-back over `tiles` tiles (index): flags (8 bytes
-/// per tile: packed words, or i32 flags), aggs, incls, counter.
+/// Scratch sizes of a look-back over `tiles` tiles (index): flags
+/// ([`STATUS_SPACING`] bytes per tile: a packed word or an i32 flag, then
+/// padding), aggs, incls, counter.
 pub fn status_layout(b: &mut Body, tiles: &V, op: &Op) -> Vec<V> {
     let four = b.cidx(4);
-    let eight = b.cidx(8);
-    let flags = b.op(format!("arith.muli {tiles}, {eight} : index"));
+    let spacing = b.cidx(STATUS_SPACING);
+    let flags = b.op(format!("arith.muli {tiles}, {spacing} : index"));
     let sb = b.cidx(op.status_ty().bytes() as i64);
     let values = b.op(format!("arith.muli {tiles}, {sb} : index"));
     vec![flags, values.clone(), values, four]
@@ -578,10 +596,8 @@ pub fn status_layout(b: &mut Body, tiles: &V, op: &Op) -> Vec<V> {
 /// Launches `init` for `tiles` (index) tiles with status regions
 /// `regions[0..4]`; returns the token.
 pub fn launch_init(b: &mut Body, token: &str, module: &str, tiles: &V, regions: &[V]) -> V {
-    let two = b.cidx(2);
-    let words = b.op(format!("arith.muli {tiles}, {two} : index"));
-    let grid = host::blocks(b, &words, BLOCK as i64, 1);
-    let count = b.idx_to(&words, Ty::I64);
+    let grid = host::blocks(b, tiles, BLOCK as i64, 1);
+    let count = b.idx_to(tiles, Ty::I64);
     host::launch(
         b,
         token,
