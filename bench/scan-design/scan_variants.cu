@@ -223,6 +223,36 @@ __global__ void copyk(const int4* in, int4* out, long n4) {
 
 static float median(std::vector<float> v);
 
+// Median ms of 20 timed runs (after 3 warm-ups) of `init` of `words` status
+// words plus `launch()`; stores the number of wrong outputs in *wrong and
+// clears the output.
+template <typename Launch>
+static float time_and_check(Launch launch, unsigned long long* status, int words, unsigned* counter,
+                            int* o, long n, unsigned long long* bad, unsigned long long* wrong) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> t;
+  for (int r = 0; r < 23; r++) {
+    cudaEventRecord(e0);
+    init<<<(words + 255) / 256, 256>>>(status, words, counter);
+    launch();
+    cudaEventRecord(e1);
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (r >= 3) t.push_back(ms);
+  }
+  CK(cudaGetLastError());
+  CK(cudaMemset(bad, 0, 8));
+  check<<<(n + 255) / 256, 256>>>(o, n, bad);
+  CK(cudaMemcpy(wrong, bad, 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemset(o, 0, n * 4));
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return median(t);
+}
+
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
@@ -335,24 +365,8 @@ void run_pipe(const char* name, const int* a, int* o, long n, unsigned long long
   int occ = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, BLOCK, smem));
   int grid = per_block > 0 ? (tiles + per_block - 1) / per_block : occ * 132;
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0); cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int r = 0; r < 23; r++) {
-    cudaEventRecord(e0);
-    init<<<(tiles + 255) / 256, 256>>>(status, tiles, counter);
-    k<<<grid, BLOCK, smem>>>(a, o, status, counter, tiles);
-    cudaEventRecord(e1);
-    CK(cudaEventSynchronize(e1));
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    if (r >= 3) t.push_back(ms);
-  }
-  CK(cudaGetLastError());
-  CK(cudaMemset(bad, 0, 8));
-  check<<<(n + 255) / 256, 256>>>(o, n, bad);
-  unsigned long long nb; CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
-  CK(cudaMemset(o, 0, n * 4));
-  float m = median(t);
+  unsigned long long nb;
+  float m = time_and_check([&] { k<<<grid, BLOCK, smem>>>(a, o, status, counter, tiles); }, status, tiles, counter, o, n, bad, &nb);
   printf("%-20s win %d block %4d rows %2d items %3d grid %6d regs %3d occ %d  %.3f ms  %3.0f%% of copy  bad %llu\n",
          name, WIN, BLOCK, ROWS, ROWS * 4, grid, at.numRegs, occ, m, 100.0 * copy_ms / m, nb);
 }
@@ -370,23 +384,8 @@ void run_variant(const char* name, const int* a, int* o, long n, unsigned long l
   CK(cudaFuncGetAttributes(&at, k));
   int occ = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, BLOCK, 0));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0); cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int r = 0; r < 23; r++) {
-    cudaEventRecord(e0);
-    init<<<(words + 255) / 256, 256>>>(status, words, counter);
-    k<<<tiles, BLOCK>>>(a, o, status, counter);
-    cudaEventRecord(e1);
-    CK(cudaEventSynchronize(e1));
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    if (r >= 3) t.push_back(ms);
-  }
-  CK(cudaMemset(bad, 0, 8));
-  check<<<(n + 255) / 256, 256>>>(o, n, bad);
-  unsigned long long nb; CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
-  CK(cudaMemset(o, 0, n * 4));
-  float m = median(t);
+  unsigned long long nb;
+  float m = time_and_check([&] { k<<<tiles, BLOCK>>>(a, o, status, counter); }, status, words, counter, o, n, bad, &nb);
   printf("%-28s win %d block %4d rows %2d items %3d hint %d regs %3d occ %d  %.3f ms  %3.0f%% of copy  bad %llu\n",
          name, WIN, BLOCK, ROWS, ROWS * 4, HINT, at.numRegs, occ, m, 100.0 * copy_ms / m, nb);
 }
@@ -468,23 +467,8 @@ void run_variant2(const char* name, const int* a, int* o, long n, unsigned long 
   auto k = scan_rows2<BLOCK, ROWS>;
   cudaFuncAttributes at;
   CK(cudaFuncGetAttributes(&at, k));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0); cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int r = 0; r < 23; r++) {
-    cudaEventRecord(e0);
-    init<<<(tiles + 255) / 256, 256>>>(status, tiles, counter);
-    k<<<tiles, BLOCK>>>(a, o, status, counter);
-    cudaEventRecord(e1);
-    CK(cudaEventSynchronize(e1));
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    if (r >= 3) t.push_back(ms);
-  }
-  CK(cudaMemset(bad, 0, 8));
-  check<<<(n + 255) / 256, 256>>>(o, n, bad);
-  unsigned long long nb; CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
-  CK(cudaMemset(o, 0, n * 4));
-  float m = median(t);
+  unsigned long long nb;
+  float m = time_and_check([&] { k<<<tiles, BLOCK>>>(a, o, status, counter); }, status, tiles, counter, o, n, bad, &nb);
   printf("%-28s block %4d rows %2d regs %3d  %.3f ms  %3.0f%% of copy  bad %llu\n", name, BLOCK, ROWS,
          at.numRegs, m, 100.0 * copy_ms / m, nb);
 }
@@ -571,24 +555,8 @@ void run_smem(const char* name, const int* a, int* o, long n, unsigned long long
   CK(cudaFuncGetAttributes(&at, k));
   int occ = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, BLOCK, smem));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0); cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int r = 0; r < 23; r++) {
-    cudaEventRecord(e0);
-    init<<<(tiles + 255) / 256, 256>>>(status, tiles, counter);
-    k<<<tiles, BLOCK, smem>>>(a, o, status, counter);
-    cudaEventRecord(e1);
-    CK(cudaEventSynchronize(e1));
-    float ms; cudaEventElapsedTime(&ms, e0, e1);
-    if (r >= 3) t.push_back(ms);
-  }
-  CK(cudaGetLastError());
-  CK(cudaMemset(bad, 0, 8));
-  check<<<(n + 255) / 256, 256>>>(o, n, bad);
-  unsigned long long nb; CK(cudaMemcpy(&nb, bad, 8, cudaMemcpyDeviceToHost));
-  CK(cudaMemset(o, 0, n * 4));
-  float m = median(t);
+  unsigned long long nb;
+  float m = time_and_check([&] { k<<<tiles, BLOCK, smem>>>(a, o, status, counter); }, status, tiles, counter, o, n, bad, &nb);
   printf("%-20s block %4d rows %2d items %3d hint %d regs %3d occ %d  %.3f ms  %3.0f%% of copy  bad %llu\n",
          name, BLOCK, ROWS, ROWS * 4, HINT, at.numRegs, occ, m, 100.0 * copy_ms / m, nb);
 }
