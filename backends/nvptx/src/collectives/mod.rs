@@ -214,13 +214,17 @@ impl Elem {
     /// look-back chain; narrower elements already give 32 or 64 items per
     /// thread).
     pub fn scan_shape(self, config: &Config) -> tile::Shape {
-        let vectors = if self.bytes() >= 4 && config.lookback == Lookback::Packed {
-            2 * ROWS
+        if self.bytes() >= 4 && config.lookback == Lookback::Packed {
+            self.vector_rows(2 * ROWS)
         } else {
-            ROWS
-        };
+            self.vector_rows(ROWS)
+        }
+    }
+
+    /// Tiles of `rows` rows of one 16-byte vector per thread.
+    pub fn vector_rows(self, rows: usize) -> tile::Shape {
         tile::Shape {
-            rows: vectors,
+            rows,
             vec: self.vec(),
         }
     }

@@ -27,29 +27,21 @@
 use super::emit::{Body, GpuModule, Ty, V, global_ptr};
 use super::host::{self, HostParam, HostSpec};
 use super::op::Op;
-use super::tile::{self, Shape, TileLoad};
+use super::tile::{self, TileLoad};
 use super::{BLOCK, Config, Elem, Kind, REDUCE_GRID, ROWS, SEQUENTIAL_BLOCK};
 
 /// Lanes' 16-byte vectors per chunk of the blocked kernels.
 pub const CHUNK_VECTORS: usize = 4;
 
-/// The tiles of the tree-order kernels: `ROWS` 16-byte vectors per thread.
-fn shape(elem: Elem) -> Shape {
-    Shape {
-        rows: ROWS,
-        vec: elem.vec(),
-    }
-}
-
-/// Elements per tile of `elem`.
+/// Elements per tile of `elem` (tiles of `ROWS` 16-byte vectors per thread).
 pub fn tile_elems(elem: Elem) -> usize {
-    shape(elem).tile_elems()
+    elem.vector_rows(ROWS).tile_elems()
 }
 
 /// Adds the tree-order kernels `partials` and `final`.
 fn tree_kernels(m: &mut GpuModule, elem: Elem, op: Op) {
     let ty = op.ty;
-    let shape = shape(elem);
+    let shape = elem.vector_rows(ROWS);
     let tile = tile_elems(elem) as i64;
     m.kernel(
         "partials",

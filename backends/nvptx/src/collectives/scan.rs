@@ -142,8 +142,8 @@ pub fn init_kernel(m: &mut GpuModule) {
             let cb = b.c32(BLOCK as i64);
             let base = b.mul(&bid, &cb, Ty::I32);
             let i = b.add(&base, &tid, Ty::I32);
-            let i64_ = b.resize(&i, Ty::I32, Ty::I64, false);
-            let valid = b.cmp("slt", &i64_, "%count", Ty::I64);
+            let wide = b.resize(&i, Ty::I32, Ty::I64, false);
+            let valid = b.cmp("slt", &wide, "%count", Ty::I64);
             b.if_(&valid, |b| {
                 let p = flag_slot(b, &flags, &i);
                 let z = b.c64(0);
@@ -408,16 +408,18 @@ pub fn block_scan(
         // Lane l scans slots l * per_lane .. (l + 1) * per_lane.
         let cp = b.c32(per_lane as i64);
         let first = b.mul(&th.lane, &cp, Ty::I32);
-        let slot_ptrs: Vec<V> = (0..per_lane)
+        let slots: Vec<V> = (0..per_lane)
             .map(|k| {
                 let ck = b.c32(k as i64);
-                let slot = b.add(&first, &ck, Ty::I32);
-                b.gep(&wt, &slot, Ty::I32, ty.mlir(), 3)
+                b.add(&first, &ck, Ty::I32)
             })
             .collect();
-        let xs: Vec<V> = slot_ptrs
+        let xs: Vec<V> = slots
             .iter()
-            .map(|p| b.load(p, ty.mlir(), ty.bytes(), 3))
+            .map(|slot| {
+                let p = b.gep(&wt, slot, Ty::I32, ty.mlir(), 3);
+                b.load(&p, ty.mlir(), ty.bytes(), 3)
+            })
             .collect();
         let mut lane_total = xs[0].clone();
         for x in &xs[1..] {
@@ -431,10 +433,8 @@ pub fn block_scan(
             None => op.identity(b),
         };
         let mut running = op.combine(b, &prefix, &xe);
-        for (k, x) in xs.iter().enumerate() {
-            let ck = b.c32(k as i64);
-            let slot = b.add(&first, &ck, Ty::I32);
-            let q = b.gep(&pre, &slot, Ty::I32, ty.mlir(), 3);
+        for (k, (x, slot)) in xs.iter().zip(&slots).enumerate() {
+            let q = b.gep(&pre, slot, Ty::I32, ty.mlir(), 3);
             b.store(&running, &q, ty.mlir(), ty.bytes(), 3);
             if k + 1 < per_lane {
                 running = op.combine(b, &running, x);

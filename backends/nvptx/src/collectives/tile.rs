@@ -30,17 +30,6 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// `per_thread` elements of `ty` per thread, one 16-byte vector per row
-    /// (the whole `per_thread` in one row when that is shorter).
-    pub fn vectors(ty: Ty, per_thread: usize) -> Shape {
-        let vec = per_access(ty, per_thread);
-        debug_assert_eq!(per_thread % vec, 0);
-        Shape {
-            rows: per_thread / vec,
-            vec,
-        }
-    }
-
     pub fn per_thread(self) -> usize {
         self.rows * self.vec
     }
