@@ -110,6 +110,52 @@ __device__ __forceinline__ int lookback(unsigned long long* status, int tile, in
   return prefix;
 }
 
+__device__ __forceinline__ int warp_inclusive_sum(int x, int lane) {
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    int y = __shfl_up_sync(~0u, x, o);
+    if (lane >= o) x += y;
+  }
+  return x;
+}
+
+// Row j's sum `s`: returns the row's exclusive prefix within the warp; lane
+// 31 leaves the warp's row total in s_wr[j * WARPS + warp] (tile order).
+template <int WARPS>
+__device__ __forceinline__ int warp_row(int s, int j, int lane, int warp, int* s_wr) {
+  int x = warp_inclusive_sum(s, lane);
+  if (lane == 31) s_wr[j * WARPS + warp] = x;
+  return x - s;
+}
+
+// Warp 0: scans the NV warp-row totals in s_wr (NV / 32 per lane), gets
+// the tile's exclusive prefix from prefix_of(tile aggregate), and replaces
+// every total by its exclusive prefix.
+template <int NV, typename Prefix>
+__device__ __forceinline__ void tile_prefixes(int* s_wr, int lane, Prefix prefix_of) {
+  constexpr int PER = NV / 32;
+  static_assert(NV % 32 == 0, "rows");
+  int x[PER];
+  int tot = 0;
+#pragma unroll
+  for (int k = 0; k < PER; k++) { x[k] = s_wr[lane * PER + k]; tot += x[k]; }
+  int inc = warp_inclusive_sum(tot, lane);
+  int agg = __shfl_sync(~0u, inc, 31);
+  int e = prefix_of(agg) + inc - tot;
+#pragma unroll
+  for (int k = 0; k < PER; k++) { s_wr[lane * PER + k] = e; e += x[k]; }
+}
+
+// The exclusive prefixes of v's four items after `b`.
+__device__ __forceinline__ int4 exclusive4(int4 v, int b) {
+  int4 r;
+  r.x = b; b += v.x;
+  r.y = b; b += v.y;
+  r.z = b; b += v.z;
+  r.w = b;
+  return r;
+}
+
 template <int HINT>
 __device__ __forceinline__ int4 ld4(const int4* p) {
   if (HINT == 1 || HINT == 6) return __ldcs(p);
@@ -129,7 +175,6 @@ scan_rows(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
           unsigned* counter) {
   constexpr int WARPS = BLOCK / 32;
   constexpr int NV = WARPS * ROWS;
-  constexpr int PER = NV / 32;
   static_assert(NV % 32 == 0, "rows");
   __shared__ int s_tile;
   __shared__ int s_wr[NV];
@@ -151,48 +196,23 @@ scan_rows(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
   int winc[ROWS];
 #pragma unroll
   for (int j = 0; j < ROWS; j++) {
-    int s = v[j].x + v[j].y + v[j].z + v[j].w;
-    int x = s;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int y = __shfl_up_sync(~0u, x, o);
-      if (lane >= o) x += y;
-    }
-    winc[j] = x - s;  // exclusive within warp row
-    if (lane == 31) s_wr[j * WARPS + warp] = x;
+    winc[j] = warp_row<WARPS>(v[j].x + v[j].y + v[j].z + v[j].w, j, lane, warp, s_wr);
   }
   __syncthreads();
   if (warp == 0) {
-    int x[PER];
-    int tot = 0;
-#pragma unroll
-    for (int k = 0; k < PER; k++) { x[k] = s_wr[lane * PER + k]; tot += x[k]; }
-    int inc = tot;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int y = __shfl_up_sync(~0u, inc, o);
-      if (lane >= o) inc += y;
-    }
-    int agg = __shfl_sync(~0u, inc, 31);
-    if (HINT == 7 && lane == 0) g_stats[tile * 8 + 2] = gtime();
-    constexpr int SLEEP = HINT == 8 ? 64 : HINT == 11 ? 200 : 0;
-    constexpr int STRIDE = HINT == 9 ? 4 : HINT == 10 ? 16 : 1;
-    int prefix = (HINT == 4 || HINT == 5) ? 0 : lookback<WIN, HINT == 7, SLEEP, STRIDE>(status, tile, agg, lane);
-    int e = prefix + inc - tot;
-#pragma unroll
-    for (int k = 0; k < PER; k++) { s_wr[lane * PER + k] = e; e += x[k]; }
+    tile_prefixes<NV>(s_wr, lane, [&](int agg) {
+      if (HINT == 7 && lane == 0) g_stats[tile * 8 + 2] = gtime();
+      constexpr int SLEEP = HINT == 8 ? 64 : HINT == 11 ? 200 : 0;
+      constexpr int STRIDE = HINT == 9 ? 4 : HINT == 10 ? 16 : 1;
+      return (HINT == 4 || HINT == 5) ? 0 : lookback<WIN, HINT == 7, SLEEP, STRIDE>(status, tile, agg, lane);
+    });
   }
   __syncthreads();
   int4* q = reinterpret_cast<int4*>(out + start);
 #pragma unroll
   for (int j = 0; j < ROWS; j++) {
     int b = s_wr[j * WARPS + warp] + winc[j];
-    int4 r;
-    r.x = b; b += v[j].x;
-    r.y = b; b += v[j].y;
-    r.z = b; b += v[j].z;
-    r.w = b;
-    st4<HINT>(q + j * BLOCK + tid, r);
+    st4<HINT>(q + j * BLOCK + tid, exclusive4(v[j], b));
   }
   if (HINT == 7) { __syncthreads(); if (tid == 0) g_stats[tile * 8 + 4] = gtime(); }
 }
@@ -269,7 +289,6 @@ scan_pipe(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
           unsigned* counter, int tiles) {
   constexpr int WARPS = BLOCK / 32;
   constexpr int NV = WARPS * ROWS;
-  constexpr int PER = NV / 32;
   constexpr int TILE = BLOCK * ROWS * 4;
   extern __shared__ int4 dyn[];
   __shared__ int s_tile[2];
@@ -305,47 +324,21 @@ scan_pipe(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
     int winc[ROWS];
 #pragma unroll
     for (int j = 0; j < ROWS; j++) {
-      int s = v[j].x + v[j].y + v[j].z + v[j].w;
-      int x = s;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        int y = __shfl_up_sync(~0u, x, o);
-        if (lane >= o) x += y;
-      }
-      winc[j] = x - s;
-      if (lane == 31) s_wr[j * WARPS + warp] = x;
+      winc[j] = warp_row<WARPS>(v[j].x + v[j].y + v[j].z + v[j].w, j, lane, warp, s_wr);
     }
     __syncthreads();
     int next = s_tile[(k + 1) & 1];
     if (next < tiles) issue(next, (k + 1) & 1);
     if (warp == 0) {
-      int x[PER];
-      int tot = 0;
-#pragma unroll
-      for (int q = 0; q < PER; q++) { x[q] = s_wr[lane * PER + q]; tot += x[q]; }
-      int inc = tot;
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        int y = __shfl_up_sync(~0u, inc, o);
-        if (lane >= o) inc += y;
-      }
-      int agg = __shfl_sync(~0u, inc, 31);
-      int prefix = lookback<WIN>(status, tile, agg, lane);
-      int e = prefix + inc - tot;
-#pragma unroll
-      for (int q = 0; q < PER; q++) { s_wr[lane * PER + q] = e; e += x[q]; }
+      tile_prefixes<NV>(s_wr, lane, [&](int agg) {
+        return lookback<WIN>(status, tile, agg, lane);
+      });
     }
     __syncthreads();
     int4* qo = reinterpret_cast<int4*>(out + (long)tile * TILE);
 #pragma unroll
     for (int j = 0; j < ROWS; j++) {
-      int b = s_wr[j * WARPS + warp] + winc[j];
-      int4 r;
-      r.x = b; b += v[j].x;
-      r.y = b; b += v[j].y;
-      r.z = b; b += v[j].z;
-      r.w = b;
-      qo[j * BLOCK + tid] = r;
+      qo[j * BLOCK + tid] = exclusive4(v[j], s_wr[j * WARPS + warp] + winc[j]);
     }
     tile = next;
     k++;
@@ -397,7 +390,6 @@ scan_rows2(const int* __restrict__ in, int* __restrict__ out, unsigned long long
            unsigned* counter) {
   constexpr int WARPS = BLOCK / 32;
   constexpr int NV = WARPS * ROWS;
-  constexpr int PER = NV / 32;
   __shared__ int s_tile;
   __shared__ int s_wr[NV];
   int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -415,33 +407,13 @@ scan_rows2(const int* __restrict__ in, int* __restrict__ out, unsigned long long
   int winc[ROWS];
 #pragma unroll
   for (int j = 0; j < ROWS; j++) {
-    int s = v[j][0].x + v[j][0].y + v[j][0].z + v[j][0].w + v[j][1].x + v[j][1].y + v[j][1].z + v[j][1].w;
-    int x = s;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int y = __shfl_up_sync(~0u, x, o);
-      if (lane >= o) x += y;
-    }
-    winc[j] = x - s;
-    if (lane == 31) s_wr[j * WARPS + warp] = x;
+    winc[j] = warp_row<WARPS>(v[j][0].x + v[j][0].y + v[j][0].z + v[j][0].w + v[j][1].x + v[j][1].y + v[j][1].z + v[j][1].w, j, lane, warp, s_wr);
   }
   __syncthreads();
   if (warp == 0) {
-    int x[PER];
-    int tot = 0;
-#pragma unroll
-    for (int k = 0; k < PER; k++) { x[k] = s_wr[lane * PER + k]; tot += x[k]; }
-    int inc = tot;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int y = __shfl_up_sync(~0u, inc, o);
-      if (lane >= o) inc += y;
-    }
-    int agg = __shfl_sync(~0u, inc, 31);
-    int prefix = lookback<1>(status, tile, agg, lane);
-    int e = prefix + inc - tot;
-#pragma unroll
-    for (int k = 0; k < PER; k++) { s_wr[lane * PER + k] = e; e += x[k]; }
+    tile_prefixes<NV>(s_wr, lane, [&](int agg) {
+      return lookback<1>(status, tile, agg, lane);
+    });
   }
   __syncthreads();
   int4* q = reinterpret_cast<int4*>(out + start);
@@ -449,12 +421,8 @@ scan_rows2(const int* __restrict__ in, int* __restrict__ out, unsigned long long
   for (int j = 0; j < ROWS; j++) {
     int b = s_wr[j * WARPS + warp] + winc[j];
     for (int h = 0; h < 2; h++) {
-      int4 r;
-      r.x = b; b += v[j][h].x;
-      r.y = b; b += v[j][h].y;
-      r.z = b; b += v[j][h].z;
-      r.w = b; b += v[j][h].w;
-      q[(j * BLOCK + tid) * 2 + h] = r;
+      q[(j * BLOCK + tid) * 2 + h] = exclusive4(v[j][h], b);
+      b += v[j][h].x + v[j][h].y + v[j][h].z + v[j][h].w;
     }
   }
 }
@@ -482,7 +450,6 @@ scan_smem(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
           unsigned* counter) {
   constexpr int WARPS = BLOCK / 32;
   constexpr int NV = WARPS * ROWS;
-  constexpr int PER = NV / 32;
   extern __shared__ int4 buf[];
   __shared__ int s_tile;
   __shared__ int s_wr[NV];
@@ -500,33 +467,13 @@ scan_smem(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
 #pragma unroll
   for (int j = 0; j < ROWS; j++) {
     int4 v = buf[j * BLOCK + tid];
-    int s = v.x + v.y + v.z + v.w;
-    int x = s;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int y = __shfl_up_sync(~0u, x, o);
-      if (lane >= o) x += y;
-    }
-    winc[j] = x - s;
-    if (lane == 31) s_wr[j * WARPS + warp] = x;
+    winc[j] = warp_row<WARPS>(v.x + v.y + v.z + v.w, j, lane, warp, s_wr);
   }
   __syncthreads();
   if (warp == 0) {
-    int x[PER];
-    int tot = 0;
-#pragma unroll
-    for (int k = 0; k < PER; k++) { x[k] = s_wr[lane * PER + k]; tot += x[k]; }
-    int inc = tot;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      int y = __shfl_up_sync(~0u, inc, o);
-      if (lane >= o) inc += y;
-    }
-    int agg = __shfl_sync(~0u, inc, 31);
-    int prefix = lookback<1>(status, tile, agg, lane);
-    int e = prefix + inc - tot;
-#pragma unroll
-    for (int k = 0; k < PER; k++) { s_wr[lane * PER + k] = e; e += x[k]; }
+    tile_prefixes<NV>(s_wr, lane, [&](int agg) {
+      return lookback<1>(status, tile, agg, lane);
+    });
   }
   __syncthreads();
   int4* q = reinterpret_cast<int4*>(out + start);
@@ -534,12 +481,7 @@ scan_smem(const int* __restrict__ in, int* __restrict__ out, unsigned long long*
   for (int j = 0; j < ROWS; j++) {
     int4 v = buf[j * BLOCK + tid];
     int b = s_wr[j * WARPS + warp] + winc[j];
-    int4 r;
-    r.x = b; b += v.x;
-    r.y = b; b += v.y;
-    r.z = b; b += v.z;
-    r.w = b;
-    st4<HINT>(q + j * BLOCK + tid, r);
+    st4<HINT>(q + j * BLOCK + tid, exclusive4(v, b));
   }
 }
 
