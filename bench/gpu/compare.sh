@@ -19,7 +19,9 @@
 # Environment: ROUNDS (default 2), PGPU_EXE_FLAGS (default "--device
 # cuda"), PGPU_BENCH_BUILD (baselines; built when missing), NVCC,
 # PGPU_BENCH_ARCH (default sm_90), PGPU_COMPARE_ROWS (a regex selecting
-# workloads by name).
+# workloads by name), PGPU_CLOCK (the executables' wtime() clock: device,
+# the default, times a call as the baselines' events do; host, the wall
+# time of a call).
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,6 +31,7 @@ BUILD=${PGPU_BENCH_BUILD:-/tmp/pgpu-bench-build}
 ROUNDS=${ROUNDS:-2}
 EXE_FLAGS=${PGPU_EXE_FLAGS:---device cuda}
 FILTER=${PGPU_COMPARE_ROWS:-.}
+CLOCK=${PGPU_CLOCK:-device}
 [ $# -gt 0 ] || { echo "usage: $0 DIR..." >&2; exit 2; }
 mkdir -p "$BUILD"
 LOG=$(mktemp -d)
@@ -60,7 +63,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     for d in "$@"; do
       out="$LOG/$r-$(printf '%s' "$d" | tr '/' '_').out"
       # shellcheck disable=SC2086
-      if (cd "$ROOT" && "$d/$exe" $EXE_FLAGS $args) > "$out" 2> "$out.err"; then
+      if (cd "$ROOT" && PGPU_CLOCK=$CLOCK "$d/$exe" $EXE_FLAGS $args) > "$out" 2> "$out.err"; then
         if diff <(results_of "$out") <(results_of "$LOG/base-$r.out") > /dev/null; then
           MS[$r,$d,$round]=$(median_ms "$out")
         else
@@ -102,7 +105,7 @@ for r in "${!ROWS[@]}"; do
   echo "$line"
 done
 echo
-echo "ms: median of one run's timed calls, per round (pgpu: wall time of a call, wtime() to wtime();"
+echo "ms: median of one run's timed calls, per round (pgpu: wtime() to wtime() around a call, PGPU_CLOCK=$CLOCK;"
 echo "baselines: CUDA events around a run, and the host wall time to the end of its synchronize);"
 echo "ratio: best round over the baseline's best round of event times."
 rm -rf "$LOG"

@@ -18,7 +18,11 @@
 //! the first runtime clock read), from the monotonic clock (nanosecond
 //! resolution). The CPU device runs kernels synchronously, so a read
 //! follows all launched work; on the cuda device the call first waits for
-//! all device work, so host timings of kernels are right.
+//! all device work, so host timings of kernels are right. With the
+//! environment variable `PGPU_CLOCK=device` (read by `pgpu_rt_init`; `host`
+//! or unset is the default, anything else an error), reads on the cuda
+//! device use the device's clock: the time between two reads is what CUDA
+//! events recorded around the region measure ([`crate::cuda::device_clock`]).
 //!
 //! **Random numbers.** `pgpu_rt_rand_seed(s)` sets the SplitMix64 state to
 //! `s`; `pgpu_rt_rand_u32()` advances it and returns the next number's bits
@@ -48,12 +52,14 @@ use crate::printf::{self, Piece};
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 static ARGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static START: OnceLock<Instant> = OnceLock::new();
+/// Whether `PGPU_CLOCK=device` asked for the device's clock.
+static DEVICE_CLOCK: AtomicBool = AtomicBool::new(false);
 static RANDOM: AtomicU64 = AtomicU64::new(0);
 
 /// Records the program arguments (after the program name).
@@ -96,6 +102,21 @@ pub fn argi(position: i64, fallback: i64, width: u32) -> Result<i64, RtError> {
             width,
         }),
     }
+}
+
+/// Chooses `wtime`'s clock from `PGPU_CLOCK`'s value.
+fn configure_clock(value: Option<&str>) -> Result<(), RtError> {
+    let device = match value {
+        None | Some("") | Some("host") => false,
+        Some("device") => true,
+        Some(other) => {
+            return Err(RtError::Device(format!(
+                "PGPU_CLOCK must be 'host' or 'device', not '{other}'"
+            )));
+        }
+    };
+    DEVICE_CLOCK.store(device, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Seconds since the clock started.
@@ -208,6 +229,7 @@ pub unsafe extern "C" fn pgpu_rt_init(argc: i32, argv: *const *const c_char) {
     guard(|| {
         START.get_or_init(Instant::now);
         crate::profile::configure();
+        configure_clock(std::env::var("PGPU_CLOCK").ok().as_deref())?;
         let mut args = Vec::new();
         if !argv.is_null() {
             for index in 1..argc.max(0) as usize {
@@ -244,9 +266,14 @@ pub extern "C" fn pgpu_rt_argi_width(k: i64, default: i64, width: i32) -> i64 {
 /// Seconds since `pgpu_rt_init`, after all device work.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_wtime() -> f64 {
-    guard(|| {
-        crate::device::synchronize()?;
-        Ok(wtime())
+    guard(|| match crate::cuda::started() {
+        Some(runtime) if DEVICE_CLOCK.load(Ordering::Relaxed) => {
+            crate::cuda::device_clock::read(runtime, wtime)
+        }
+        _ => {
+            crate::device::synchronize()?;
+            Ok(wtime())
+        }
     })
 }
 
@@ -331,6 +358,22 @@ pub extern "C" fn pgpu_rt_printf_end() {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_choices() {
+        for (value, device) in [(None, false), (Some(""), false), (Some("host"), false)] {
+            configure_clock(value).unwrap();
+            assert_eq!(DEVICE_CLOCK.load(Ordering::Relaxed), device);
+        }
+        configure_clock(Some("device")).unwrap();
+        assert!(DEVICE_CLOCK.load(Ordering::Relaxed));
+        let error = configure_clock(Some("gpu")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "PGPU_CLOCK must be 'host' or 'device', not 'gpu'"
+        );
+        configure_clock(None).unwrap();
+    }
 
     fn show(format: &str, args: &[Arg]) -> String {
         let mut out = Vec::new();

@@ -15,7 +15,9 @@
 //! **Kernels.** `zero` clears the digit histograms and the counters.
 //! `histogram` reads the keys once and counts the digits of every pass at
 //! once (per-block workgroup histograms with workgroup atomics, then global
-//! atomics); it also clears the look-back status of the first sweep, and
+//! atomics; a thread whose 16 keys share a digit counts them with one
+//! atomic, so the constant high digits of small keys do not serialize every
+//! warp on one counter); it also clears the look-back status of the first sweep, and
 //! its last block (the one whose increment of a `done` counter completes
 //! the grid, after a device fence) writes the sweeps' plan: the digit
 //! starts of every pass (exclusive scans of the histogram rows) and the
@@ -88,6 +90,8 @@ const DIGITS: usize = 256;
 const WARPS: usize = BLOCK / 32;
 /// Grid bound of the histogram kernel.
 const HISTOGRAM_GRID: i64 = 1024;
+/// Keys per thread of a histogram tile.
+const HISTOGRAM_ITEMS: usize = 16;
 const FLAG_AGGREGATE: i64 = 1;
 const FLAG_INCLUSIVE: i64 = 2;
 
@@ -238,8 +242,6 @@ pub fn launch_zero(b: &mut Body, token: &str, module: &str, ptr: &str, bytes: &s
 /// The last block to finish (counted in `done`) turns the counts into
 /// the sweeps' [`Plan`].
 fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
-    let (_, key_ty) = key_format(elem);
-    let ty = elem.storage();
     m.kernel(
         "histogram",
         &[
@@ -272,21 +274,7 @@ fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
             b.barrier();
             let (first, step) = tile::grid_stride(b, &tid);
             clear_strided(b, &status, Ty::I64, "%status_words", &first, &step);
-            b.for_(&first, "%n", &step, "i64", &[], |b, i, _| {
-                let p = b.gep(&keys, i, Ty::I64, ty.mlir(), 1);
-                let x = b.load(&p, ty.mlir(), ty.bytes(), 1);
-                let key = transform(b, elem, &x);
-                let one = b.c32(1);
-                for pass in 0..passes {
-                    let shift = b.c32((8 * pass) as i64);
-                    let d = digit(b, &key, key_ty, &shift);
-                    let off = b.c32((pass * DIGITS) as i64);
-                    let slot = b.add(&d, &off, Ty::I32);
-                    let q = b.gep(&local, &slot, Ty::I32, "i32", 3);
-                    b.atomic_rmw("add", &q, &one, Ty::I32, 3);
-                }
-                Vec::new()
-            });
+            count_digits(b, elem, passes, &keys, &local, &tid);
             b.barrier();
             for k in 0..passes {
                 let kk = b.c32((k * DIGITS) as i64);
@@ -324,6 +312,88 @@ fn histogram_kernel(m: &mut GpuModule, elem: Elem, passes: usize) {
             });
         },
     );
+}
+
+/// The histogram's counting loop: tiles of `BLOCK * HISTOGRAM_ITEMS` keys
+/// (item `i` of thread `t` is key `i * BLOCK + t`, so the loads coalesce;
+/// all are issued before any count), one tile per block at a time. A
+/// thread whose keys of a tile share a pass's digit (the OR and the AND of
+/// its keys agree on the digit's bits: the usual case of the high digits of
+/// small keys) adds their number with one workgroup atomic; otherwise each
+/// key adds one. Without that, every lane of a warp would hit the same
+/// counter for such a digit, key after key.
+fn count_digits(b: &mut Body, elem: Elem, passes: usize, keys: &str, local: &str, tid: &str) {
+    let (_, key_ty) = key_format(elem);
+    let ty = elem.storage();
+    let per_tile = (BLOCK * HISTOGRAM_ITEMS) as i64;
+    let span = b.c64(per_tile - 1);
+    let n_span = b.add("%n", &span, Ty::I64);
+    let tile_elems = b.c64(per_tile);
+    let tiles = b.op(format!("arith.divui {n_span}, {tile_elems} : i64"));
+    let bid = b.sreg("block_id");
+    let bid = b.resize(&bid, Ty::I32, Ty::I64, false);
+    let grid = b.op("gpu.grid_dim x");
+    let grid = b.idx_to(&grid, Ty::I64);
+    let tid64 = b.resize(tid, Ty::I32, Ty::I64, false);
+    let one64 = b.c64(1);
+    let last = b.sub("%n", &one64, Ty::I64);
+    b.for_(&bid, &tiles, &grid, "i64", &[], |b, tile, _| {
+        let base = b.mul(tile, &tile_elems, Ty::I64);
+        let base = b.add(&base, &tid64, Ty::I64);
+        let mut items = Vec::new();
+        for i in 0..HISTOGRAM_ITEMS {
+            let offset = b.c64((i * BLOCK) as i64);
+            let index = b.add(&base, &offset, Ty::I64);
+            let valid = b.cmp("ult", &index, "%n", Ty::I64);
+            let clamped = b.minu(&index, &last, Ty::I64);
+            let p = b.gep(keys, &clamped, Ty::I64, ty.mlir(), 1);
+            let x = b.load(&p, ty.mlir(), ty.bytes(), 1);
+            items.push((valid, x));
+        }
+        let zero = b.c(0, key_ty);
+        let ones = b.c(-1, key_ty);
+        let mut any = zero.clone();
+        let mut all = ones.clone();
+        let mut count = b.c32(0);
+        let mut counted = Vec::new();
+        for (valid, x) in &items {
+            let key = transform(b, elem, x);
+            let in_or = b.sel(valid, &key, &zero, key_ty);
+            let in_and = b.sel(valid, &key, &ones, key_ty);
+            any = b.or(&any, &in_or, key_ty);
+            all = b.and(&all, &in_and, key_ty);
+            let add = b.zext_bool(valid, Ty::I32);
+            count = b.add(&count, &add, Ty::I32);
+            counted.push((key, add));
+        }
+        for pass in 0..passes {
+            let shift = b.c32((8 * pass) as i64);
+            let d_any = digit(b, &any, key_ty, &shift);
+            let d_all = digit(b, &all, key_ty, &shift);
+            let uniform = b.cmp("eq", &d_any, &d_all, Ty::I32);
+            let off = b.c32((pass * DIGITS) as i64);
+            b.if_then_else(
+                &uniform,
+                &[],
+                |b| {
+                    let slot = b.add(&d_any, &off, Ty::I32);
+                    let q = b.gep(local, &slot, Ty::I32, "i32", 3);
+                    b.atomic_rmw("add", &q, &count, Ty::I32, 3);
+                    Vec::new()
+                },
+                |b| {
+                    for (key, add) in &counted {
+                        let d = digit(b, key, key_ty, &shift);
+                        let slot = b.add(&d, &off, Ty::I32);
+                        let q = b.gep(local, &slot, Ty::I32, "i32", 3);
+                        b.atomic_rmw("add", &q, add, Ty::I32, 3);
+                    }
+                    Vec::new()
+                },
+            );
+        }
+        Vec::new()
+    });
 }
 
 /// The sweeps' plan, in `passes * 256 + passes + 1` i32 words: the digit
@@ -1008,7 +1078,7 @@ pub fn generate(m: &mut GpuModule, symbol: &str, elem: Elem, sorted: bool) -> St
             "llvm.getelementptr {}[{done_at}] : (!llvm.ptr, i64) -> !llvm.ptr, i32",
             r[6]
         ));
-        let hgrid = host::blocks(b, &ctx.n, (BLOCK * 16) as i64, 1);
+        let hgrid = host::blocks(b, &ctx.n, (BLOCK * HISTOGRAM_ITEMS) as i64, 1);
         let hmax = b.cidx(HISTOGRAM_GRID);
         let hgrid = b.op(format!("arith.minui {hgrid}, {hmax} : index"));
         let mut token = host::launch(

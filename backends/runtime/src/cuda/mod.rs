@@ -31,6 +31,7 @@
 //! [`RtError::Kernel`] naming the launches outstanding since the last
 //! successful synchronization.
 
+pub mod device_clock;
 pub mod driver;
 pub mod kernel_times;
 pub mod sites;
