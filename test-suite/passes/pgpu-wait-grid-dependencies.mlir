@@ -14,6 +14,19 @@
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @other(
 // CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NOT: griddepcontrol launch_dependents
+// A kernel marked pgpu.launch_dependents (the collectives' kernels) also
+// lets its dependents launch before each of its returns.
+// CHECK-LABEL: llvm.func @marked(
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NEXT: llvm.cond_br
+// CHECK: ^bb1:
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: llvm.return
+// CHECK: ^bb2:
+// CHECK: llvm.store
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: llvm.return
 // A module without kernels gets no marker.
 // CHECK-LABEL: gpu.module @no_kernels
 // CHECK-NOT: pgpu_waits_for_grid_dependencies
@@ -24,6 +37,8 @@
 // TWICE: llvm.func @scale(
 // TWICE-NEXT: nvvm.griddepcontrol wait
 // TWICE-NEXT: llvm.load
+// TWICE-COUNT-2: griddepcontrol launch_dependents
+// TWICE-NOT: griddepcontrol launch_dependents
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -37,6 +52,15 @@ module attributes {gpu.container_module} {
       llvm.return %x : f32
     }
     llvm.func @other() attributes {nvvm.kernel} {
+      llvm.return
+    }
+    llvm.func @marked(%p: !llvm.ptr<1>, %c: i1) attributes {gpu.kernel, nvvm.kernel, pgpu.launch_dependents} {
+      llvm.cond_br %c, ^bb1, ^bb2
+    ^bb1:
+      llvm.return
+    ^bb2:
+      %z = llvm.mlir.constant(0 : i32) : i32
+      llvm.store %z, %p : i32, !llvm.ptr<1>
       llvm.return
     }
   }

@@ -14,11 +14,22 @@
 //! also gets the constant global `@pgpu_waits_for_grid_dependencies` (1 :
 //! i32): the runtime launches a kernel with programmatic serialization only
 //! when its module defines that symbol, so modules compiled without this
-//! pass (or for older chips) keep full serialization. Upstream MLIR has no
-//! pass that emits grid-dependency control, hence this one.
+//! pass (or for older chips) keep full serialization.
+//!
+//! A kernel that carries the unit attribute `pgpu.launch_dependents` (the
+//! generated collectives' kernels) also gets `nvvm.griddepcontrol
+//! launch_dependents` before each of its returns: the next kernel may then
+//! be scheduled once every block of this one has reached its end, ahead of
+//! the grid's completion and memory flush (the next kernel's own wait still
+//! orders its memory accesses, so this only moves scheduling). Measured side
+//! by side on the H200 (PERF.md): sorts 1-2% faster with it on the
+//! collectives' kernels; on every kernel, findFaces got 7% slower, so the
+//! program kernels are not marked. Upstream MLIR has no pass that emits
+//! grid-dependency control, hence this one.
 
+use melior::Context;
 use melior::ir::{
-    Attribute, BlockLike, Identifier, Location, OperationRef, Region, RegionLike,
+    Attribute, BlockLike, Identifier, Location, Operation, OperationRef, Region, RegionLike,
     operation::{OperationBuilder, OperationLike, WalkOrder, WalkResult},
 };
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
@@ -26,6 +37,10 @@ use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 /// The pass; it has no options.
 #[derive(Debug, Default)]
 pub struct WaitGridDependencies;
+
+/// The unit attribute of kernels that let their dependents launch as each
+/// block ends.
+pub const LAUNCH_DEPENDENTS: &str = "pgpu.launch_dependents";
 
 /// The marker the runtime looks up in a loaded module.
 pub use pgpu_runtime::mgpu::GRID_DEPENDENCY_MARKER as MARKER;
@@ -56,6 +71,18 @@ impl Pass for WaitGridDependencies {
 fn is_kernel(op: OperationRef) -> bool {
     op.name().as_string_ref().as_str() == Ok("llvm.func")
         && (op.has_attribute("gpu.kernel") || op.has_attribute("nvvm.kernel"))
+}
+
+/// `nvvm.griddepcontrol` of `kind` (wait or launch_dependents).
+fn control<'c>(
+    context: &'c Context,
+    kind: Attribute<'c>,
+    location: Location<'c>,
+) -> Result<Operation<'c>, PassFailure> {
+    OperationBuilder::new("nvvm.griddepcontrol", location)
+        .add_attributes(&[(Identifier::new(context, "kind"), kind)])
+        .build()
+        .map_err(|_| emit_error(location, "cannot build nvvm.griddepcontrol"))
 }
 
 fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
@@ -94,6 +121,7 @@ fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
         return Ok(());
     }
     let wait_kind = parse("#nvvm<grid_dep_action wait>")?;
+    let trigger_kind = parse("#nvvm<grid_dep_action launch_dependents>")?;
     for kernel in kernels {
         let Some(entry) = kernel
             .region(0)
@@ -109,11 +137,26 @@ fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
         if already {
             continue;
         }
-        let wait = OperationBuilder::new("nvvm.griddepcontrol", kernel.location())
-            .add_attributes(&[(Identifier::new(context, "kind"), wait_kind)])
-            .build()
-            .map_err(|_| emit_error(kernel.location(), "cannot build nvvm.griddepcontrol"))?;
-        entry.insert_operation(0, wait);
+        entry.insert_operation(0, control(context, wait_kind, kernel.location())?);
+        if kernel.has_attribute(LAUNCH_DEPENDENTS) {
+            let mut returns = Vec::new();
+            kernel.walk(WalkOrder::PreOrder, |op| {
+                if op.name().as_string_ref().as_str() == Ok("llvm.return") {
+                    returns.push(op.to_raw());
+                }
+                WalkResult::Advance
+            });
+            for raw in returns {
+                // SAFETY: collected from the live kernel; nothing was erased.
+                let ret = unsafe { OperationRef::from_raw(raw) };
+                if let Some(block) = ret.block() {
+                    block.insert_operation_before(
+                        ret,
+                        control(context, trigger_kind, ret.location())?,
+                    );
+                }
+            }
+        }
     }
     if !marked {
         let marker = OperationBuilder::new("llvm.mlir.global", Location::unknown(context))

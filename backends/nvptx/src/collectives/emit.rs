@@ -19,6 +19,7 @@
 //! - [`GpuModule`], which collects workgroup arrays and kernels into one
 //!   `gpu.module`.
 
+use crate::wait_grid_dependencies::LAUNCH_DEPENDENTS;
 use std::fmt::Write as _;
 
 /// A value type inside the kernels. `i1` list elements are stored as one
@@ -680,7 +681,9 @@ impl GpuModule {
     }
 
     /// Adds kernel `name` with `params` and `block` threads; `body` gets the
-    /// region builder and the parameter values (`%name`).
+    /// region builder and the parameter values (`%name`). The kernel is
+    /// marked for `pgpu-wait-grid-dependencies` to let the next kernel
+    /// launch as each block ends.
     pub fn kernel(
         &mut self,
         name: &str,
@@ -695,7 +698,7 @@ impl GpuModule {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "    gpu.func @{name}({}) kernel attributes {{known_block_size = array<i32: {block}, 1, 1>}} {{",
+            "    gpu.func @{name}({}) kernel attributes {{known_block_size = array<i32: {block}, 1, 1>, {LAUNCH_DEPENDENTS}}} {{",
             params.join(", ")
         );
         text.push_str(&b.finish());
