@@ -194,6 +194,42 @@ pub fn synchronize() -> Result<(), RtError> {
     crate::cuda::synchronize_if_started()
 }
 
+/// Runs `step` of the task protocol on the cuda device; nothing on the
+/// cpu device, where tasks run in program order.
+fn task_step(
+    step: fn(&'static crate::cuda::Runtime) -> Result<(), RtError>,
+) -> Result<(), RtError> {
+    if is_cuda()? {
+        step(crate::cuda::runtime()?)
+    } else {
+        Ok(())
+    }
+}
+
+/// A `pgpu.taskgroup` begins ([`crate::cuda::tasks`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_tasks_begin() {
+    guard(|| task_step(crate::cuda::tasks::tasks_begin))
+}
+
+/// A `pgpu.task` begins: its device work goes to a stream of its own.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_task_begin() {
+    guard(|| task_step(crate::cuda::tasks::task_begin))
+}
+
+/// A `pgpu.task` ends.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_task_end() {
+    guard(|| task_step(crate::cuda::tasks::task_end))
+}
+
+/// A `pgpu.taskgroup` ends: later device work waits for all its tasks.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_tasks_end() {
+    guard(|| task_step(crate::cuda::tasks::tasks_end))
+}
+
 /// 1 when the program runs on the cuda device, else 0.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_device_is_cuda() -> i32 {

@@ -15,7 +15,7 @@
 //! | `mgpuModuleGetFunction(module, const char *name) -> function` | |
 //! | `mgpuLaunchKernel(function, intptr_t gridX, gridY, gridZ, blockX, blockY, blockZ, int32_t smem, stream, void **params, void **extra, size_t paramsCount)` | |
 //! | `mgpuLaunchClusterKernel(function, intptr_t clusterX, clusterY, clusterZ, gridX, ..., blockZ, int32_t smem, stream, params, extra, size_t paramsCount)` | |
-//! | `mgpuStreamCreate() -> stream`, `mgpuStreamDestroy(stream)`, `mgpuStreamSynchronize(stream)`, `mgpuStreamWaitEvent(stream, event)` | one runtime stream |
+//! | `mgpuStreamCreate() -> stream`, `mgpuStreamDestroy(stream)`, `mgpuStreamSynchronize(stream)`, `mgpuStreamWaitEvent(stream, event)` | the current stream |
 //! | `mgpuEventCreate() -> event`, `mgpuEventDestroy(event)`, `mgpuEventSynchronize(event)`, `mgpuEventRecord(event, stream)` | |
 //! | `mgpuMemAlloc(uint64_t size, stream, bool isHostShared) -> ptr`, `mgpuMemFree(ptr, stream)` | `isHostShared` (managed memory) is refused |
 //! | `mgpuMemcpy(dst, src, size_t size, stream)`, `mgpuMemset32(dst, uint32 value, size_t count, stream)`, `mgpuMemset16(dst, uint16 value, size_t count, stream)` | |
@@ -46,10 +46,11 @@
 //! with 4 its default, so levels 0 and 1 are passed on and higher ones
 //! keep the JIT's default.
 //!
-//! **Streams.** Every stream handle is the one runtime stream of
-//! [`crate::cuda`] (its header says why); `mgpuStreamDestroy` of it does
-//! nothing and `mgpuStreamSynchronize` waits for all device work. Events
-//! are real driver events (without timing).
+//! **Streams.** Every stream handle is the current stream of
+//! [`crate::cuda`] (the one runtime stream, or inside a task the task's:
+//! its header says why); `mgpuStreamDestroy` of it does nothing and
+//! `mgpuStreamSynchronize` waits for all work of the current stream.
+//! Events are real driver events (without timing).
 //!
 //! **Launch sites.** Generated code calls
 //! `pgpu_rt_launch_site(kernel, file, line, col)` right before a launch;
@@ -431,17 +432,17 @@ pub unsafe extern "C" fn mgpuLaunchClusterKernel(
 
 // ------------------------------------------------------------------ streams and events
 
-/// The runtime stream.
+/// The current stream (the runtime stream, or a task's).
 #[unsafe(no_mangle)]
 pub extern "C" fn mgpuStreamCreate() -> *mut c_void {
-    guard(|| Ok(cuda_for("mgpuStreamCreate")?.stream))
+    guard(|| Ok(cuda_for("mgpuStreamCreate")?.current_stream()))
 }
 
 /// Does nothing: the runtime stream lives as long as the process.
 #[unsafe(no_mangle)]
 pub extern "C" fn mgpuStreamDestroy(_stream: *mut c_void) {}
 
-/// Waits for all device work (every stream handle is the runtime stream).
+/// Waits for all work of the current stream (every stream handle is it).
 #[unsafe(no_mangle)]
 pub extern "C" fn mgpuStreamSynchronize(_stream: *mut c_void) {
     guard(|| cuda_for("mgpuStreamSynchronize")?.synchronize())
@@ -566,12 +567,29 @@ pub extern "C" fn mgpuMemAlloc(
 /// Device memory of `mgpuMemAlloc`: live blocks by address, and freed ones
 /// by length for reuse. Generated collectives allocate their scratch at
 /// every call; `cuMemFree` would wait for the device each time, and every
-/// launch and copy goes to the one runtime stream, so a block freed by the
-/// host and handed out again is used in stream order.
+/// launch and copy goes to the current stream, so a block freed by the
+/// host and handed out again is used in stream order (blocks freed inside
+/// tasks, which have streams of their own, wait for the tasks' join).
 #[derive(Default)]
 struct Scratch {
     live: HashMap<CUdeviceptr, usize>,
     free: std::collections::BTreeMap<usize, Vec<CUdeviceptr>>,
+    /// Blocks freed while tasks may run on other streams, kept from `free`
+    /// until they have joined ([`crate::cuda::tasks`]).
+    deferred: Vec<(usize, CUdeviceptr)>,
+    deferring: bool,
+}
+
+/// Starts or ends keeping freed blocks from reuse (see `Scratch`);
+/// ending makes them reusable.
+pub fn set_deferring(on: bool) {
+    let mut scratch = scratch();
+    scratch.deferring = on;
+    if !on {
+        for (bytes, device) in std::mem::take(&mut scratch.deferred) {
+            scratch.free.entry(bytes).or_default().push(device);
+        }
+    }
 }
 
 impl Scratch {
@@ -615,7 +633,11 @@ pub unsafe extern "C" fn mgpuMemFree(ptr: *mut c_void, _stream: *mut c_void) {
             )));
         };
         crate::profile::given_back(bytes);
-        scratch.free.entry(bytes).or_default().push(device);
+        if scratch.deferring {
+            scratch.deferred.push((bytes, device));
+        } else {
+            scratch.free.entry(bytes).or_default().push(device);
+        }
         Ok(())
     })
 }

@@ -101,6 +101,12 @@ pub struct Mirrors {
     /// Device memory of released blocks, by length, for the next blocks
     /// of that length (temporaries come back at every call).
     cache: BTreeMap<usize, Vec<u64>>,
+    /// While tasks may run on other streams ([`crate::cuda::tasks`]): device
+    /// memory released since, by length, kept from the cache until they
+    /// have joined (a block handed to another stream could be written
+    /// while the releasing stream's kernels still use it).
+    deferred: Vec<(usize, u64)>,
+    deferring: bool,
     /// Blocks whose host copy is stale.
     stale_host: usize,
     /// Blocks whose device copy is valid.
@@ -122,6 +128,8 @@ impl Mirrors {
         Mirrors {
             blocks: BTreeMap::new(),
             cache: BTreeMap::new(),
+            deferred: Vec::new(),
+            deferring: false,
             stale_host: 0,
             valid_device: 0,
         }
@@ -166,7 +174,22 @@ impl Mirrors {
         self.forget(&block);
         if let Some(device) = block.device {
             crate::profile::given_back(block.len);
-            self.cache.entry(block.len).or_default().push(device);
+            if self.deferring {
+                self.deferred.push((block.len, device));
+            } else {
+                self.cache.entry(block.len).or_default().push(device);
+            }
+        }
+    }
+
+    /// Starts or ends keeping released device memory from the cache (see
+    /// `deferred`); ending moves what was kept to the cache.
+    pub fn set_deferring(&mut self, on: bool) {
+        self.deferring = on;
+        if !on {
+            for (len, device) in std::mem::take(&mut self.deferred) {
+                self.cache.entry(len).or_default().push(device);
+            }
         }
     }
 
@@ -350,6 +373,11 @@ pub fn release(ptr: *mut u8) -> Result<(), RtError> {
     Ok(())
 }
 
+/// See [`Mirrors::set_deferring`].
+pub fn set_deferring(on: bool) {
+    table().set_deferring(on);
+}
+
 /// The state of the block containing `ptr` in the process's table.
 pub fn state(ptr: *const u8) -> Option<State> {
     table().state(ptr as usize)
@@ -476,6 +504,32 @@ mod tests {
 
     fn log(fake: &mut Fake) -> String {
         std::mem::take(&mut fake.log).join(", ")
+    }
+
+    #[test]
+    fn memory_released_inside_tasks_waits_for_their_join() {
+        let mut first = vec![0u8; 16];
+        let mut second = vec![0u8; 16];
+        let (a, b) = (first.as_mut_ptr() as usize, second.as_mut_ptr() as usize);
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        mirrors.register(a, 16);
+        let da = mirrors.to_device(&mut fake, a, true).unwrap();
+        mirrors.set_deferring(true);
+        mirrors.unregister(a);
+        // Another block of the same length, inside the tasks: new memory,
+        // not the released block's (a sibling's kernels may still use it).
+        mirrors.register(b, 16);
+        let db = mirrors.to_device(&mut fake, b, true).unwrap();
+        assert_ne!(db, da);
+        assert_eq!(log(&mut fake), "alloc 16, alloc 16");
+        mirrors.unregister(b);
+        // After the join both are reusable.
+        mirrors.set_deferring(false);
+        mirrors.register(a, 16);
+        let again = mirrors.to_device(&mut fake, a, true).unwrap();
+        assert!(again == da || again == db);
+        assert_eq!(log(&mut fake), "");
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn create_event(runtime: &Runtime) -> Result<CUevent, RtError> {
 
 fn record(runtime: &Runtime, event: CUevent) -> Result<(), RtError> {
     // SAFETY: an event of `create_event`; the runtime's stream.
-    let code = unsafe { (runtime.driver.cuEventRecord)(event, runtime.stream) };
+    let code = unsafe { (runtime.driver.cuEventRecord)(event, runtime.current_stream()) };
     runtime.check("cuEventRecord", code)
 }
 

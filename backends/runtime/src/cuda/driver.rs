@@ -33,6 +33,8 @@ pub type CUevent = *mut c_void;
 pub const CUDA_SUCCESS: CUresult = 0;
 pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
 pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+/// `cuStreamQuery`: the stream still has work.
+pub const CUDA_ERROR_NOT_READY: CUresult = 600;
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: CUresult = 700;
 pub const CUDA_ERROR_LAUNCH_TIMEOUT: CUresult = 702;
 pub const CUDA_ERROR_ASSERT: CUresult = 710;
@@ -224,6 +226,7 @@ driver_table! {
         cuMemHostUnregister(*mut c_void);
         cuStreamCreate(*mut CUstream, c_uint);
         cuStreamSynchronize(CUstream);
+        cuStreamQuery(CUstream);
         cuStreamDestroy_v2(CUstream);
         cuStreamWaitEvent(CUstream, CUevent, c_uint);
         cuEventCreate(*mut CUevent, c_uint);

@@ -47,7 +47,7 @@ fn recorded_event(runtime: &Runtime) -> Result<CUevent, RtError> {
     let code = unsafe { (runtime.driver.cuEventCreate)(&mut event, 0) };
     runtime.check("cuEventCreate", code)?;
     // SAFETY: the event just created.
-    let code = unsafe { (runtime.driver.cuEventRecord)(event, runtime.stream) };
+    let code = unsafe { (runtime.driver.cuEventRecord)(event, runtime.current_stream()) };
     runtime.check("cuEventRecord", code)?;
     Ok(event)
 }

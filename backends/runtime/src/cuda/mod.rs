@@ -20,7 +20,10 @@
 //! device work. BSGP programs are sequences of dependent supersteps, so
 //! nothing is lost by not running kernels concurrently, and no stream is
 //! created or destroyed per launch (upstream's synchronous `gpu.launch_func`
-//! lowering creates and destroys one each time).
+//! lowering creates and destroys one each time). The one exception is
+//! tasks (`pgpu.taskgroup`, Fork's sibling subgroups: [`tasks`]): inside a
+//! task, all of this goes to the task's own stream instead, the *current
+//! stream*, and a synchronization waits for that stream.
 //!
 //! **Errors.** Every driver call is checked; a failure is an
 //! [`RtError::Cuda`] with the call, the error's name and the driver's
@@ -35,6 +38,7 @@ pub mod device_clock;
 pub mod driver;
 pub mod kernel_times;
 pub mod sites;
+pub mod tasks;
 
 use crate::error::RtError;
 use crate::mirror::Backend;
@@ -307,9 +311,15 @@ pub struct Shape {
 
 impl Runtime {
     /// The stream for a handle that generated code passed: always the
-    /// runtime stream (see the module header).
+    /// current stream (see the module header).
     pub fn stream_for(&self, _stream: *mut c_void) -> CUstream {
-        self.stream
+        self.current_stream()
+    }
+
+    /// The calling thread's current stream: the runtime stream, or the
+    /// stream of the task it runs ([`tasks`]).
+    pub fn current_stream(&self) -> CUstream {
+        tasks::current(self)
     }
 
     fn error(&self, call: &'static str, code: CUresult, waits: bool) -> RtError {
@@ -353,7 +363,7 @@ impl Runtime {
     pub fn synchronize(&self) -> Result<(), RtError> {
         let start = std::time::Instant::now();
         // SAFETY: the runtime's stream.
-        let code = unsafe { (self.driver.cuStreamSynchronize)(self.stream) };
+        let code = unsafe { (self.driver.cuStreamSynchronize)(self.current_stream()) };
         crate::profile::synchronized(start.elapsed());
         self.check_wait("cuStreamSynchronize", code, true)
     }
@@ -454,7 +464,7 @@ impl Runtime {
                 block_dim_y: block[1],
                 block_dim_z: block[2],
                 shared_mem_bytes: shared,
-                stream: self.stream,
+                stream: self.current_stream(),
                 attrs: &mut attribute,
                 num_attrs: 1,
             };
@@ -485,7 +495,7 @@ impl Runtime {
                         block[1],
                         block[2],
                         shared,
-                        self.stream,
+                        self.current_stream(),
                         params,
                         extra,
                     )
@@ -545,7 +555,7 @@ impl Backend for CudaBackend {
         // as long (the mirror's contract). From pageable memory the call
         // returns once the bytes are staged, so the host may change them.
         let code = unsafe {
-            (self.0.driver.cuMemcpyHtoDAsync_v2)(device, host.cast(), bytes, self.0.stream)
+            (self.0.driver.cuMemcpyHtoDAsync_v2)(device, host.cast(), bytes, self.0.current_stream())
         };
         crate::profile::uploaded(bytes);
         self.0.check("cuMemcpyHtoDAsync_v2", code)
@@ -555,7 +565,7 @@ impl Backend for CudaBackend {
         // SAFETY: as `upload`, writable host bytes; the copy is ordered
         // after every earlier launch on the stream.
         let code = unsafe {
-            (self.0.driver.cuMemcpyDtoHAsync_v2)(host.cast(), device, bytes, self.0.stream)
+            (self.0.driver.cuMemcpyDtoHAsync_v2)(host.cast(), device, bytes, self.0.current_stream())
         };
         crate::profile::downloaded(bytes);
         self.0.check_wait("cuMemcpyDtoHAsync_v2", code, false)?;

@@ -1,0 +1,215 @@
+//! Tasks on the CUDA device: the runtime side of `pgpu.taskgroup` and
+//! `pgpu.task` (Fork's sibling subgroups), whose lowering calls
+//! `pgpu_rt_tasks_begin`, then `pgpu_rt_task_begin` / `pgpu_rt_task_end`
+//! around each task's host code, then `pgpu_rt_tasks_end`.
+//!
+//! The host code stays sequential; what runs concurrently is the device
+//! work of the tasks. Every launch, copy and synchronization of the runtime
+//! goes to the host thread's *current stream* ([`current`]): the runtime
+//! stream, or inside a task the task's own stream. So a task's
+//! synchronization (a host read of a subgroup's size) waits for its own
+//! work only, not for a sibling's long kernel queued before it.
+//!
+//! * `tasks_begin` opens a frame on the current stream;
+//! * `task_begin` takes a stream that no open task uses and that has no
+//!   work left (else a new one, up to [`MAX_STREAMS`]; past that the least
+//!   recently used, which only costs concurrency), makes it wait for the
+//!   work queued so far on the frame's stream (an event recorded there now:
+//!   the taskgroup's code before a task, such as the compaction that makes
+//!   its subgroup, is part of what it waits for) and makes it current;
+//! * `task_end` records the task's end event and makes the frame's stream
+//!   current again;
+//! * `tasks_end` makes that stream wait for every task's end event (on the
+//!   device: the host does not wait) and closes the frame.
+//!
+//! Device memory released while any frame is open is kept from reuse until
+//! the outermost frame closes ([`crate::mirror::set_deferring`],
+//! [`crate::mgpu::set_deferring`]): handed to another stream at once, a
+//! block could be written while the releasing stream's kernels still read
+//! it. Frames nest (a task's own taskgroup forks from the task's stream).
+//! On the cpu device, and before the CUDA device has started, the calls do
+//! nothing: tasks run in program order.
+
+use super::{Runtime, driver::*};
+use crate::error::RtError;
+use std::cell::Cell;
+use std::sync::Mutex;
+
+/// The most streams the tasks create.
+pub const MAX_STREAMS: usize = 256;
+
+thread_local! {
+    /// The stream of the task this thread runs (null: the runtime stream).
+    static CURRENT: Cell<CUstream> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The thread's current stream on `runtime`.
+pub fn current(runtime: &Runtime) -> CUstream {
+    let stream = CURRENT.with(Cell::get);
+    if stream.is_null() { runtime.stream } else { stream }
+}
+
+struct Frame {
+    /// The stream current when the frame opened.
+    parent: CUstream,
+    /// End events of the frame's finished tasks.
+    ends: Vec<CUevent>,
+    /// Streams of the frame's tasks (finished or running).
+    streams: Vec<CUstream>,
+}
+
+#[derive(Default)]
+struct Tasks {
+    frames: Vec<Frame>,
+    /// Every stream created for tasks, least recently handed out first.
+    pool: Vec<CUstream>,
+}
+
+// SAFETY: driver handles are process-wide, usable from any thread.
+unsafe impl Send for Tasks {}
+
+static TASKS: Mutex<Option<Tasks>> = Mutex::new(None);
+
+fn with_tasks<T>(body: impl FnOnce(&mut Tasks) -> Result<T, RtError>) -> Result<T, RtError> {
+    let mut guard = TASKS.lock().unwrap_or_else(|poison| poison.into_inner());
+    body(guard.get_or_insert_with(Tasks::default))
+}
+
+fn event(runtime: &Runtime, stream: CUstream) -> Result<CUevent, RtError> {
+    let mut event: CUevent = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; then the event just created.
+    unsafe {
+        let code = (runtime.driver.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING);
+        runtime.check("cuEventCreate", code)?;
+        let code = (runtime.driver.cuEventRecord)(event, stream);
+        runtime.check("cuEventRecord", code)?;
+    }
+    Ok(event)
+}
+
+fn wait(runtime: &Runtime, stream: CUstream, event: CUevent) -> Result<(), RtError> {
+    // SAFETY: a recorded event; the wait is queued before it is destroyed
+    // (destroying an event with queued waits is allowed).
+    unsafe {
+        let code = (runtime.driver.cuStreamWaitEvent)(stream, event, 0);
+        runtime.check("cuStreamWaitEvent", code)?;
+        let code = (runtime.driver.cuEventDestroy_v2)(event);
+        runtime.check("cuEventDestroy_v2", code)
+    }
+}
+
+/// Opens a frame on the current stream.
+pub fn tasks_begin(runtime: &Runtime) -> Result<(), RtError> {
+    let parent = current(runtime);
+    let outermost = with_tasks(|tasks| {
+        tasks.frames.push(Frame {
+            parent,
+            ends: Vec::new(),
+            streams: Vec::new(),
+        });
+        Ok(tasks.frames.len() == 1)
+    })?;
+    if outermost {
+        crate::mirror::set_deferring(true);
+        crate::mgpu::set_deferring(true);
+    }
+    Ok(())
+}
+
+/// A stream for a new task: see the module header.
+fn take_stream(runtime: &Runtime, tasks: &mut Tasks) -> Result<CUstream, RtError> {
+    let open: Vec<CUstream> = tasks
+        .frames
+        .iter()
+        .flat_map(|frame| frame.streams.iter().copied().chain([frame.parent]))
+        .collect();
+    let mut idle = None;
+    let mut fallback = None;
+    for (index, &stream) in tasks.pool.iter().enumerate() {
+        if open.contains(&stream) {
+            continue;
+        }
+        // SAFETY: a stream of the pool.
+        let code = unsafe { (runtime.driver.cuStreamQuery)(stream) };
+        if code == CUDA_SUCCESS {
+            idle = Some(index);
+            break;
+        }
+        if code != CUDA_ERROR_NOT_READY {
+            runtime.check_wait("cuStreamQuery", code, false)?;
+        }
+        fallback.get_or_insert(index);
+    }
+    if let Some(index) = idle {
+        return Ok(tasks.pool.remove(index));
+    }
+    let Some(fallback) = fallback.filter(|_| tasks.pool.len() >= MAX_STREAMS) else {
+        let mut stream: CUstream = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        let code =
+            unsafe { (runtime.driver.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) };
+        runtime.check("cuStreamCreate", code)?;
+        return Ok(stream);
+    };
+    Ok(tasks.pool.remove(fallback))
+}
+
+/// Starts a task of the innermost frame on a stream of its own.
+pub fn task_begin(runtime: &Runtime) -> Result<(), RtError> {
+    let (stream, parent) = with_tasks(|tasks| {
+        let stream = take_stream(runtime, tasks)?;
+        let frame = tasks
+            .frames
+            .last_mut()
+            .ok_or_else(|| RtError::Internal("pgpu_rt_task_begin outside a taskgroup".into()))?;
+        frame.streams.push(stream);
+        Ok((stream, frame.parent))
+    })?;
+    let fork = event(runtime, parent)?;
+    wait(runtime, stream, fork)?;
+    CURRENT.with(|current| current.set(stream));
+    Ok(())
+}
+
+/// Ends the innermost frame's running task.
+pub fn task_end(runtime: &Runtime) -> Result<(), RtError> {
+    let stream = current(runtime);
+    let end = event(runtime, stream)?;
+    let parent = with_tasks(|tasks| {
+        let frame = tasks
+            .frames
+            .last_mut()
+            .ok_or_else(|| RtError::Internal("pgpu_rt_task_end outside a taskgroup".into()))?;
+        frame.ends.push(end);
+        Ok(frame.parent)
+    })?;
+    CURRENT.with(|current| current.set(parent));
+    Ok(())
+}
+
+/// Joins the innermost frame's tasks into its stream and closes it.
+pub fn tasks_end(runtime: &Runtime) -> Result<(), RtError> {
+    let (frame, outermost) = with_tasks(|tasks| {
+        let frame = tasks
+            .frames
+            .pop()
+            .ok_or_else(|| RtError::Internal("pgpu_rt_tasks_end without a taskgroup".into()))?;
+        tasks.pool.extend(frame.streams.iter().copied());
+        Ok((frame, tasks.frames.is_empty()))
+    })?;
+    for end in frame.ends {
+        wait(runtime, frame.parent, end)?;
+    }
+    CURRENT.with(|current| {
+        current.set(if frame.parent == runtime.stream {
+            std::ptr::null_mut()
+        } else {
+            frame.parent
+        })
+    });
+    if outermost {
+        crate::mirror::set_deferring(false);
+        crate::mgpu::set_deferring(false);
+    }
+    Ok(())
+}
