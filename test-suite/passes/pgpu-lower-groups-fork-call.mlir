@@ -56,10 +56,13 @@ func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
 // (sorted on the device by rank * 2^32 + processor).
 // CHECK: %[[SHIFT:.*]] = arith.constant 4294967296 : index
 // CHECK: arith.muli %{{.*}}, %[[SHIFT]] : index
+// CHECK: pgpu.taskgroup {
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: %[[FOUND:.*]] = pgpu.list.compact
 // CHECK: scf.if
 // CHECK: pgpu.list.sort_idx %{{.*}}, %{{.*}}[%[[FOUND]]]
+// Each subgroup is a task of the loop's taskgroup.
+// CHECK: pgpu.task {
 // CHECK: pgpu.spawn synchronous %[[FOUND]] {
 // A multiprefix on a cell that may differ between members: when the cells
 // are one (the indices' min and max agree), a rank-order multiprefix of the

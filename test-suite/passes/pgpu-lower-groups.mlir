@@ -26,10 +26,14 @@ memref.global @rounds : memref<i32> = dense<0>
 // CHECK: pgpu.spawn synchronous %[[P:.*]] {
 // CHECK: %[[RANK:.*]] = pgpu.rank : index
 // CHECK: memref.store %{{.*}}, %[[FLAGS]][%[[RANK]]] : memref<?xi1>
-// ComputeSubgroups on the device: compaction of each side's positions.
+// The two sides are the tasks of one taskgroup (on the GPU, their device
+// work may overlap). ComputeSubgroups on the device: compaction of each
+// side's positions.
+// CHECK: pgpu.taskgroup {
 // CHECK: %[[N1:.*]] = pgpu.list.compact %[[IOTA]], %[[FLAGS]], %[[THEN_MAP]][%[[P]]]
 // CHECK: %[[ANY1:.*]] = arith.cmpi ugt, %[[N1]]
 // CHECK: scf.if %[[ANY1]] {
+// CHECK-NEXT: pgpu.task {
 // Devicefunc2then: a subgroup of N1 members.
 // CHECK: pgpu.spawn synchronous %[[N1]] {
 // CHECK: pgpu.rank : index
@@ -39,6 +43,7 @@ memref.global @rounds : memref<i32> = dense<0>
 // CHECK: }
 // CHECK: %[[N0:.*]] = pgpu.list.compact %[[IOTA]], %{{.*}}, %[[ELSE_MAP]][%[[P]]]
 // CHECK: scf.if
+// CHECK-NEXT: pgpu.task {
 // CHECK: pgpu.spawn synchronous %[[N0]] {
 // Figure 5: a loop whose body synchronizes runs on the host; its uniform
 // counter stays a host value.

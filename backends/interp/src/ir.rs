@@ -1357,6 +1357,9 @@ impl Converter {
             "pgpu.dnew" => DNew { temp: false },
             "pgpu.dtempnew" => DNew { temp: true },
             "pgpu.dtempfree" => DTempFree,
+            // Tasks run one after the other, in program order: the body in
+            // place, like `scf.execute_region`.
+            "pgpu.taskgroup" | "pgpu.task" => ExecuteRegion,
             "pgpu.thread.fork" => ThreadFork,
             "pgpu.thread.kill" => ThreadKill,
             "pgpu.thread.sortby" => ThreadSortBy,

@@ -599,6 +599,28 @@ LogicalResult DTempNewOp::verify() {
 
 LogicalResult DTempFreeOp::verify() { return verifyHostCode(*this); }
 
+LogicalResult TaskGroupOp::verify() { return verifyHostCode(*this); }
+
+/// A task belongs to the nearest enclosing taskgroup of its function; no
+/// other task of that group may enclose it.
+LogicalResult TaskOp::verify() {
+  if (failed(verifyHostCode(*this)))
+    return failure();
+  for (Operation *parent = (*this)->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<TaskGroupOp>(parent))
+      return success();
+    if (isa<TaskOp>(parent))
+      return emitOpError("cannot be nested in another 'pgpu.task' of the "
+                         "same 'pgpu.taskgroup'")
+                 .attachNote(parent->getLoc())
+             << "the enclosing task";
+    if (parent->hasTrait<OpTrait::IsIsolatedFromAbove>())
+      break;
+  }
+  return emitOpError("must be nested in a 'pgpu.taskgroup'");
+}
+
 //===----------------------------------------------------------------------===//
 // Speculation
 //===----------------------------------------------------------------------===//

@@ -137,3 +137,43 @@ fn verifier_rejects_rank_outside_spmd_region() {
         "{messages:?}"
     );
 }
+
+/// Builds `func @g() { pgpu.taskgroup { pgpu.task { } } }` with the typed
+/// builders (the yields explicit); it verifies and prints with them implicit.
+#[test]
+fn builds_taskgroup_with_task() {
+    let context = context();
+    let location = Location::unknown(&context);
+    let module = Module::new(location);
+    let region_of = |operations: Vec<Operation>| {
+        let block = Block::new(&[]);
+        for operation in operations {
+            block.append_operation(operation);
+        }
+        block.append_operation(ops::pgpu::r#yield(&context, &[], location).into());
+        let region = Region::new();
+        region.append_block(block);
+        region
+    };
+    let task = ops::pgpu::task(&context, region_of(vec![]), location);
+    let group = ops::pgpu::taskgroup(&context, region_of(vec![task.into()]), location);
+    let func_body = Block::new(&[]);
+    func_body.append_operation(group.into());
+    func_body.append_operation(func::r#return(&[], location));
+    let func_region = Region::new();
+    func_region.append_block(func_body);
+    module.body().append_operation(func::func(
+        &context,
+        StringAttribute::new(&context, "g"),
+        TypeAttribute::new(FunctionType::new(&context, &[], &[]).into()),
+        func_region,
+        &[],
+        location,
+    ));
+    assert!(module.as_operation().verify(), "built module must verify");
+    let text = module.as_operation().to_string();
+    assert!(
+        text.contains("pgpu.taskgroup {\n      pgpu.task {\n      }\n    }"),
+        "{text}"
+    );
+}

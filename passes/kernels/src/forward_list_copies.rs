@@ -42,7 +42,13 @@
 //!   permutation.
 //!
 //! Lists nothing reads any more are dropped with their stores, and kernels
-//! left without side effects are erased. Two lists may alias
+//! left without side effects are erased. The bodies of `pgpu.taskgroup`
+//! and `pgpu.task` are host code run once in place (like
+//! `scf.execute_region`): kernels there are kernels, and a task group
+//! between two ops writes what its body may write. A reader in a task is
+//! judged with its whole task group (the reader's ancestor in the kernel's
+//! block), so no task's read of a source is forwarded while a sibling task
+//! writes it. Two lists may alias
 //! unless one is a distinct `memref.alloc`/`alloca` or both are distinct
 //! globals; views (`cast`, `subview`, ...) are traced to their base.
 //! Collectives read lists with unit stride only, so a strided source stays

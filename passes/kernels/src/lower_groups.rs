@@ -48,9 +48,16 @@
 //!   when the level ends.
 //! * A group of no processors runs nothing.
 //!
-//! Sibling subgroups run one after the other (on the device, concurrently
-//! running them is future work). We write this pass because Fork's group
-//! semantics have no upstream counterpart.
+//! * The sides of a split, and the subgroups of a fork, are the tasks
+//!   (`pgpu.task`) of one `pgpu.taskgroup`: the host runs them one after
+//!   the other, and on the CUDA device each one's device work goes to a
+//!   stream of its own, so a subgroup's kernels run while the host goes on
+//!   with its siblings (a sibling's host reads wait for that sibling's
+//!   own work only). The compaction that makes a subgroup runs in the
+//!   taskgroup before its task.
+//!
+//! We write this pass because Fork's group semantics have no upstream
+//! counterpart.
 
 use crate::{
     build::{Builder, Built},
@@ -822,17 +829,19 @@ impl Lowering {
         inside.store(position, iota, position)?;
         let (buffers, next) = self.result_buffers(op, level, after)?;
         let size = self.levels[level].size;
+        let sides = Builder::before(body_op_before(&at, "pgpu.taskgroup")?);
         for (region, side_flags) in [(0, flags), (1, others)] {
             let Some(block) = op.entry_block(region) else {
                 continue;
             };
             let map = self.buffer(level, index_type, &[])?;
-            let (count, then_yield) = members_of(&at, iota, side_flags, map, size)?;
+            let (count, then_yield) = members_of(&sides, iota, side_flags, map, size)?;
             if let Some(merge) = block.terminator() {
                 self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
             }
             let id = self.levels[level].id;
-            self.enter_subgroup(block, then_yield, level, count, id, None, map)?;
+            let task_end = body_op_before(&Builder::before(then_yield), "pgpu.task")?;
+            self.enter_subgroup(block, task_end, level, count, id, None, map)?;
         }
         op.erase();
         Ok(next)
@@ -871,8 +880,9 @@ impl Lowering {
         let block = op
             .entry_block(0)
             .ok_or_else(|| at.fail("pgpu.group.fork without a body"))?;
-        // for (g = 0; g < k; g++)
-        let (_, group, end) = at.for_loop(zero, count, one)?;
+        // for (g = 0; g < k; g++), each subgroup a task
+        let tasks = Builder::before(body_op_before(&at, "pgpu.taskgroup")?);
+        let (_, group, end) = tasks.for_loop(zero, count, one)?;
         // Members of subgroup g, in position order.
         let (_, segment_end, position) = self.open_segment(end, level)?;
         let inside = Builder::before(segment_end);
@@ -902,7 +912,8 @@ impl Lowering {
         if let Some(merge) = block.terminator() {
             self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
         }
-        self.enter_subgroup(block, then_yield, level, found, group, Some(new_ranks), map)?;
+        let task_end = body_op_before(&Builder::before(then_yield), "pgpu.task")?;
+        self.enter_subgroup(block, task_end, level, found, group, Some(new_ranks), map)?;
         op.erase();
         Ok(next)
     }
@@ -1439,6 +1450,16 @@ fn members_of(at: &Builder, iota: Val, flags: Val, positions: Val, size: Val) ->
     let any = at.cmpi(8, count, zero)?;
     let (_, then_yield, _) = at.if_op(any, &[], false)?;
     Ok((count, then_yield))
+}
+
+/// A `pgpu.taskgroup` or `pgpu.task` (`name`) with an empty body at `at`;
+/// returns the body's terminator.
+fn body_op_before(at: &Builder, name: &str) -> Built<Op> {
+    let region = Region::new();
+    region.append_block(Block::new(&[]));
+    let op = at.op_with_regions(name, &[], &[], &[], vec![region])?;
+    let body = op.entry_block(0).ok_or(PassFailure)?;
+    at.append_to(body, "pgpu.yield", &[])
 }
 
 /// Removes the marks of host structures left in code that stayed on the

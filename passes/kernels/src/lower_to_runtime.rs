@@ -20,6 +20,13 @@
 //!   function recorded since its entry (`pgpu_rt_dtemp_mark` there). Run
 //!   `finalize-memref-to-llvm{use-generic-functions=true}` afterwards, so
 //!   that `memref.alloc` uses the runtime's allocator too;
+//! * `pgpu.taskgroup { body }` becomes `pgpu_rt_tasks_begin()`, the body
+//!   in place (its `pgpu.yield` dropped), `pgpu_rt_tasks_end()`; each
+//!   `pgpu.task { body }` likewise between `pgpu_rt_task_begin()` and
+//!   `pgpu_rt_task_end()` (outer ops first: the walk's list holds the
+//!   nested ones, which only move). The runtime gives each task's device
+//!   work its own stream on the cuda device; the host code stays
+//!   sequential, in program order;
 //! * the program's `@main() -> i32` is renamed `@pgpu_main`, and a C entry
 //!   `@main(argc, argv)` calls `pgpu_rt_init`, then it, then `pgpu_rt_fini`
 //!   (errors of kernels still running are reported before the exit; the
@@ -49,7 +56,7 @@ pub struct LowerToRuntime;
 
 impl Pass for LowerToRuntime {
     const ARGUMENT: &'static str = "pgpu-lower-to-runtime";
-    const SUMMARY: &'static str = "Lower host I/O (argi, wtime, rand, printf) and pgpu.list collectives to pgpu-runtime calls";
+    const SUMMARY: &'static str = "Lower host I/O (argi, wtime, rand, printf), pgpu.list collectives and task groups to pgpu-runtime calls";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
 
     fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
@@ -88,6 +95,20 @@ impl Pass for LowerToRuntime {
                 "pgpu.dtempnew" => lowering.allocate(op, true)?,
                 "pgpu.dtempfree" => lowering.dtempfree(op)?,
                 _ => {}
+            }
+        }
+        // Apart from the walk: lowering a task erases its terminator, so
+        // the list holds the task ops only.
+        let tasks: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| op.is("pgpu.taskgroup") || op.is("pgpu.task"))
+            .collect();
+        for op in tasks {
+            if op.is("pgpu.taskgroup") {
+                lowering.bracket(op, "pgpu_rt_tasks_begin", "pgpu_rt_tasks_end")?;
+            } else {
+                lowering.bracket(op, "pgpu_rt_task_begin", "pgpu_rt_task_end")?;
             }
         }
         lowering.entry_point()
@@ -445,6 +466,25 @@ impl Lowering {
                 .call(&at, "pgpu_rt_dtemp_register", &[address], "(!llvm.ptr)")?;
         }
         op.result(0).replace_all_uses(list);
+        op.erase();
+        Ok(())
+    }
+
+    /// Replaces the region op `op` (`pgpu.taskgroup`, `pgpu.task`) by a
+    /// call of `begin`, its body without the terminator, and a call of
+    /// `end`.
+    fn bracket(&mut self, op: Op, begin: &str, end: &str) -> Built<()> {
+        let at = Builder::before(op);
+        self.runtime.call(&at, begin, &[], "()")?;
+        if let Some(body) = op.entry_block(0) {
+            let terminator = body.terminator();
+            for inner in body.ops() {
+                if Some(inner) != terminator {
+                    inner.move_before(op);
+                }
+            }
+        }
+        self.runtime.call(&at, end, &[], "()")?;
         op.erase();
         Ok(())
     }

@@ -6,9 +6,11 @@
 //! read and write: loads, stores, atomics, `memref.copy`, deallocations (a
 //! write: the list is gone), and the `pgpu.list` collectives by their
 //! operands' ODS effects. Calls and ops not known here make the effects
-//! unknown (anything). [`may_alias`] traces views to their base: distinct
-//! `memref.alloc`/`alloca` results and distinct globals do not alias; any
-//! other two lists may.
+//! unknown (anything). Region ops (`scf` control flow, `pgpu.taskgroup`
+//! and `pgpu.task`, whose body runs exactly once in place) have the
+//! effects of what is nested in them. [`may_alias`] traces views to their
+//! base: distinct `memref.alloc`/`alloca` results and distinct globals do
+//! not alias; any other two lists may.
 
 use crate::ir::{Op, Val};
 
@@ -141,6 +143,9 @@ pub(crate) fn is_effect_free(name: &str) -> bool {
                 | "scf.condition"
                 | "scf.reduce"
                 | "scf.reduce.return"
+                | "pgpu.taskgroup"
+                | "pgpu.task"
+                | "pgpu.yield"
                 | "memref.alloc"
                 | "memref.alloca"
                 | "memref.get_global"

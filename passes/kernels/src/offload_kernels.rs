@@ -34,6 +34,11 @@
 //! loop over a list syncs once. Accesses in the CPU branch of a dispatch
 //! need no sync (that branch runs only on the CPU device).
 //!
+//! `pgpu.taskgroup` and `pgpu.task` are host code whose body runs exactly
+//! once, like `scf.execute_region`: kernels, collectives and host accesses
+//! in them are handled as anywhere in host code, and a sync leaves a task
+//! that launches nothing as it leaves such a region.
+//!
 //! Global arrays are runtime blocks (`pgpu-lower-to-runtime` registers them
 //! at start-up): kernels take their addresses as operands and host
 //! accesses sync like a list's. Reads of global list variables (a list's
@@ -54,6 +59,7 @@ use crate::{
     ir::{Op, Val, sort_writes_keys},
     outline_cpu_kernels::is_host_code,
     outline_cpu_kernels::is_index_constant,
+    outline_cpu_kernels::is_task_region,
     runtime_calls::{RuntimeCalls, source_name},
 };
 use melior::ir::{
@@ -694,10 +700,12 @@ impl Offload {
     fn sync_point(&mut self, op: Op, list: Val) -> Op {
         let mut point = op;
         while let Some(parent) = point.parent() {
-            let hoistable = matches!(
-                parent.name().as_str(),
+            let name = parent.name();
+            let hoistable = (matches!(
+                name.as_str(),
                 "scf.for" | "scf.while" | "scf.if" | "scf.parallel" | "scf.execute_region"
-            ) && !parent.has_attribute(DISPATCH);
+            ) || is_task_region(&name))
+                && !parent.has_attribute(DISPATCH);
             if !hoistable || list.is_defined_within(parent) || self.launches(parent) {
                 break;
             }
@@ -794,7 +802,8 @@ fn is_host_only_memory(list: Val) -> bool {
 }
 
 /// A host op whose list accesses need a sync: host code outside GPU
-/// launches and outside the CPU branch of a dispatch.
+/// launches and outside the CPU branch of a dispatch (the bodies of task
+/// groups and tasks are host code).
 fn is_host_access_site(op: Op) -> bool {
     let mut current = op.parent();
     while let Some(parent) = current {
@@ -802,7 +811,8 @@ fn is_host_access_site(op: Op) -> bool {
         if name == "func.func" {
             return true;
         }
-        if name.starts_with("gpu.") || name.starts_with("pgpu.") || parent.has_attribute(DISPATCH) {
+        let pgpu_region = name.starts_with("pgpu.") && !is_task_region(&name);
+        if name.starts_with("gpu.") || pgpu_region || parent.has_attribute(DISPATCH) {
             return false;
         }
         current = parent.parent();

@@ -25,6 +25,13 @@
 //! unranked memref, say). Run it after `pgpu-lower-to-runtime` and before
 //! the upstream lowering to LLVM.
 //!
+//! Host code includes the bodies of `pgpu.taskgroup` and `pgpu.task`
+//! ([`is_task_region`]: regions whose body runs exactly once, like
+//! `scf.execute_region`), so a kernel in a task is a kernel for this pass
+//! and for the passes that share [`is_host_code`]
+//! (`pgpu-forward-list-copies`, `pgpu-narrow-guarded-kernels`,
+//! `pgpu-offload-kernels`).
+//!
 //! Upstream's `convert-scf-to-openmp` does the same job with libomp;
 //! executables built with it would need libomp at run time and its thread
 //! team per parallel region, where ours need only libc and reuse one
@@ -95,9 +102,16 @@ fn functions_by_name(module: Op) -> HashMap<String, Op> {
         .collect()
 }
 
+/// Whether `name` is `pgpu.taskgroup` or `pgpu.task`: host code whose
+/// body runs exactly once, in place, like `scf.execute_region`.
+pub(crate) fn is_task_region(name: &str) -> bool {
+    matches!(name, "pgpu.taskgroup" | "pgpu.task")
+}
+
 /// An op of host code: in a function, not nested in an `scf.parallel`, a
 /// GPU launch or module, or SPMD code (the outermost `scf.parallel`s of
-/// such code are the host's kernels).
+/// such code are the host's kernels). The bodies of task groups and tasks
+/// are host code.
 pub(crate) fn is_host_code(op: Op) -> bool {
     let mut current = op.parent();
     while let Some(parent) = current {
@@ -105,7 +119,8 @@ pub(crate) fn is_host_code(op: Op) -> bool {
         if name == "func.func" {
             return true;
         }
-        if name == "scf.parallel" || name.starts_with("pgpu.") || name.starts_with("gpu.") {
+        let pgpu_region = name.starts_with("pgpu.") && !is_task_region(&name);
+        if name == "scf.parallel" || pgpu_region || name.starts_with("gpu.") {
             return false;
         }
         current = parent.parent();

@@ -27,7 +27,7 @@ func.func @synchronous_not_on_function() {
 // -----
 
 func.func @yield_outside_region() {
-  // expected-error @+1 {{'pgpu.yield' op expects parent op to be one of 'pgpu.spawn, pgpu.superstep, pgpu.par, pgpu.seq, pgpu.farm, pgpu.require'}}
+  // expected-error @+1 {{'pgpu.yield' op expects parent op to be one of 'pgpu.spawn, pgpu.superstep, pgpu.par, pgpu.seq, pgpu.farm, pgpu.require, pgpu.taskgroup, pgpu.task'}}
   pgpu.yield
 }
 
@@ -1148,6 +1148,83 @@ func.func @dtempfree_in_gpu_code(%n: index) {
   pgpu.spawn %n {
     // expected-error @+1 {{'pgpu.dtempfree' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
     pgpu.dtempfree
+  }
+  return
+}
+
+// -----
+
+func.func @task_without_taskgroup() {
+  // expected-error @+1 {{'pgpu.task' op must be nested in a 'pgpu.taskgroup'}}
+  pgpu.task {
+  }
+  return
+}
+
+// -----
+
+// The group of a task is a taskgroup of its own function.
+func.func @task_in_function_in_taskgroup(%c: i1) {
+  pgpu.taskgroup {
+    builtin.module {
+      func.func @inner(%d: i1) {
+        scf.if %d {
+          // expected-error @+1 {{'pgpu.task' op must be nested in a 'pgpu.taskgroup'}}
+          pgpu.task {
+          }
+        }
+        return
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @task_in_task() {
+  pgpu.taskgroup {
+    // expected-note @+1 {{the enclosing task}}
+    pgpu.task {
+      // expected-error @+1 {{'pgpu.task' op cannot be nested in another 'pgpu.task' of the same 'pgpu.taskgroup'}}
+      pgpu.task {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @taskgroup_in_gpu_code(%n: index) {
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.taskgroup' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
+    pgpu.taskgroup {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @task_in_gpu_code(%n: index) {
+  pgpu.taskgroup {
+    pgpu.spawn %n {
+      // expected-error @+1 {{'pgpu.task' op is host code: it must be outside SPMD regions or inside 'pgpu.require'}}
+      pgpu.task {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @taskgroup_with_results() {
+  pgpu.taskgroup {
+    %c = arith.constant 0 : i32
+    // expected-error @+1 {{'pgpu.yield' op yields (i32) but the enclosing 'pgpu.taskgroup' has results ()}}
+    pgpu.yield %c : i32
   }
   return
 }

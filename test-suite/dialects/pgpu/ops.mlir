@@ -585,6 +585,57 @@ func.func @find_faces(%pf: memref<?xi32>, %hd: memref<?xi32>, %ib: memref<?xi32>
   return
 }
 
+// A task group: a task per loop iteration and one in a branch, each
+// launching a spawn; the yields are implicit, a nested group is its own.
+// CHECK-LABEL: func.func @taskgroup
+// CHECK-SAME: (%[[A:.*]]: memref<?xi32>, %[[N:.*]]: index, %[[C:.*]]: i1)
+// CHECK: pgpu.taskgroup {
+// CHECK-NEXT: scf.for %[[G:.*]] = %{{.*}} to %[[N]] step %{{.*}} {
+// CHECK-NEXT: pgpu.task {
+// CHECK-NEXT: pgpu.spawn %[[N]] {
+// CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
+// CHECK-NEXT: %[[V:.*]] = arith.index_cast %[[G]] : index to i32
+// CHECK-NEXT: memref.store %[[V]], %[[A]][%[[R]]] : memref<?xi32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[C]] {
+// CHECK-NEXT: pgpu.task {
+// CHECK-NEXT: pgpu.taskgroup {
+// CHECK-NEXT: pgpu.task {
+// CHECK-NEXT: pgpu.dtempfree
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @taskgroup(%a: memref<?xi32>, %n: index, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  pgpu.taskgroup {
+    scf.for %g = %c0 to %n step %c1 {
+      pgpu.task {
+        pgpu.spawn %n {
+          %r = pgpu.rank : index
+          %v = arith.index_cast %g : index to i32
+          memref.store %v, %a[%r] : memref<?xi32>
+        }
+      }
+    }
+    scf.if %c {
+      pgpu.task {
+        pgpu.taskgroup {
+          pgpu.task {
+            pgpu.dtempfree
+          }
+        }
+      }
+    }
+  }
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Speculation (GPU-TLS)
 //===----------------------------------------------------------------------===//

@@ -555,7 +555,12 @@ impl Backend for CudaBackend {
         // as long (the mirror's contract). From pageable memory the call
         // returns once the bytes are staged, so the host may change them.
         let code = unsafe {
-            (self.0.driver.cuMemcpyHtoDAsync_v2)(device, host.cast(), bytes, self.0.current_stream())
+            (self.0.driver.cuMemcpyHtoDAsync_v2)(
+                device,
+                host.cast(),
+                bytes,
+                self.0.current_stream(),
+            )
         };
         crate::profile::uploaded(bytes);
         self.0.check("cuMemcpyHtoDAsync_v2", code)
@@ -565,7 +570,12 @@ impl Backend for CudaBackend {
         // SAFETY: as `upload`, writable host bytes; the copy is ordered
         // after every earlier launch on the stream.
         let code = unsafe {
-            (self.0.driver.cuMemcpyDtoHAsync_v2)(host.cast(), device, bytes, self.0.current_stream())
+            (self.0.driver.cuMemcpyDtoHAsync_v2)(
+                host.cast(),
+                device,
+                bytes,
+                self.0.current_stream(),
+            )
         };
         crate::profile::downloaded(bytes);
         self.0.check_wait("cuMemcpyDtoHAsync_v2", code, false)?;

@@ -46,7 +46,11 @@ thread_local! {
 /// The thread's current stream on `runtime`.
 pub fn current(runtime: &Runtime) -> CUstream {
     let stream = CURRENT.with(Cell::get);
-    if stream.is_null() { runtime.stream } else { stream }
+    if stream.is_null() {
+        runtime.stream
+    } else {
+        stream
+    }
 }
 
 struct Frame {
@@ -146,8 +150,7 @@ fn take_stream(runtime: &Runtime, tasks: &mut Tasks) -> Result<CUstream, RtError
     let Some(fallback) = fallback.filter(|_| tasks.pool.len() >= MAX_STREAMS) else {
         let mut stream: CUstream = std::ptr::null_mut();
         // SAFETY: a valid out-pointer.
-        let code =
-            unsafe { (runtime.driver.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) };
+        let code = unsafe { (runtime.driver.cuStreamCreate)(&mut stream, CU_STREAM_NON_BLOCKING) };
         runtime.check("cuStreamCreate", code)?;
         return Ok(stream);
     };

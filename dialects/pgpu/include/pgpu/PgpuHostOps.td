@@ -1,7 +1,8 @@
 //===- PgpuHostOps.td - host code and device allocation ------*- tablegen -*-===//
 //
 // BSGP's `require` blocks and `dnew`/`dtempnew`/`dtempfree`
-// (seeds/bsgp.txt, Sections 3-5).
+// (seeds/bsgp.txt, Sections 3-5); task groups, whose tasks' device work may
+// overlap (Fork's sibling subgroups, seeds/fork-to-cuda.txt, Section 3).
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +90,66 @@ def Pgpu_DTempFreeOp : Pgpu_Op<"dtempfree", [MemoryEffects<[MemFree]>]> {
     ```
   }];
   let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tasks
+//===----------------------------------------------------------------------===//
+
+def Pgpu_TaskGroupOp : Pgpu_Op<"taskgroup", [RecursiveMemoryEffects,
+    NoRegionArguments, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "Host code whose `pgpu.task`s may run in any order";
+  let description = [{
+    Host code. Runs its body; every `pgpu.task` inside it (at any depth of
+    host control flow, e.g. inside an `scf.for` or `scf.if`, but not inside
+    a nested `pgpu.taskgroup`) is a task of this group: tasks may run in any
+    order and their device work may overlap; the taskgroup completes when
+    its body and all its tasks have. The tasks must not depend on one
+    another (no task reads what another writes). Fork's sibling subgroups
+    (`pgpu.group.split`, `pgpu.group.fork`) are such tasks
+    (seeds/fork-to-cuda.txt, Section 3).
+
+    The reference interpreter and the CPU device run the tasks one after
+    the other, in program order; on the CUDA device each task's device work
+    goes to its own stream, forked from the taskgroup's stream and joined
+    back at its end, while the host code stays sequential.
+    `pgpu-lower-to-runtime` brackets the body with `pgpu_rt_tasks_begin()`
+    and `pgpu_rt_tasks_end()`.
+
+    ```mlir
+    pgpu.taskgroup {
+      scf.for %g = %c0 to %groups step %c1 {
+        pgpu.task {
+          pgpu.spawn %n { ... }
+        }
+      }
+    }
+    ```
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
+  let hasVerifier = 1;
+}
+
+def Pgpu_TaskOp : Pgpu_Op<"task", [RecursiveMemoryEffects,
+    NoRegionArguments, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "Host code: one task of the enclosing `pgpu.taskgroup`";
+  let description = [{
+    Host code. Its body is one task of the nearest enclosing
+    `pgpu.taskgroup` (see there): it must be nested in one, at any depth of
+    host control flow, and not in another `pgpu.task` of the same group.
+    `pgpu-lower-to-runtime` brackets the body with `pgpu_rt_task_begin()`
+    and `pgpu_rt_task_end()`.
+
+    ```mlir
+    pgpu.task {
+      pgpu.spawn %n { ... }
+    }
+    ```
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
   let hasVerifier = 1;
 }
 

@@ -17,15 +17,16 @@ include "pgpu/PgpuDialect.td"
 
 def Pgpu_YieldOp : Pgpu_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["SpawnOp", "SuperstepOp", "ParOp", "SeqOp", "FarmOp",
-                 "RequireOp"]>]> {
-  let summary = "Ends the body of an SPMD, superstep, par, seq, farm or require region";
+                 "RequireOp", "TaskGroupOp", "TaskOp"]>]> {
+  let summary = "Ends the body of an SPMD, superstep, par, seq, farm, require, taskgroup or task region";
   let description = [{
     Terminates the single block of `pgpu.spawn`, `pgpu.superstep`, each
-    branch of `pgpu.par`, `pgpu.seq`, `pgpu.farm` and `pgpu.require`. Its
-    operands become the results of the parent: all results for
-    `pgpu.superstep`, `pgpu.farm` and `pgpu.require`; for `pgpu.par`, the
-    results are the yields of all branches concatenated in branch order.
-    `pgpu.spawn` and `pgpu.seq` have no results, so their yield has no
+    branch of `pgpu.par`, `pgpu.seq`, `pgpu.farm`, `pgpu.require`,
+    `pgpu.taskgroup` and `pgpu.task`. Its operands become the results of
+    the parent: all results for `pgpu.superstep`, `pgpu.farm` and
+    `pgpu.require`; for `pgpu.par`, the results are the yields of all
+    branches concatenated in branch order. `pgpu.spawn`, `pgpu.seq`,
+    `pgpu.taskgroup` and `pgpu.task` have no results, so their yield has no
     operands. A yield without operands is implicit in the custom syntax.
 
     ```mlir
