@@ -547,14 +547,12 @@ pub extern "C" fn mgpuMemAlloc(
             Some(device) => device,
             None => {
                 let mut device: CUdeviceptr = 0;
-                // SAFETY: a valid out-pointer.
-                let mut code = unsafe { (runtime.driver.cuMemAlloc_v2)(&mut device, bytes) };
+                let mut code = runtime.alloc_device(&mut device, bytes);
                 if code != CUDA_SUCCESS && !scratch.free.is_empty() {
                     scratch.trim(runtime)?;
-                    // SAFETY: as above.
-                    code = unsafe { (runtime.driver.cuMemAlloc_v2)(&mut device, bytes) };
+                    code = runtime.alloc_device(&mut device, bytes);
                 }
-                runtime.check("cuMemAlloc_v2", code)?;
+                runtime.check("cuMemAlloc", code)?;
                 device
             }
         };
@@ -595,6 +593,11 @@ pub fn set_deferring(on: bool) {
 impl Scratch {
     /// Returns the cached blocks to the driver.
     fn trim(&mut self, runtime: &Runtime) -> Result<(), RtError> {
+        // Memory of the stream-ordered allocator is freed without an
+        // implicit wait: wait for every stream first.
+        // SAFETY: the current context.
+        let code = unsafe { (runtime.driver.cuCtxSynchronize)() };
+        runtime.check_wait("cuCtxSynchronize", code, true)?;
         for (_, devices) in std::mem::take(&mut self.free) {
             for device in devices {
                 // SAFETY: memory of cuMemAlloc, no longer handed out.

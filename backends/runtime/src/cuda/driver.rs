@@ -239,6 +239,7 @@ driver_table! {
     optional {
         cuEventElapsedTime(*mut f32, CUevent, CUevent);
         cuLaunchKernelEx(*const CUlaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);
+        cuMemAllocAsync(*mut CUdeviceptr, usize, CUstream);
     }
 }
 

@@ -26,7 +26,11 @@
 //! the outermost frame closes ([`crate::mirror::set_deferring`],
 //! [`crate::mgpu::set_deferring`]): handed to another stream at once, a
 //! block could be written while the releasing stream's kernels still read
-//! it. Frames nest (a task's own taskgroup forks from the task's stream).
+//! it. And device memory allocated while a frame is open comes from the
+//! stream-ordered allocator (`cuMemAllocAsync` on the current stream,
+//! [`Runtime::alloc_device`]): `cuMemAlloc` between two streams' commands
+//! keeps them from running concurrently (CUDA's implicit synchronization
+//! rules), which made every subgroup wait for its siblings' kernels. Frames nest (a task's own taskgroup forks from the task's stream).
 //! On the cpu device, and before the CUDA device has started, the calls do
 //! nothing: tasks run in program order.
 
@@ -34,6 +38,7 @@ use super::{Runtime, driver::*};
 use crate::error::RtError;
 use std::cell::Cell;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The most streams the tasks create.
 pub const MAX_STREAMS: usize = 256;
@@ -73,6 +78,14 @@ struct Tasks {
 unsafe impl Send for Tasks {}
 
 static TASKS: Mutex<Option<Tasks>> = Mutex::new(None);
+
+/// Whether a frame is open.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Whether tasks may be running on streams of their own.
+pub fn active() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
 
 fn with_tasks<T>(body: impl FnOnce(&mut Tasks) -> Result<T, RtError>) -> Result<T, RtError> {
     let mut guard = TASKS.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -114,6 +127,7 @@ pub fn tasks_begin(runtime: &Runtime) -> Result<(), RtError> {
         Ok(tasks.frames.len() == 1)
     })?;
     if outermost {
+        ACTIVE.store(true, Ordering::Relaxed);
         crate::mirror::set_deferring(true);
         crate::mgpu::set_deferring(true);
     }
@@ -211,6 +225,7 @@ pub fn tasks_end(runtime: &Runtime) -> Result<(), RtError> {
         })
     });
     if outermost {
+        ACTIVE.store(false, Ordering::Relaxed);
         crate::mirror::set_deferring(false);
         crate::mgpu::set_deferring(false);
     }
