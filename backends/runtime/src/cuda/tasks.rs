@@ -19,8 +19,13 @@
 //!   its subgroup, is part of what it waits for) and makes it current;
 //! * `task_end` records the task's end event and makes the frame's stream
 //!   current again;
-//! * `tasks_end` makes that stream wait for every task's end event (on the
-//!   device: the host does not wait) and closes the frame.
+//! * `tasks_end` closes the frame: the frame's stream must wait for every
+//!   task's end event (on the device: the host does not wait), which it
+//!   does lazily, when it is next used (a launch, copy, synchronization or
+//!   fork: [`current`]). A task's end event goes up with the joins still
+//!   pending on its stream, so a stream whose work is done never waits for
+//!   its descendants and is free for the next task at once (joined
+//!   eagerly, every ancestor stream of a running leaf stayed busy).
 //!
 //! Device memory released while any frame is open is kept from reuse until
 //! the outermost frame closes ([`crate::mirror::set_deferring`],
@@ -48,13 +53,46 @@ thread_local! {
     static CURRENT: Cell<CUstream> = const { Cell::new(std::ptr::null_mut()) };
 }
 
-/// The thread's current stream on `runtime`.
+/// The thread's current stream on `runtime`, after the joins pending on
+/// it (see [`tasks_end`]).
 pub fn current(runtime: &Runtime) -> CUstream {
+    let stream = raw_current(runtime);
+    apply_pending(runtime, stream);
+    stream
+}
+
+fn raw_current(runtime: &Runtime) -> CUstream {
     let stream = CURRENT.with(Cell::get);
     if stream.is_null() {
         runtime.stream
     } else {
         stream
+    }
+}
+
+/// Makes `stream` wait for the end events pending on it. The driver's
+/// codes are not checked here: a wait on a recorded event only fails with
+/// a sticky context error, which the call that uses the stream next
+/// reports.
+fn apply_pending(runtime: &Runtime, stream: CUstream) {
+    if !ANY_PENDING.load(Ordering::Acquire) {
+        return;
+    }
+    let events = {
+        let mut guard = TASKS.lock().unwrap_or_else(|poison| poison.into_inner());
+        let Some(tasks) = guard.as_mut() else {
+            return;
+        };
+        let events = tasks.pending.remove(&(stream as usize)).unwrap_or_default();
+        ANY_PENDING.store(!tasks.pending.is_empty(), Ordering::Release);
+        events
+    };
+    for event in events {
+        // SAFETY: recorded end events, each waited for and destroyed once.
+        unsafe {
+            (runtime.driver.cuStreamWaitEvent)(stream, event, 0);
+            (runtime.driver.cuEventDestroy_v2)(event);
+        }
     }
 }
 
@@ -70,6 +108,9 @@ struct Frame {
 #[derive(Default)]
 struct Tasks {
     frames: Vec<Frame>,
+    /// End events of joined tasks that a stream must wait for before its
+    /// next use, by stream.
+    pending: std::collections::HashMap<usize, Vec<CUevent>>,
     /// Every stream created for tasks, least recently handed out first.
     pool: Vec<CUstream>,
 }
@@ -81,6 +122,8 @@ static TASKS: Mutex<Option<Tasks>> = Mutex::new(None);
 
 /// Whether a frame is open.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether some stream has pending joins.
+static ANY_PENDING: AtomicBool = AtomicBool::new(false);
 
 /// Whether tasks may be running on streams of their own.
 pub fn active() -> bool {
@@ -182,22 +225,26 @@ pub fn task_begin(runtime: &Runtime) -> Result<(), RtError> {
         frame.streams.push(stream);
         Ok((stream, frame.parent))
     })?;
+    apply_pending(runtime, parent);
     let fork = event(runtime, parent)?;
     wait(runtime, stream, fork)?;
     CURRENT.with(|current| current.set(stream));
     Ok(())
 }
 
-/// Ends the innermost frame's running task.
+/// Ends the innermost frame's running task. The joins still pending on
+/// its stream (its own taskgroups') go with its end event to the frame.
 pub fn task_end(runtime: &Runtime) -> Result<(), RtError> {
-    let stream = current(runtime);
+    let stream = raw_current(runtime);
     let end = event(runtime, stream)?;
     let parent = with_tasks(|tasks| {
+        let inner = tasks.pending.remove(&(stream as usize)).unwrap_or_default();
         let frame = tasks
             .frames
             .last_mut()
             .ok_or_else(|| RtError::Internal("pgpu_rt_task_end outside a taskgroup".into()))?;
         frame.ends.push(end);
+        frame.ends.extend(inner);
         Ok(frame.parent)
     })?;
     CURRENT.with(|current| current.set(parent));
@@ -207,16 +254,22 @@ pub fn task_end(runtime: &Runtime) -> Result<(), RtError> {
 /// Joins the innermost frame's tasks into its stream and closes it.
 pub fn tasks_end(runtime: &Runtime) -> Result<(), RtError> {
     let (frame, outermost) = with_tasks(|tasks| {
-        let frame = tasks
+        let mut frame = tasks
             .frames
             .pop()
             .ok_or_else(|| RtError::Internal("pgpu_rt_tasks_end without a taskgroup".into()))?;
         tasks.pool.extend(frame.streams.iter().copied());
+        let ends = std::mem::take(&mut frame.ends);
+        if !ends.is_empty() {
+            tasks
+                .pending
+                .entry(frame.parent as usize)
+                .or_default()
+                .extend(ends);
+            ANY_PENDING.store(true, Ordering::Release);
+        }
         Ok((frame, tasks.frames.is_empty()))
     })?;
-    for end in frame.ends {
-        wait(runtime, frame.parent, end)?;
-    }
     CURRENT.with(|current| {
         current.set(if frame.parent == runtime.stream {
             std::ptr::null_mut()
