@@ -466,14 +466,7 @@ pub unsafe extern "C" fn mgpuStreamWaitEvent(stream: *mut c_void, event: *mut c_
 /// A new event (without timing).
 #[unsafe(no_mangle)]
 pub extern "C" fn mgpuEventCreate() -> *mut c_void {
-    guard(|| {
-        let runtime = cuda_for("mgpuEventCreate")?;
-        let mut event: CUevent = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer.
-        let code = unsafe { (runtime.driver.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING) };
-        runtime.check("cuEventCreate", code)?;
-        Ok(event)
-    })
+    guard(|| cuda_for("mgpuEventCreate")?.create_event(CU_EVENT_DISABLE_TIMING))
 }
 
 /// Destroys an event of `mgpuEventCreate`.
@@ -512,9 +505,8 @@ pub unsafe extern "C" fn mgpuEventSynchronize(event: *mut c_void) {
 pub unsafe extern "C" fn mgpuEventRecord(event: *mut c_void, stream: *mut c_void) {
     guard(|| {
         let runtime = cuda_for("mgpuEventRecord")?;
-        // SAFETY: an event of mgpuEventCreate.
-        let code = unsafe { (runtime.driver.cuEventRecord)(event, runtime.stream_for(stream)) };
-        runtime.check("cuEventRecord", code)
+        // SAFETY: an event of mgpuEventCreate; the current stream.
+        unsafe { runtime.record_event(event, runtime.stream_for(stream)) }
     })
 }
 
@@ -543,7 +535,7 @@ pub extern "C" fn mgpuMemAlloc(
             bytes: i64::try_from(size).unwrap_or(i64::MAX),
         })?;
         let mut scratch = scratch();
-        let device = match scratch.free.get_mut(&bytes).and_then(Vec::pop) {
+        let device = match scratch.free.take(bytes) {
             Some(device) => device,
             None => {
                 let mut device: CUdeviceptr = 0;
@@ -571,23 +563,12 @@ pub extern "C" fn mgpuMemAlloc(
 #[derive(Default)]
 struct Scratch {
     live: HashMap<CUdeviceptr, usize>,
-    free: std::collections::BTreeMap<usize, Vec<CUdeviceptr>>,
-    /// Blocks freed while tasks may run on other streams, kept from `free`
-    /// until they have joined ([`crate::cuda::tasks`]).
-    deferred: Vec<(usize, CUdeviceptr)>,
-    deferring: bool,
+    free: crate::mirror::DeviceCache,
 }
 
-/// Starts or ends keeping freed blocks from reuse (see `Scratch`);
-/// ending makes them reusable.
+/// See [`crate::mirror::DeviceCache::set_deferring`].
 pub fn set_deferring(on: bool) {
-    let mut scratch = scratch();
-    scratch.deferring = on;
-    if !on {
-        for (bytes, device) in std::mem::take(&mut scratch.deferred) {
-            scratch.free.entry(bytes).or_default().push(device);
-        }
-    }
+    scratch().free.set_deferring(on);
 }
 
 impl Scratch {
@@ -598,12 +579,10 @@ impl Scratch {
         // SAFETY: the current context.
         let code = unsafe { (runtime.driver.cuCtxSynchronize)() };
         runtime.check_wait("cuCtxSynchronize", code, true)?;
-        for (_, devices) in std::mem::take(&mut self.free) {
-            for device in devices {
-                // SAFETY: memory of cuMemAlloc, no longer handed out.
-                let code = unsafe { (runtime.driver.cuMemFree_v2)(device) };
-                runtime.check("cuMemFree_v2", code)?;
-            }
+        for device in self.free.drain() {
+            // SAFETY: device memory no longer handed out nor used.
+            let code = unsafe { (runtime.driver.cuMemFree_v2)(device) };
+            runtime.check("cuMemFree_v2", code)?;
         }
         Ok(())
     }
@@ -636,11 +615,7 @@ pub unsafe extern "C" fn mgpuMemFree(ptr: *mut c_void, _stream: *mut c_void) {
             )));
         };
         crate::profile::given_back(bytes);
-        if scratch.deferring {
-            scratch.deferred.push((bytes, device));
-        } else {
-            scratch.free.entry(bytes).or_default().push(device);
-        }
+        scratch.free.put(bytes, device);
         Ok(())
     })
 }

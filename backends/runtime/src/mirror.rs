@@ -94,19 +94,77 @@ impl Block {
     }
 }
 
+/// Freed device memory by length, for the next allocation of that length
+/// (temporaries come back at every call; `cuMemFree` would also wait for
+/// the device): the mirrors' cache and the `mgpuMemAlloc` scratch's
+/// ([`crate::mgpu`]).
+///
+/// While tasks may run on streams of their own ([`crate::cuda::tasks`]),
+/// memory put back is *deferred*: kept from reuse until the tasks have
+/// joined ([`DeviceCache::set_deferring`]), since a block handed to another
+/// stream could be written while the releasing stream's kernels still use
+/// it.
+#[derive(Debug, Default)]
+pub struct DeviceCache {
+    free: BTreeMap<usize, Vec<u64>>,
+    deferred: Vec<(usize, u64)>,
+    deferring: bool,
+}
+
+impl DeviceCache {
+    pub const fn new() -> DeviceCache {
+        DeviceCache {
+            free: BTreeMap::new(),
+            deferred: Vec::new(),
+            deferring: false,
+        }
+    }
+
+    /// Puts back `device` memory of `len` bytes.
+    pub fn put(&mut self, len: usize, device: u64) {
+        if self.deferring {
+            self.deferred.push((len, device));
+        } else {
+            self.free.entry(len).or_default().push(device);
+        }
+    }
+
+    /// Reusable memory of `len` bytes, if any.
+    pub fn take(&mut self, len: usize) -> Option<u64> {
+        self.free.get_mut(&len).and_then(Vec::pop)
+    }
+
+    /// Whether nothing is reusable.
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+
+    /// Removes and returns the reusable memory (to free it).
+    pub fn drain(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.free)
+            .into_values()
+            .flatten()
+            .collect()
+    }
+
+    /// Starts or ends deferring; ending makes the deferred memory
+    /// reusable.
+    pub fn set_deferring(&mut self, on: bool) {
+        self.deferring = on;
+        if !on {
+            for (len, device) in std::mem::take(&mut self.deferred) {
+                self.free.entry(len).or_default().push(device);
+            }
+        }
+    }
+}
+
 /// The table of runtime blocks and their mirrors.
 #[derive(Debug, Default)]
 pub struct Mirrors {
     blocks: BTreeMap<usize, Block>,
-    /// Device memory of released blocks, by length, for the next blocks
-    /// of that length (temporaries come back at every call).
-    cache: BTreeMap<usize, Vec<u64>>,
-    /// While tasks may run on other streams ([`crate::cuda::tasks`]): device
-    /// memory released since, by length, kept from the cache until they
-    /// have joined (a block handed to another stream could be written
-    /// while the releasing stream's kernels still use it).
-    deferred: Vec<(usize, u64)>,
-    deferring: bool,
+    /// Device memory of released blocks.
+    cache: DeviceCache,
     /// Blocks whose host copy is stale.
     stale_host: usize,
     /// Blocks whose device copy is valid.
@@ -127,9 +185,7 @@ impl Mirrors {
     pub const fn new() -> Mirrors {
         Mirrors {
             blocks: BTreeMap::new(),
-            cache: BTreeMap::new(),
-            deferred: Vec::new(),
-            deferring: false,
+            cache: DeviceCache::new(),
             stale_host: 0,
             valid_device: 0,
         }
@@ -174,31 +230,19 @@ impl Mirrors {
         self.forget(&block);
         if let Some(device) = block.device {
             crate::profile::given_back(block.len);
-            if self.deferring {
-                self.deferred.push((block.len, device));
-            } else {
-                self.cache.entry(block.len).or_default().push(device);
-            }
+            self.cache.put(block.len, device);
         }
     }
 
-    /// Starts or ends keeping released device memory from the cache (see
-    /// `deferred`); ending moves what was kept to the cache.
+    /// See [`DeviceCache::set_deferring`].
     pub fn set_deferring(&mut self, on: bool) {
-        self.deferring = on;
-        if !on {
-            for (len, device) in std::mem::take(&mut self.deferred) {
-                self.cache.entry(len).or_default().push(device);
-            }
-        }
+        self.cache.set_deferring(on);
     }
 
     /// Frees the cached device memory.
     pub fn trim(&mut self, backend: &mut dyn Backend) -> Result<(), RtError> {
-        for (_, devices) in std::mem::take(&mut self.cache) {
-            for device in devices {
-                backend.free(device)?;
-            }
+        for device in self.cache.drain() {
+            backend.free(device)?;
         }
         Ok(())
     }
@@ -207,7 +251,7 @@ impl Mirrors {
     /// freeing the cache when the device is full).
     fn device_memory(&mut self, backend: &mut dyn Backend, len: usize) -> Result<u64, RtError> {
         crate::profile::taken(len);
-        if let Some(device) = self.cache.get_mut(&len).and_then(Vec::pop) {
+        if let Some(device) = self.cache.take(len) {
             return Ok(device);
         }
         match backend.alloc(len.max(1)) {

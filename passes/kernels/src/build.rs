@@ -135,6 +135,23 @@ impl<'c> Builder<'c> {
         Ok(self.block.insert_before(self.before, operation))
     }
 
+    /// Builds `name` (no results) with one region of one empty block that
+    /// ends in `pgpu.yield` (a spawn, a task): returns the op and that
+    /// terminator, before which its code goes.
+    pub fn op_with_body(
+        &self,
+        name: &str,
+        operands: &[Val],
+        attributes: &[(&str, Attribute<'c>)],
+    ) -> Built<(Op, Op)> {
+        let region = Region::new();
+        region.append_block(Block::new(&[]));
+        let op = self.op_with_regions(name, operands, &[], attributes, vec![region])?;
+        let body = op.entry_block(0).ok_or(PassFailure)?;
+        let end = self.append_to(body, "pgpu.yield", &[])?;
+        Ok((op, end))
+    }
+
     /// Builds `name` with `operands` (no results) at the end of `block`:
     /// a terminator.
     pub fn append_to(&self, block: Blk, name: &str, operands: &[Val]) -> Built<Op> {

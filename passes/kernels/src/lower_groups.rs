@@ -400,18 +400,12 @@ impl Lowering {
     /// A new empty segment before `before`, for `level`.
     fn new_segment(&mut self, before: Op, level: usize) -> Built<Op> {
         let at = Builder::before(before);
-        let region = Region::new();
-        region.append_block(Block::new(&[]));
         let unit = at.unit_attribute();
-        let segment = at.op_with_regions(
+        let (segment, _) = at.op_with_body(
             "pgpu.spawn",
             &[self.levels[level].size],
-            &[],
             &[("synchronous", unit)],
-            vec![region],
         )?;
-        let body = segment.entry_block(0).ok_or(PassFailure)?;
-        at.append_to(body, "pgpu.yield", &[])?;
         self.segments.insert(segment, level);
         Ok(segment)
     }
@@ -829,7 +823,7 @@ impl Lowering {
         inside.store(position, iota, position)?;
         let (buffers, next) = self.result_buffers(op, level, after)?;
         let size = self.levels[level].size;
-        let sides = Builder::before(body_op_before(&at, "pgpu.taskgroup")?);
+        let sides = Builder::before(at.op_with_body("pgpu.taskgroup", &[], &[])?.1);
         for (region, side_flags) in [(0, flags), (1, others)] {
             let Some(block) = op.entry_block(region) else {
                 continue;
@@ -840,7 +834,7 @@ impl Lowering {
                 self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
             }
             let id = self.levels[level].id;
-            let task_end = body_op_before(&Builder::before(then_yield), "pgpu.task")?;
+            let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
             self.enter_subgroup(block, task_end, level, count, id, None, map)?;
         }
         op.erase();
@@ -881,7 +875,7 @@ impl Lowering {
             .entry_block(0)
             .ok_or_else(|| at.fail("pgpu.group.fork without a body"))?;
         // for (g = 0; g < k; g++), each subgroup a task
-        let tasks = Builder::before(body_op_before(&at, "pgpu.taskgroup")?);
+        let tasks = Builder::before(at.op_with_body("pgpu.taskgroup", &[], &[])?.1);
         let (_, group, end) = tasks.for_loop(zero, count, one)?;
         // Members of subgroup g, in position order.
         let (_, segment_end, position) = self.open_segment(end, level)?;
@@ -912,7 +906,7 @@ impl Lowering {
         if let Some(merge) = block.terminator() {
             self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
         }
-        let task_end = body_op_before(&Builder::before(then_yield), "pgpu.task")?;
+        let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
         self.enter_subgroup(block, task_end, level, found, group, Some(new_ranks), map)?;
         op.erase();
         Ok(next)
@@ -922,11 +916,7 @@ impl Lowering {
     /// body's end and the thread's rank.
     fn open_spawn(&mut self, before: Op, count: Val) -> Built<(Op, Val)> {
         let at = Builder::before(before);
-        let region = Region::new();
-        region.append_block(Block::new(&[]));
-        let spawn = at.op_with_regions("pgpu.spawn", &[count], &[], &[], vec![region])?;
-        let body = spawn.entry_block(0).ok_or(PassFailure)?;
-        let end = at.append_to(body, "pgpu.yield", &[])?;
+        let (_, end) = at.op_with_body("pgpu.spawn", &[count], &[])?;
         let rank = Builder::before(end).value("pgpu.rank", &[], at.index_type(), &[])?;
         Ok((end, rank))
     }
@@ -1450,16 +1440,6 @@ fn members_of(at: &Builder, iota: Val, flags: Val, positions: Val, size: Val) ->
     let any = at.cmpi(8, count, zero)?;
     let (_, then_yield, _) = at.if_op(any, &[], false)?;
     Ok((count, then_yield))
-}
-
-/// A `pgpu.taskgroup` or `pgpu.task` (`name`) with an empty body at `at`;
-/// returns the body's terminator.
-fn body_op_before(at: &Builder, name: &str) -> Built<Op> {
-    let region = Region::new();
-    region.append_block(Block::new(&[]));
-    let op = at.op_with_regions(name, &[], &[], &[], vec![region])?;
-    let body = op.entry_block(0).ok_or(PassFailure)?;
-    at.append_to(body, "pgpu.yield", &[])
 }
 
 /// Removes the marks of host structures left in code that stayed on the

@@ -39,6 +39,7 @@
 use crate::{
     build::{Builder, Built, memref_element_type},
     ir::{Blk, Op, Val, element_bytes, static_shape, string_ref},
+    outline_cpu_kernels::is_task_region,
     runtime_calls::{PROGRAM_MAIN, RuntimeCalls, escape_bytes},
 };
 use melior::ir::{
@@ -102,7 +103,7 @@ impl Pass for LowerToRuntime {
         let tasks: Vec<Op> = module
             .nested()
             .into_iter()
-            .filter(|op| op.is("pgpu.taskgroup") || op.is("pgpu.task"))
+            .filter(|op| is_task_region(&op.name()))
             .collect();
         for op in tasks {
             if op.is("pgpu.taskgroup") {

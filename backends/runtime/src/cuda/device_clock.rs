@@ -41,20 +41,6 @@ unsafe impl Send for Clock {}
 
 static CLOCK: Mutex<Option<Clock>> = Mutex::new(None);
 
-fn create_event(runtime: &Runtime) -> Result<CUevent, RtError> {
-    let mut event: CUevent = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer.
-    let code = unsafe { (runtime.driver.cuEventCreate)(&mut event, 0) };
-    runtime.check("cuEventCreate", code)?;
-    Ok(event)
-}
-
-fn record(runtime: &Runtime, event: CUevent) -> Result<(), RtError> {
-    // SAFETY: an event of `create_event`; the runtime's stream.
-    let code = unsafe { (runtime.driver.cuEventRecord)(event, runtime.current_stream()) };
-    runtime.check("cuEventRecord", code)
-}
-
 /// Seconds on the device clock (see the module header); `host_seconds`
 /// gives the first read's value.
 pub fn read(runtime: &Runtime, host_seconds: impl FnOnce() -> f64) -> Result<f64, RtError> {
@@ -67,15 +53,16 @@ pub fn read(runtime: &Runtime, host_seconds: impl FnOnce() -> f64) -> Result<f64
     let first = guard.is_none();
     if first {
         *guard = Some(Clock {
-            start: create_event(runtime)?,
-            end: create_event(runtime)?,
+            start: runtime.create_event(0)?,
+            end: runtime.create_event(0)?,
             seconds: 0.0,
         });
     }
     let Some(clock) = guard.as_mut() else {
         return Err(RtError::Internal("the device clock did not start".into()));
     };
-    record(runtime, clock.end)?;
+    // SAFETY: the clock's events live as long as the process.
+    unsafe { runtime.record_event(clock.end, runtime.current_stream())? };
     let waited = std::time::Instant::now();
     // SAFETY: the event just recorded.
     let code = unsafe { (runtime.driver.cuEventSynchronize)(clock.end) };
@@ -92,6 +79,7 @@ pub fn read(runtime: &Runtime, host_seconds: impl FnOnce() -> f64) -> Result<f64
         clock.seconds += f64::from(ms) / 1000.0;
     }
     // Last, so that nothing of the read's own runs inside the next region.
-    record(runtime, clock.start)?;
+    // SAFETY: as above.
+    unsafe { runtime.record_event(clock.start, runtime.current_stream())? };
     Ok(clock.seconds)
 }

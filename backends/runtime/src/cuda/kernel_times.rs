@@ -42,13 +42,9 @@ fn times() -> std::sync::MutexGuard<'static, Option<Times>> {
 }
 
 fn recorded_event(runtime: &Runtime) -> Result<CUevent, RtError> {
-    let mut event: CUevent = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer; the runtime's stream.
-    let code = unsafe { (runtime.driver.cuEventCreate)(&mut event, 0) };
-    runtime.check("cuEventCreate", code)?;
-    // SAFETY: the event just created.
-    let code = unsafe { (runtime.driver.cuEventRecord)(event, runtime.current_stream()) };
-    runtime.check("cuEventRecord", code)?;
+    let event = runtime.create_event(0)?;
+    // SAFETY: the event just created; the current stream.
+    unsafe { runtime.record_event(event, runtime.current_stream())? };
     Ok(event)
 }
 

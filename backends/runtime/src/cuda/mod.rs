@@ -334,6 +334,27 @@ impl Runtime {
         tasks::current(self)
     }
 
+    /// A new driver event: `flags` 0 for a timing event, or
+    /// `CU_EVENT_DISABLE_TIMING`.
+    pub fn create_event(&self, flags: c_uint) -> Result<CUevent, RtError> {
+        let mut event: CUevent = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        let code = unsafe { (self.driver.cuEventCreate)(&mut event, flags) };
+        self.check("cuEventCreate", code)?;
+        Ok(event)
+    }
+
+    /// Records `event` on `stream`.
+    ///
+    /// # Safety
+    /// `event` is a live event of this context (not destroyed) and
+    /// `stream` a live stream of it.
+    pub unsafe fn record_event(&self, event: CUevent, stream: CUstream) -> Result<(), RtError> {
+        // SAFETY: the caller's contract.
+        let code = unsafe { (self.driver.cuEventRecord)(event, stream) };
+        self.check("cuEventRecord", code)
+    }
+
     /// Allocates `bytes` of device memory into `device`; while tasks run,
     /// from the stream-ordered allocator on the current stream (see
     /// [`tasks`]). Returns the driver's code.

@@ -35,9 +35,10 @@
 //! stream-ordered allocator (`cuMemAllocAsync` on the current stream,
 //! [`Runtime::alloc_device`]): `cuMemAlloc` between two streams' commands
 //! keeps them from running concurrently (CUDA's implicit synchronization
-//! rules), which made every subgroup wait for its siblings' kernels. Frames nest (a task's own taskgroup forks from the task's stream).
-//! On the cpu device, and before the CUDA device has started, the calls do
-//! nothing: tasks run in program order.
+//! rules), which made every subgroup wait for its siblings' kernels.
+//!
+//! Frames nest (a task's own taskgroup forks from the task's stream). On
+//! the cpu device the calls do nothing: tasks run in program order.
 
 use super::{Runtime, driver::*};
 use crate::error::RtError;
@@ -49,7 +50,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const MAX_STREAMS: usize = 256;
 
 thread_local! {
-    /// The stream of the task this thread runs (null: the runtime stream).
+    /// The stream of the task this thread runs, or the stream of the
+    /// frame a task ended in (null until a task begins: the runtime stream).
     static CURRENT: Cell<CUstream> = const { Cell::new(std::ptr::null_mut()) };
 }
 
@@ -136,14 +138,9 @@ fn with_tasks<T>(body: impl FnOnce(&mut Tasks) -> Result<T, RtError>) -> Result<
 }
 
 fn event(runtime: &Runtime, stream: CUstream) -> Result<CUevent, RtError> {
-    let mut event: CUevent = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer; then the event just created.
-    unsafe {
-        let code = (runtime.driver.cuEventCreate)(&mut event, CU_EVENT_DISABLE_TIMING);
-        runtime.check("cuEventCreate", code)?;
-        let code = (runtime.driver.cuEventRecord)(event, stream);
-        runtime.check("cuEventRecord", code)?;
-    }
+    let event = runtime.create_event(CU_EVENT_DISABLE_TIMING)?;
+    // SAFETY: the event just created; a stream of the runtime or the pool.
+    unsafe { runtime.record_event(event, stream)? };
     Ok(event)
 }
 
@@ -251,8 +248,9 @@ pub fn task_end(runtime: &Runtime) -> Result<(), RtError> {
     Ok(())
 }
 
-/// Joins the innermost frame's tasks into its stream and closes it.
-pub fn tasks_end(runtime: &Runtime) -> Result<(), RtError> {
+/// Closes the innermost frame: its stream joins its tasks when next used
+/// (the runtime argument keeps the signature of the other steps).
+pub fn tasks_end(_runtime: &Runtime) -> Result<(), RtError> {
     let (frame, outermost) = with_tasks(|tasks| {
         let mut frame = tasks
             .frames
@@ -270,13 +268,7 @@ pub fn tasks_end(runtime: &Runtime) -> Result<(), RtError> {
         }
         Ok((frame, tasks.frames.is_empty()))
     })?;
-    CURRENT.with(|current| {
-        current.set(if frame.parent == runtime.stream {
-            std::ptr::null_mut()
-        } else {
-            frame.parent
-        })
-    });
+    CURRENT.with(|current| current.set(frame.parent));
     if outermost {
         ACTIVE.store(false, Ordering::Relaxed);
         crate::mirror::set_deferring(false);
