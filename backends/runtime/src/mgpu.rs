@@ -638,14 +638,14 @@ pub unsafe extern "C" fn mgpuMemcpy(
         }
         let runtime = cuda_for("mgpuMemcpy")?;
         // SAFETY: the caller passes `size` valid bytes at both addresses.
-        let code = unsafe {
+        let code = crate::profile::host_call("memcpy", || unsafe {
             (runtime.driver.cuMemcpyAsync)(
                 dst as usize as CUdeviceptr,
                 src as usize as CUdeviceptr,
                 size,
                 runtime.stream_for(stream),
             )
-        };
+        });
         runtime.check("cuMemcpyAsync", code)
     })
 }

@@ -460,7 +460,7 @@ pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
 /// stale. Null gives null; on the cpu device, `ptr`.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_to_device(ptr: *mut u8, write: i32) -> *mut u8 {
-    guard(|| to_device(ptr, write != 0))
+    guard(|| crate::profile::host_call("to-device", || to_device(ptr, write != 0)))
 }
 
 /// Makes the host copy of `ptr`'s block valid (waiting for the device if it

@@ -9,7 +9,7 @@
 //! generated `main`):
 //!
 //! ```text
-//! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000
+//! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000 tasks 0 streams 0
 //! ```
 //!
 //! `sync-wait-ms` is the host's time blocked in those synchronizations
@@ -26,11 +26,23 @@
 //! pgpu-profile-kernels 1.032 ms 36 launches
 //! ```
 //!
+//! `tasks` counts the tasks (`pgpu.task`, Fork's sibling subgroups) that
+//! ran on streams of their own, `streams` the streams created for them.
+//!
+//! With `PGPU_TIMELINE=PATH` (which implies `PGPU_PROFILE=kernels`), the
+//! program also writes every launch's device interval, by stream, and the
+//! host's synchronizations to PATH as a Chrome trace (JSON; open it in
+//! `chrome://tracing` or Perfetto): where sibling subgroups' kernels
+//! overlap, and where the host waits ([`crate::cuda::kernel_times`]).
+//!
 //! `device-peak-bytes` is the most device memory in use at once by lists
 //! (their mirrors) and scratch (`mgpuMemAlloc`); memory kept in the
 //! runtime's caches for reuse does not count as in use.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
 
 static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 static SYNCS: AtomicU64 = AtomicU64::new(0);
@@ -39,23 +51,72 @@ static UPLOADS: AtomicU64 = AtomicU64::new(0);
 static UPLOAD_BYTES: AtomicU64 = AtomicU64::new(0);
 static DOWNLOADS: AtomicU64 = AtomicU64::new(0);
 static DOWNLOAD_BYTES: AtomicU64 = AtomicU64::new(0);
+static TASKS: AtomicU64 = AtomicU64::new(0);
+static STREAMS: AtomicU64 = AtomicU64::new(0);
 static IN_USE: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicU64 = AtomicU64::new(0);
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static KERNEL_TIMES: AtomicBool = AtomicBool::new(false);
 static PRINTED: AtomicBool = AtomicBool::new(false);
 
-/// Reads `PGPU_PROFILE` (called by `pgpu_rt_init`).
+/// Where `PGPU_TIMELINE` asks for the timeline.
+static TIMELINE: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// The host's driver calls for the timeline: what, start and length in
+/// microseconds since [`since_start`]'s origin.
+static HOST_SPANS: Mutex<Vec<(&'static str, f64, f64)>> = Mutex::new(Vec::new());
+
+/// Reads `PGPU_PROFILE` and `PGPU_TIMELINE` (called by `pgpu_rt_init`).
 pub fn configure() {
     let value = std::env::var("PGPU_PROFILE").ok();
-    let enabled = value.as_deref().is_some_and(|value| value != "0");
+    let timeline = std::env::var_os("PGPU_TIMELINE")
+        .filter(|path| !path.is_empty())
+        .map(PathBuf::from);
+    let enabled = value.as_deref().is_some_and(|value| value != "0") || timeline.is_some();
     ENABLED.store(enabled, Ordering::Relaxed);
-    KERNEL_TIMES.store(value.as_deref() == Some("kernels"), Ordering::Relaxed);
+    KERNEL_TIMES.store(
+        value.as_deref() == Some("kernels") || timeline.is_some(),
+        Ordering::Relaxed,
+    );
+    let _ = TIMELINE.set(timeline);
+    since_start();
 }
 
-/// Whether launches are timed (`PGPU_PROFILE=kernels`).
+/// Whether launches are timed (`PGPU_PROFILE=kernels`, `PGPU_TIMELINE`).
 pub fn times_kernels() -> bool {
     KERNEL_TIMES.load(Ordering::Relaxed)
+}
+
+/// The file `PGPU_TIMELINE` names, if any.
+pub fn timeline_path() -> Option<&'static Path> {
+    TIMELINE.get().and_then(|path| path.as_deref())
+}
+
+/// Microseconds of host time since the profile was configured.
+pub fn since_start() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e6
+}
+
+/// The host's synchronizations and timed driver calls, for the timeline.
+pub fn host_spans() -> Vec<(&'static str, f64, f64)> {
+    HOST_SPANS
+        .lock()
+        .map(|spans| spans.clone())
+        .unwrap_or_default()
+}
+
+/// Runs `call` (a driver call), on the timeline as `what` when there is one.
+pub fn host_call<T>(what: &'static str, call: impl FnOnce() -> T) -> T {
+    if timeline_path().is_none() {
+        return call();
+    }
+    let start = since_start();
+    let value = call();
+    let length = since_start() - start;
+    if let Ok(mut spans) = HOST_SPANS.lock() {
+        spans.push((what, start, length));
+    }
+    value
 }
 
 pub fn launched() {
@@ -67,6 +128,22 @@ pub fn synchronized(waited: std::time::Duration) {
     SYNCS.fetch_add(1, Ordering::Relaxed);
     let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
     SYNC_NANOS.fetch_add(nanos, Ordering::Relaxed);
+    if timeline_path().is_some()
+        && let Ok(mut spans) = HOST_SPANS.lock()
+    {
+        let length = waited.as_secs_f64() * 1e6;
+        spans.push(("synchronize", since_start() - length, length));
+    }
+}
+
+/// A task began on a stream of its own.
+pub fn task_started() {
+    TASKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The tasks created a stream.
+pub fn stream_created() {
+    STREAMS.fetch_add(1, Ordering::Relaxed);
 }
 
 pub fn uploaded(bytes: usize) {
@@ -97,7 +174,7 @@ pub fn given_back(bytes: usize) {
 pub fn report() -> String {
     let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     format!(
-        "pgpu-profile launches {} syncs {} sync-wait-ms {:.3} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {}",
+        "pgpu-profile launches {} syncs {} sync-wait-ms {:.3} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {} tasks {} streams {}",
         load(&LAUNCHES),
         load(&SYNCS),
         load(&SYNC_NANOS) as f64 / 1e6,
@@ -106,6 +183,8 @@ pub fn report() -> String {
         load(&DOWNLOADS),
         load(&DOWNLOAD_BYTES),
         load(&PEAK),
+        load(&TASKS),
+        load(&STREAMS),
     )
 }
 
@@ -113,11 +192,15 @@ pub fn report() -> String {
 pub fn print_if_enabled() {
     if ENABLED.load(Ordering::Relaxed) && !PRINTED.swap(true, Ordering::Relaxed) {
         eprintln!("{}", report());
-        if let Some(runtime) = crate::cuda::started().filter(|_| times_kernels()) {
-            match crate::cuda::kernel_times::report(runtime) {
+        match crate::cuda::started().filter(|_| times_kernels()) {
+            Some(runtime) => match crate::cuda::kernel_times::report(runtime) {
                 Ok(lines) => lines.iter().for_each(|line| eprintln!("{line}")),
                 Err(error) => eprintln!("pgpu-profile-kernels unavailable: {error}"),
+            },
+            None if timeline_path().is_some() => {
+                eprintln!("pgpu-profile-timeline not written: no kernel ran on the cuda device")
             }
+            None => {}
         }
     }
 }

@@ -256,6 +256,19 @@ impl Lowering {
         for cell in std::mem::take(&mut self.dead_cells) {
             cell.erase();
         }
+        // A segment that only reads (the merge after a subgroup that leaves
+        // no values, a function's empty last step) would be a launch, and
+        // on the cuda device it makes its stream wait for the subgroups'
+        // tasks before their end.
+        for (&segment, _) in self.segments.iter() {
+            if segment
+                .nested()
+                .into_iter()
+                .all(|op| is_read_only(&op.name()))
+            {
+                segment.erase();
+            }
+        }
         Ok(())
     }
 
@@ -1336,6 +1349,28 @@ fn lower_spawn(spawn: Op) -> Built<()> {
         unmark(function);
     }
     Ok(())
+}
+
+/// Whether a segment's op only reads memory and always ends.
+fn is_read_only(name: &str) -> bool {
+    let dialect = name.split('.').next().unwrap_or("");
+    matches!(dialect, "arith" | "math" | "index")
+        || matches!(
+            name,
+            "memref.load"
+                | "memref.dim"
+                | "memref.cast"
+                | "memref.get_global"
+                | "scf.if"
+                | "scf.for"
+                | "scf.yield"
+                | "pgpu.yield"
+                | "pgpu.rank"
+                | "pgpu.size"
+                | "pgpu.group.rank"
+                | "pgpu.group.size"
+                | "pgpu.group.id"
+        )
 }
 
 /// The host version of the synchronous function `name`.

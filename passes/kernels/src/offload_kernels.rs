@@ -706,7 +706,8 @@ impl Offload {
                 "scf.for" | "scf.while" | "scf.if" | "scf.parallel" | "scf.execute_region"
             ) || is_task_region(&name))
                 && !parent.has_attribute(DISPATCH);
-            if !hoistable || list.is_defined_within(parent) || self.launches(parent) {
+            let movable = list.is_defined_within(parent) && !is_global_address(list);
+            if !hoistable || movable || self.launches(parent) {
                 break;
             }
             point = parent;
@@ -759,6 +760,15 @@ impl Offload {
         }
         for (point, list, write) in requests {
             let at = Builder::before(point);
+            // A global's address taken inside the loop the sync left.
+            let list = match list.defining_op().filter(|def| def.is_within(point)) {
+                Some(address) => {
+                    let copy = address.clone_detached();
+                    point.block_of().insert_raw_before(point, copy);
+                    copy.result(0)
+                }
+                None => list,
+            };
             let pointer = if list.melior_type().to_string() == "!llvm.ptr" {
                 list
             } else {
@@ -774,6 +784,13 @@ impl Offload {
         }
         Ok(())
     }
+}
+
+/// Whether `list` is a global's address (`memref.get_global`), the same
+/// wherever it is taken.
+fn is_global_address(list: Val) -> bool {
+    list.defining_op()
+        .is_some_and(|op| op.is("memref.get_global"))
 }
 
 /// Whether `global` (a `memref.get_global` result) is a global list

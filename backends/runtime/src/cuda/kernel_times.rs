@@ -10,6 +10,14 @@
 //! times of a profiled run are a little longer; device times are the
 //! kernels' own (the gaps between kernels are the run's device time minus
 //! their sum).
+//!
+//! With `PGPU_TIMELINE`, the first timed launch also records an *origin*
+//! event, and each launch keeps its interval since the origin and its
+//! stream; [`report`] writes them with the host's synchronizations as a
+//! Chrome trace. Device times are placed on the host's time axis by the
+//! origin: its event is taken to run when the host records it (the device
+//! is idle before a program's first launch), so host and device tracks
+//! agree to within the launch latency.
 
 use super::{Runtime, driver::*};
 use crate::error::RtError;
@@ -21,18 +29,33 @@ const FOLD_AT: usize = 1024;
 
 struct Pending {
     kernel: String,
+    stream: usize,
     start: CUevent,
     end: CUevent,
 }
 
+/// A launch on the timeline: microseconds since the origin.
+struct Span {
+    kernel: String,
+    stream: usize,
+    start_us: f64,
+    length_us: f64,
+}
+
 // SAFETY: driver events are process-wide handles, usable from any thread.
 unsafe impl Send for Pending {}
+// SAFETY: as above (the origin event).
+unsafe impl Send for Times {}
 
 #[derive(Default)]
 struct Times {
     pending: Vec<Pending>,
     /// Per kernel: launches and device milliseconds.
     totals: BTreeMap<String, (u64, f64)>,
+    /// With a timeline: the origin event and its host time
+    /// ([`crate::profile::since_start`]), and the folded launches.
+    origin: Option<(CUevent, f64)>,
+    spans: Vec<Span>,
 }
 
 static TIMES: Mutex<Option<Times>> = Mutex::new(None);
@@ -50,6 +73,13 @@ fn recorded_event(runtime: &Runtime) -> Result<CUevent, RtError> {
 
 /// The event before a launch.
 pub fn start(runtime: &Runtime) -> Result<CUevent, RtError> {
+    if crate::profile::timeline_path().is_some() {
+        let mut guard = times();
+        let times = guard.get_or_insert_with(Times::default);
+        if times.origin.is_none() {
+            times.origin = Some((recorded_event(runtime)?, crate::profile::since_start()));
+        }
+    }
     recorded_event(runtime)
 }
 
@@ -60,6 +90,7 @@ pub fn finish(runtime: &Runtime, kernel: &str, start: CUevent) -> Result<(), RtE
     let times = guard.get_or_insert_with(Times::default);
     times.pending.push(Pending {
         kernel: kernel.to_string(),
+        stream: runtime.current_stream() as usize,
         start,
         end,
     });
@@ -76,18 +107,31 @@ fn fold(runtime: &Runtime, times: &mut Times) -> Result<(), RtError> {
             "PGPU_PROFILE=kernels needs cuEventElapsedTime, which this driver lacks".into(),
         ));
     };
+    let between = |from: CUevent, to: CUevent| -> Result<f32, RtError> {
+        let mut ms = 0f32;
+        // SAFETY: recorded events, the later one complete.
+        let code = unsafe { elapsed(&mut ms, from, to) };
+        runtime.check("cuEventElapsedTime", code)?;
+        Ok(ms)
+    };
     for pending in std::mem::take(&mut times.pending) {
+        // SAFETY: an event of `recorded_event`.
+        let code = unsafe { (runtime.driver.cuEventSynchronize)(pending.end) };
+        runtime.check_wait("cuEventSynchronize", code, false)?;
+        let ms = between(pending.start, pending.end)?;
+        if let Some((origin, _)) = times.origin {
+            times.spans.push(Span {
+                kernel: pending.kernel.clone(),
+                stream: pending.stream,
+                start_us: f64::from(between(origin, pending.start)?) * 1e3,
+                length_us: f64::from(ms) * 1e3,
+            });
+        }
         // SAFETY: events of `recorded_event`, destroyed once here.
-        let ms = unsafe {
-            let code = (runtime.driver.cuEventSynchronize)(pending.end);
-            runtime.check_wait("cuEventSynchronize", code, false)?;
-            let mut ms = 0f32;
-            let code = elapsed(&mut ms, pending.start, pending.end);
-            runtime.check("cuEventElapsedTime", code)?;
+        unsafe {
             (runtime.driver.cuEventDestroy_v2)(pending.start);
             (runtime.driver.cuEventDestroy_v2)(pending.end);
-            ms
-        };
+        }
         let total = times.totals.entry(pending.kernel).or_default();
         total.0 += 1;
         total.1 += f64::from(ms);
@@ -117,5 +161,74 @@ pub fn report(runtime: &Runtime) -> Result<Vec<String>, RtError> {
     lines.push(format!(
         "pgpu-profile-kernels {ms:.3} ms {launches} launches"
     ));
+    if let Some(path) = crate::profile::timeline_path() {
+        write_timeline(path, times)?;
+        lines.push(format!("pgpu-profile-timeline {}", path.display()));
+    }
     Ok(lines)
+}
+
+/// Writes the launches and the host's synchronizations to `path` as a
+/// Chrome trace: process 0 is the host, process 1 the device with one
+/// track per stream (numbered in order of first use). Written to a
+/// temporary file beside `path`, then renamed.
+fn write_timeline(path: &std::path::Path, times: &Times) -> Result<(), RtError> {
+    use std::fmt::Write;
+    let origin_us = times.origin.map_or(0.0, |(_, host)| host);
+    let mut streams: Vec<usize> = Vec::new();
+    let mut events: Vec<String> = vec![
+        r#"{"ph":"M","name":"process_name","pid":0,"args":{"name":"host"}}"#.into(),
+        r#"{"ph":"M","name":"process_name","pid":1,"args":{"name":"device"}}"#.into(),
+    ];
+    for (what, start, length) in crate::profile::host_spans() {
+        events.push(format!(
+            r#"{{"ph":"X","name":"{what}","pid":0,"tid":0,"ts":{start:.3},"dur":{length:.3}}}"#
+        ));
+    }
+    for span in &times.spans {
+        let track = match streams.iter().position(|&stream| stream == span.stream) {
+            Some(track) => track,
+            None => {
+                streams.push(span.stream);
+                events.push(format!(
+                    r#"{{"ph":"M","name":"thread_name","pid":1,"tid":{0},"args":{{"name":"stream {0}"}}}}"#,
+                    streams.len() - 1
+                ));
+                streams.len() - 1
+            }
+        };
+        let mut name = String::new();
+        for c in span.kernel.chars() {
+            match c {
+                '"' | '\\' => write!(name, "\\{c}"),
+                c if (c as u32) < 0x20 => write!(name, "\\u{:04x}", c as u32),
+                c => write!(name, "{c}"),
+            }
+            .expect("writing to a String");
+        }
+        events.push(format!(
+            r#"{{"ph":"X","name":"{name}","pid":1,"tid":{track},"ts":{:.3},"dur":{:.3}}}"#,
+            origin_us + span.start_us,
+            span.length_us
+        ));
+    }
+    let text = format!("[\n{}\n]\n", events.join(",\n"));
+    let temporary = path.with_file_name(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or("timeline"),
+        std::process::id()
+    ));
+    let failed = |error: std::io::Error| {
+        RtError::Device(format!(
+            "PGPU_TIMELINE: cannot write {}: {error}",
+            path.display()
+        ))
+    };
+    std::fs::write(&temporary, text).map_err(failed)?;
+    std::fs::rename(&temporary, path).map_err(|error| {
+        let _ = std::fs::remove_file(&temporary);
+        failed(error)
+    })
 }
