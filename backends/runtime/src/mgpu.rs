@@ -638,14 +638,19 @@ pub unsafe extern "C" fn mgpuMemcpy(
         }
         let runtime = cuda_for("mgpuMemcpy")?;
         // SAFETY: the caller passes `size` valid bytes at both addresses.
-        let code = crate::profile::host_call("memcpy", || unsafe {
+        // A copy to or from pageable host memory (the generated code's
+        // scalar reads of device results) returns when it is done, after
+        // the stream's earlier work: the profile counts it as a wait.
+        let started = std::time::Instant::now();
+        let code = unsafe {
             (runtime.driver.cuMemcpyAsync)(
                 dst as usize as CUdeviceptr,
                 src as usize as CUdeviceptr,
                 size,
                 runtime.stream_for(stream),
             )
-        });
+        };
+        crate::profile::waited_in("memcpy", started.elapsed());
         runtime.check("cuMemcpyAsync", code)
     })
 }

@@ -12,8 +12,10 @@
 //! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000 tasks 0 streams 0
 //! ```
 //!
-//! `sync-wait-ms` is the host's time blocked in those synchronizations
-//! (waiting for the device's queued work and the copies): with the run's
+//! `syncs` counts the synchronizations and the copies between device and
+//! pageable host memory (a host read of a device result returns when the
+//! stream's earlier work and the copy are done); `sync-wait-ms` is the
+//! host's time blocked in them: with the run's
 //! wall time it gives the share the paper measured for its quicksort
 //! (seeds/fork-to-cuda.txt, Section 4: 31% in kernel synchronizations).
 //!
@@ -125,6 +127,12 @@ pub fn launched() {
 
 /// A synchronization that kept the host waiting for `waited`.
 pub fn synchronized(waited: std::time::Duration) {
+    waited_in("synchronize", waited);
+}
+
+/// A driver call `what` (a synchronization, or a copy that returns when
+/// done) that kept the host waiting for `waited`.
+pub fn waited_in(what: &'static str, waited: std::time::Duration) {
     SYNCS.fetch_add(1, Ordering::Relaxed);
     let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
     SYNC_NANOS.fetch_add(nanos, Ordering::Relaxed);
@@ -132,7 +140,7 @@ pub fn synchronized(waited: std::time::Duration) {
         && let Ok(mut spans) = HOST_SPANS.lock()
     {
         let length = waited.as_secs_f64() * 1e6;
-        spans.push(("synchronize", since_start() - length, length));
+        spans.push((what, since_start() - length, length));
     }
 }
 
