@@ -200,7 +200,8 @@ fn task_step(
     step: fn(&'static crate::cuda::Runtime) -> Result<(), RtError>,
 ) -> Result<(), RtError> {
     if is_cuda()? {
-        step(crate::cuda::runtime()?)
+        let runtime = crate::cuda::runtime()?;
+        crate::profile::host_call("task-step", || step(runtime))
     } else {
         Ok(())
     }
@@ -209,25 +210,25 @@ fn task_step(
 /// A `pgpu.taskgroup` begins ([`crate::cuda::tasks`]).
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_tasks_begin() {
-    guard(|| crate::profile::host_call("task-step", || task_step(crate::cuda::tasks::tasks_begin)))
+    guard(|| task_step(crate::cuda::tasks::tasks_begin))
 }
 
 /// A `pgpu.task` begins: its device work goes to a stream of its own.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_task_begin() {
-    guard(|| crate::profile::host_call("task-step", || task_step(crate::cuda::tasks::task_begin)))
+    guard(|| task_step(crate::cuda::tasks::task_begin))
 }
 
 /// A `pgpu.task` ends.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_task_end() {
-    guard(|| crate::profile::host_call("task-step", || task_step(crate::cuda::tasks::task_end)))
+    guard(|| task_step(crate::cuda::tasks::task_end))
 }
 
 /// A `pgpu.taskgroup` ends: later device work waits for all its tasks.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_tasks_end() {
-    guard(|| crate::profile::host_call("task-step", || task_step(crate::cuda::tasks::tasks_end)))
+    guard(|| task_step(crate::cuda::tasks::tasks_end))
 }
 
 /// 1 when the program runs on the cuda device, else 0.

@@ -637,11 +637,11 @@ pub unsafe extern "C" fn mgpuMemcpy(
             return Ok(());
         }
         let runtime = cuda_for("mgpuMemcpy")?;
-        // SAFETY: the caller passes `size` valid bytes at both addresses.
-        // A copy to or from pageable host memory (the generated code's
-        // scalar reads of device results) returns when it is done, after
-        // the stream's earlier work: the profile counts it as a wait.
+        // A copy into pageable host memory (the collectives' results, read
+        // by the host after a synchronization) returns when it is done,
+        // after the stream's earlier work: its time is waiting too.
         let started = std::time::Instant::now();
+        // SAFETY: the caller passes `size` valid bytes at both addresses.
         let code = unsafe {
             (runtime.driver.cuMemcpyAsync)(
                 dst as usize as CUdeviceptr,
@@ -650,7 +650,7 @@ pub unsafe extern "C" fn mgpuMemcpy(
                 runtime.stream_for(stream),
             )
         };
-        crate::profile::waited_in("memcpy", started.elapsed());
+        crate::profile::waited_in("memcpy", started.elapsed(), false);
         runtime.check("cuMemcpyAsync", code)
     })
 }

@@ -12,10 +12,10 @@
 //! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000 tasks 0 streams 0
 //! ```
 //!
-//! `syncs` counts the synchronizations and the copies between device and
-//! pageable host memory (a host read of a device result returns when the
-//! stream's earlier work and the copy are done); `sync-wait-ms` is the
-//! host's time blocked in them: with the run's
+//! `syncs` counts the synchronizations; `sync-wait-ms` is the host's time
+//! blocked in them and in the copies into pageable host memory that come
+//! before them (a collective's result returns to the host when the
+//! stream's earlier work and the copy are done): with the run's
 //! wall time it gives the share the paper measured for its quicksort
 //! (seeds/fork-to-cuda.txt, Section 4: 31% in kernel synchronizations).
 //!
@@ -33,7 +33,8 @@
 //!
 //! With `PGPU_TIMELINE=PATH` (which implies `PGPU_PROFILE=kernels`), the
 //! program also writes every launch's device interval, by stream, and the
-//! host's synchronizations to PATH as a Chrome trace (JSON; open it in
+//! host's driver calls (launches, allocations, copies, synchronizations,
+//! task steps) to PATH as a Chrome trace (JSON; open it in
 //! `chrome://tracing` or Perfetto): where sibling subgroups' kernels
 //! overlap, and where the host waits ([`crate::cuda::kernel_times`]).
 //!
@@ -114,11 +115,15 @@ pub fn host_call<T>(what: &'static str, call: impl FnOnce() -> T) -> T {
     }
     let start = since_start();
     let value = call();
-    let length = since_start() - start;
+    record_span(what, start, since_start() - start);
+    value
+}
+
+/// Puts a host span on the timeline (microseconds).
+fn record_span(what: &'static str, start: f64, length: f64) {
     if let Ok(mut spans) = HOST_SPANS.lock() {
         spans.push((what, start, length));
     }
-    value
 }
 
 pub fn launched() {
@@ -127,20 +132,21 @@ pub fn launched() {
 
 /// A synchronization that kept the host waiting for `waited`.
 pub fn synchronized(waited: std::time::Duration) {
-    waited_in("synchronize", waited);
+    waited_in("synchronize", waited, true);
 }
 
-/// A driver call `what` (a synchronization, or a copy that returns when
-/// done) that kept the host waiting for `waited`.
-pub fn waited_in(what: &'static str, waited: std::time::Duration) {
-    SYNCS.fetch_add(1, Ordering::Relaxed);
+/// A driver call `what` that kept the host waiting for `waited`: a
+/// synchronization (`counted` in `syncs`), or a copy that returns when
+/// done (its time only).
+pub fn waited_in(what: &'static str, waited: std::time::Duration, counted: bool) {
+    if counted {
+        SYNCS.fetch_add(1, Ordering::Relaxed);
+    }
     let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
     SYNC_NANOS.fetch_add(nanos, Ordering::Relaxed);
-    if timeline_path().is_some()
-        && let Ok(mut spans) = HOST_SPANS.lock()
-    {
+    if timeline_path().is_some() {
         let length = waited.as_secs_f64() * 1e6;
-        spans.push((what, since_start() - length, length));
+        record_span(what, since_start() - length, length);
     }
 }
 

@@ -260,7 +260,7 @@ impl Lowering {
         // no values, a function's empty last step) would be a launch, and
         // on the cuda device it makes its stream wait for the subgroups'
         // tasks before their end.
-        for (&segment, _) in self.segments.iter() {
+        for &segment in self.segments.keys() {
             if segment
                 .nested()
                 .into_iter()

@@ -13,7 +13,7 @@
 //!
 //! With `PGPU_TIMELINE`, the first timed launch also records an *origin*
 //! event, and each launch keeps its interval since the origin and its
-//! stream; [`report`] writes them with the host's synchronizations as a
+//! stream; [`report`] writes them with the host's timed driver calls as a
 //! Chrome trace. Device times are placed on the host's time axis by the
 //! origin: its event is taken to run when the host records it (the device
 //! is idle before a program's first launch), so host and device tracks
@@ -168,7 +168,7 @@ pub fn report(runtime: &Runtime) -> Result<Vec<String>, RtError> {
     Ok(lines)
 }
 
-/// Writes the launches and the host's synchronizations to `path` as a
+/// Writes the launches and the host's timed driver calls to `path` as a
 /// Chrome trace: process 0 is the host, process 1 the device with one
 /// track per stream (numbered in order of first use). Written to a
 /// temporary file beside `path`, then renamed.

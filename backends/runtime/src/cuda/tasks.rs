@@ -215,10 +215,12 @@ fn take_stream(runtime: &Runtime, tasks: &mut Tasks) -> Result<CUstream, RtError
     match fallback {
         Some(index) if tasks.created >= MAX_STREAMS => Ok(tasks.pool.remove(index)),
         _ => {
-            // Doubling; past MAX_STREAMS only when open frames hold them all.
-            let more = tasks
-                .created
-                .clamp(1, MAX_STREAMS.saturating_sub(tasks.created).max(1));
+            // Doubling up to MAX_STREAMS; past it one at a time, only when
+            // open frames hold every stream.
+            let more = match MAX_STREAMS.checked_sub(tasks.created) {
+                Some(left) if left > 0 => tasks.created.clamp(1, left),
+                _ => 1,
+            };
             grow_pool(runtime, tasks, more)?;
             Ok(tasks.pool.pop().expect("a stream just created"))
         }
