@@ -63,6 +63,7 @@ mod runtime_calls;
 mod spawn_to_parallel;
 mod split_kernels;
 mod split_private_control;
+mod uniformity;
 mod unsynchronized;
 mod value_saving;
 

@@ -63,8 +63,10 @@ use crate::{
     build::{Builder, Built},
     ir::{Blk, Op, Val, static_shape},
     lower_synchronous::{combine_op, is_same_everywhere},
-    unsynchronized::{CallEffects, call_effects, callee, is_private_memory},
+    uniformity::Uniformity,
+    unsynchronized::{CallEffects, call_effects, callee, is_private_memory, strip_casts},
 };
+use melior::ir::attribute::IntegerAttribute;
 use melior::ir::operation::OperationLike;
 use melior::ir::{
     Block, Region, RegionLike, Type,
@@ -79,6 +81,10 @@ pub(crate) const PER_PROCESSOR: &str = "pgpu.per_processor";
 const HOST_STRUCTURE: &str = "pgpu.host_structure";
 /// The attribute marking host reads of per-processor buffers.
 const HOST_READ: &str = "pgpu.host_read";
+/// The attribute marking a multiprefix whose location the uniformity
+/// analysis found the same in all members (`pgpu-lower-synchronous` runs
+/// it as a rank-order scan on that location).
+pub(crate) const UNIFORM_LOCATION: &str = "pgpu.uniform_location";
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -100,6 +106,7 @@ impl Pass for LowerGroups {
 
     fn run(&self, module: melior::ir::OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);
+        let decisions = Decisions::of_module(module)?;
         let spawns: Vec<Op> = module
             .nested()
             .into_iter()
@@ -113,7 +120,7 @@ impl Pass for LowerGroups {
             })
             .collect();
         for spawn in spawns {
-            lower_spawn(spawn)?;
+            lower_spawn(spawn, &decisions)?;
         }
         let functions: Vec<Op> = module
             .nested()
@@ -121,10 +128,190 @@ impl Pass for LowerGroups {
             .filter(|op| op.is("func.func") && op.has_attribute("pgpu.synchronous"))
             .collect();
         for function in functions {
-            lower_function(function)?;
+            lower_function(function, &decisions)?;
         }
         Ok(())
     }
+}
+
+/// What the uniformity analysis decided before the code moves (its
+/// answers are about the values present when it ran).
+struct Decisions {
+    /// Which parameters of each synchronous function are uniform: its host
+    /// version takes those as host values.
+    uniform_parameters: HashMap<String, Vec<bool>>,
+    /// Splits on the rank against a uniform bound.
+    rank_ranges: HashMap<Op, RankRange>,
+}
+
+/// A split whose condition compares the rank with a uniform bound (`$ <
+/// k`, `$ >= k`, ...): when ranks are positions, its sides are the
+/// positions below and from a threshold, known without a compaction.
+#[derive(Clone, Copy)]
+struct RankRange {
+    /// The `arith.cmpi` and the index of its bound operand.
+    compare: Op,
+    bound: usize,
+    /// The threshold is the bound plus one (`<=`, `>`).
+    plus_one: bool,
+    /// The then side is the ranks below the threshold (else from it).
+    then_below: bool,
+    /// The comparison is unsigned.
+    unsigned: bool,
+}
+
+impl Decisions {
+    /// Runs the uniformity analysis on `module`: marks multiprefix
+    /// operations on a uniform location, records the splits on rank ranges
+    /// and turns splits on a uniform condition into branches.
+    fn of_module(module: Op) -> Built<Self> {
+        let uniformity = Uniformity::of_module(module);
+        let mut uniform_parameters = HashMap::new();
+        let mut rank_ranges = HashMap::new();
+        let mut uniform_splits = vec![];
+        for op in module.nested() {
+            match op.name().as_str() {
+                "func.func" if op.has_attribute("pgpu.synchronous") => {
+                    let name = crate::inline_spmd::symbol_attribute(op, "sym_name");
+                    if let Some(name) = name
+                        && let Some(uniform) = uniformity.uniform_parameters(&name)
+                    {
+                        uniform_parameters.insert(name, uniform.to_vec());
+                    }
+                }
+                "pgpu.multiprefix"
+                    if op.operands()[1..]
+                        .iter()
+                        .all(|operand| uniformity.is_uniform(*operand)) =>
+                {
+                    op.set_unit_attribute(UNIFORM_LOCATION);
+                }
+                "pgpu.group.split" if uniformity.is_uniform(op.operand(0)) => {
+                    uniform_splits.push(op);
+                }
+                _ => {}
+            }
+        }
+        // Erases only ops whose results the analysis found divergent.
+        for split in uniform_splits {
+            branch_on_uniform_condition(split)?;
+        }
+        // The rank's group is known once those splits are branches.
+        for op in module.nested() {
+            if op.is("pgpu.group.split")
+                && let Some(range) = rank_range(op, &uniformity)
+            {
+                rank_ranges.insert(op, range);
+            }
+        }
+        Ok(Self {
+            uniform_parameters,
+            rank_ranges,
+        })
+    }
+}
+
+/// The split `split` as a [`RankRange`], if its condition compares the
+/// rank of the split's group with a uniform value.
+fn rank_range(split: Op, uniformity: &Uniformity) -> Option<RankRange> {
+    let compare = split
+        .operand(0)
+        .defining_op()
+        .filter(|op| op.is("arith.cmpi"))?;
+    let predicate = compare
+        .melior()
+        .attribute("predicate")
+        .ok()
+        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())?
+        .value();
+    let is_rank = |value: Val| {
+        strip_casts(value)
+            .defining_op()
+            .is_some_and(|op| op.is("pgpu.group.rank") && group_context(op) == group_context(split))
+    };
+    // `rank PRED bound`, or `bound PRED rank` as the mirrored predicate.
+    let (bound, predicate) = if is_rank(compare.operand(0)) {
+        (1, predicate)
+    } else if is_rank(compare.operand(1)) {
+        // Signed 2..5 (slt sle sgt sge), unsigned 6..9 (ult ule ugt uge).
+        let mirrored = match predicate {
+            2 | 6 => predicate + 2, // k < r: r > k
+            3 | 7 => predicate + 2, // k <= r: r >= k
+            4 | 8 => predicate - 2, // k > r: r < k
+            5 | 9 => predicate - 2, // k >= r: r <= k
+            _ => return None,
+        };
+        (0, mirrored)
+    } else {
+        return None;
+    };
+    if !uniformity.is_uniform(compare.operand(bound)) {
+        return None;
+    }
+    let unsigned = predicate >= 6;
+    let (plus_one, then_below) = match predicate - if unsigned { 4 } else { 0 } {
+        2 => (false, true),  // r < k
+        3 => (true, true),   // r <= k
+        4 => (true, false),  // r > k
+        5 => (false, false), // r >= k
+        _ => return None,
+    };
+    Some(RankRange {
+        compare,
+        bound,
+        plus_one,
+        then_below,
+        unsigned,
+    })
+}
+
+/// The innermost group `op` runs in: its nearest enclosing split, fork,
+/// synchronous spawn or synchronous function.
+fn group_context(op: Op) -> Option<Op> {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        let group = parent.is("pgpu.group.split")
+            || parent.is("pgpu.group.fork")
+            || (parent.is("pgpu.spawn") && parent.has_attribute("synchronous"))
+            || (parent.is("func.func") && parent.has_attribute("pgpu.synchronous"));
+        if group {
+            return Some(parent);
+        }
+        current = parent.parent();
+    }
+    None
+}
+
+/// Replaces the split `split`, whose condition is the same in all members,
+/// by an `scf.if`: the whole group takes one side, with its ranks, size
+/// and id unchanged.
+fn branch_on_uniform_condition(split: Op) -> Built<()> {
+    let at = Builder::before(split);
+    let types: Vec<Type> = split
+        .results()
+        .into_iter()
+        .map(|result| result.melior_type())
+        .collect();
+    let with_else = split.entry_block(1).is_some();
+    let (branch, then_yield, else_yield) = at.if_op(split.operand(0), &types, with_else)?;
+    for (region, end) in [(0, Some(then_yield)), (1, else_yield)] {
+        let (Some(block), Some(end)) = (split.entry_block(region), end) else {
+            continue;
+        };
+        for inner in block.ops() {
+            if inner.is("pgpu.group.merge") {
+                Builder::before(end).op("scf.yield", &inner.operands(), &[], &[])?;
+                end.erase();
+            } else {
+                inner.move_before(end);
+            }
+        }
+    }
+    for (result, new) in split.results().into_iter().zip(branch.results()) {
+        result.replace_all_uses(new);
+    }
+    split.erase();
+    Ok(())
 }
 
 /// Whether `op` (in the synchronous `scope`) must run as host code: a
@@ -145,9 +332,10 @@ fn is_host_group_op(op: Op, scope: Op) -> bool {
         "pgpu.group.split" | "pgpu.group.fork" | "pgpu.group.alloc" => true,
         "func.call" => calls_synchronous(op),
         "pgpu.multiprefix" => {
-            !op.operands()[1..]
-                .iter()
-                .all(|operand| is_same_everywhere(*operand, scope))
+            !op.has_attribute(UNIFORM_LOCATION)
+                && !op.operands()[1..]
+                    .iter()
+                    .all(|operand| is_same_everywhere(*operand, scope))
                 && multiprefix_location(op, scope).is_some()
         }
         _ => false,
@@ -178,12 +366,16 @@ struct Level {
     /// level is the outermost one of a host function (its caller's); the
     /// outermost level of a spawn numbers its members by position.
     roots: Option<Val>,
+    /// Whether the ranks are the positions (a host `i1`): always outside
+    /// functions, except in a fork's subgroups.
+    identity: Val,
     /// Allocations go before `anchor`, deallocations before `end`.
     anchor: Op,
     end: Op,
 }
 
-struct Lowering {
+struct Lowering<'d> {
+    decisions: &'d Decisions,
     levels: Vec<Level>,
     /// Segment spawn -> its level.
     segments: HashMap<Op, usize>,
@@ -216,9 +408,10 @@ enum Role {
     Device,
 }
 
-impl Lowering {
-    fn new() -> Self {
+impl<'d> Lowering<'d> {
+    fn new(decisions: &'d Decisions) -> Self {
         Self {
+            decisions,
             levels: vec![],
             segments: HashMap::new(),
             buffers: HashMap::new(),
@@ -673,10 +866,16 @@ impl Lowering {
     /// The uniform `value` as a host value before `before` (read back from
     /// the first member of `level` when a segment computes it).
     fn host_scalar(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
-        if self.home_segment(value).is_none() && self.is_host_value(value) {
+        let home = self.home_segment(value);
+        if home.is_none() && self.is_host_value(value) {
             return Ok(value);
         }
-        let buffer = self.materialize(value, level, before)?;
+        // A value of this level or an ancestor is in its segment's buffer:
+        // its first member's is every member's.
+        let buffer = match home {
+            Some(home) => self.buffer_of(value, home)?,
+            None => self.materialize(value, level, before)?,
+        };
         let at = Builder::before(before);
         let zero = at.index(0)?;
         let unit = at.unit_attribute();
@@ -785,10 +984,9 @@ impl Lowering {
         ranks: Option<Val>,
         map: Val,
     ) -> Built<()> {
-        let anchor = Builder::before(end)
-            .index(0)?
-            .defining_op()
-            .ok_or(PassFailure)?;
+        let at = Builder::before(end);
+        let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
+        let identity = at.constant(at.parse_type("i1")?, i64::from(ranks.is_none()))?;
         let index = self.levels.len();
         self.levels.push(Level {
             size,
@@ -796,6 +994,7 @@ impl Lowering {
             ranks,
             parent: Some((map, parent)),
             roots: None,
+            identity,
             anchor,
             end,
         });
@@ -836,13 +1035,30 @@ impl Lowering {
         inside.store(position, iota, position)?;
         let (buffers, next) = self.result_buffers(op, level, after)?;
         let size = self.levels[level].size;
+        let ranges = match self.decisions.rank_ranges.get(&op) {
+            Some(range) => Some(self.rank_range_sides(*range, level, op)?),
+            None => None,
+        };
         let sides = Builder::before(at.op_with_body("pgpu.taskgroup", &[], &[])?.1);
         for (region, side_flags) in [(0, flags), (1, others)] {
             let Some(block) = op.entry_block(region) else {
                 continue;
             };
             let map = self.buffer(level, index_type, &[])?;
-            let (count, then_yield) = members_of(&sides, iota, side_flags, map, size)?;
+            let (count, then_yield) = match ranges {
+                Some(ranges) => {
+                    let (count, offset) = ranges[region];
+                    let identity = self.levels[level].identity;
+                    let compact = Compaction {
+                        iota,
+                        flags: side_flags,
+                        positions: map,
+                        size,
+                    };
+                    self.members_in_range(&sides, identity, count, offset, compact)?
+                }
+                None => members_of(&sides, iota, side_flags, map, size)?,
+            };
             if let Some(merge) = block.terminator() {
                 self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
             }
@@ -852,6 +1068,118 @@ impl Lowering {
         }
         op.erase();
         Ok(next)
+    }
+
+    /// The sides of the rank-range split `op` when ranks are positions:
+    /// (count, first position) of the then and else sides, host values
+    /// before `op`.
+    fn rank_range_sides(
+        &mut self,
+        range: RankRange,
+        level: usize,
+        op: Op,
+    ) -> Built<[(Val, Val); 2]> {
+        let bound = range.compare.operand(range.bound);
+        let bound = self.host_scalar(bound, level, op)?;
+        let at = Builder::before(op);
+        let index_type = at.index_type();
+        let cast = if range.unsigned {
+            "arith.index_castui"
+        } else {
+            "arith.index_cast"
+        };
+        let bound = if bound.melior_type() == index_type {
+            bound
+        } else {
+            at.value(cast, &[bound], index_type, &[])?
+        };
+        let size = self.levels[level].size;
+        let zero = at.index(0)?;
+        let one = at.index(1)?;
+        // The number of ranks below the threshold, `0 ..= size`.
+        let split = if range.unsigned {
+            // min(k, size - 1) + 1 for `<=`: k + 1 may wrap (the group has
+            // members here).
+            if range.plus_one {
+                let last = at.value("arith.subi", &[size, one], index_type, &[])?;
+                let below = at.value("arith.minui", &[bound, last], index_type, &[])?;
+                at.value("arith.addi", &[below, one], index_type, &[])?
+            } else {
+                at.value("arith.minui", &[bound, size], index_type, &[])?
+            }
+        } else {
+            let threshold = if range.plus_one {
+                at.value("arith.addi", &[bound, one], index_type, &[])?
+            } else {
+                bound
+            };
+            let above_zero = at.value("arith.maxsi", &[threshold, zero], index_type, &[])?;
+            at.value("arith.minsi", &[above_zero, size], index_type, &[])?
+        };
+        let rest = at.value("arith.subi", &[size, split], index_type, &[])?;
+        let below = (split, zero);
+        let from = (rest, split);
+        Ok(if range.then_below {
+            [below, from]
+        } else {
+            [from, below]
+        })
+    }
+
+    /// The members of one side of a rank-range split: when ranks are
+    /// positions (`identity`), the `count` positions from `offset`, written
+    /// into the positions buffer by a spawn; otherwise by `compact`.
+    /// Returns the count and the end of an `scf.if` that runs when there
+    /// are any.
+    fn members_in_range(
+        &mut self,
+        at: &Builder,
+        identity: Val,
+        count: Val,
+        offset: Val,
+        compact: Compaction,
+    ) -> Built<(Val, Op)> {
+        let zero = at.index(0)?;
+        let known = identity.constant_integer();
+        let found = match known {
+            Some(1) => count,
+            _ => {
+                let index_type = at.index_type();
+                let (choice, range_end, compact_end) = at.if_op(identity, &[index_type], true)?;
+                let compact_end = compact_end.ok_or(PassFailure)?;
+                Builder::before(range_end).op("scf.yield", &[count], &[], &[])?;
+                range_end.erase();
+                let inside = Builder::before(compact_end);
+                let compacted = inside.value(
+                    "pgpu.list.compact",
+                    &[
+                        compact.iota,
+                        compact.flags,
+                        compact.positions,
+                        compact.size,
+                        zero,
+                    ],
+                    index_type,
+                    &[],
+                )?;
+                inside.op("scf.yield", &[compacted], &[], &[])?;
+                compact_end.erase();
+                choice.result(0)
+            }
+        };
+        let any = at.cmpi(8, found, zero)?;
+        let (_, then_yield, _) = at.if_op(any, &[], false)?;
+        // Ranks are positions: the side's positions are a range.
+        let fill_at = if known == Some(1) {
+            then_yield
+        } else {
+            Builder::before(then_yield).if_op(identity, &[], false)?.1
+        };
+        let (fill_end, slot) = self.open_spawn(fill_at, found)?;
+        let inside = Builder::before(fill_end);
+        let position = inside.value("arith.addi", &[slot, offset], at.index_type(), &[])?;
+        inside.store(position, compact.positions, slot)?;
+        Ok((found, then_yield))
     }
 
     /// `pgpu.group.fork`: a subgroup for each id `0 .. k`, members ordered
@@ -1110,12 +1438,41 @@ impl Lowering {
             .ok_or_else(|| at.fail(&format!("internal error: {} as a call", op.name())))?;
         // The ranks: explicit ones after a fork, else the positions.
         let explicit = self.levels[level].ranks;
-        let (arguments, positions) =
-            self.materialize_all(&op.operands(), level, op, explicit.is_none())?;
+        // Uniform parameters take host values, the others buffers.
+        let uniform = self.decisions.uniform_parameters.get(&callee).cloned();
+        let is_uniform = |index: usize| {
+            uniform
+                .as_ref()
+                .is_some_and(|uniform| uniform.get(index) == Some(&true))
+        };
+        let operands = op.operands();
+        let divergent: Vec<Val> = operands
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| !is_uniform(*index))
+            .map(|(_, value)| *value)
+            .collect();
+        let (mut buffers, positions) =
+            self.materialize_all(&divergent, level, op, explicit.is_none())?;
         let ranks = explicit.or(positions).ok_or(PassFailure)?;
         let roots = self.roots_buffer(level, op)?;
-        let mut operands = vec![self.levels[level].size, self.levels[level].id, ranks, roots];
-        operands.extend(arguments);
+        let level_data = &self.levels[level];
+        let mut call_operands = vec![
+            level_data.size,
+            level_data.id,
+            ranks,
+            roots,
+            level_data.identity,
+        ];
+        buffers.reverse();
+        for (index, value) in operands.into_iter().enumerate() {
+            if is_uniform(index) {
+                call_operands.push(self.host_scalar(value, level, op)?);
+            } else {
+                call_operands.push(buffers.pop().ok_or(PassFailure)?);
+            }
+        }
+        let mut operands = call_operands;
         let (buffers, next) = self.result_buffers(op, level, after)?;
         operands.extend(buffers);
         let symbol = at.parse_attribute(&format!("@{}", group_function_name(&callee)))?;
@@ -1313,8 +1670,8 @@ fn multiprefix_location(op: Op, scope: Op) -> Option<(Val, Val, Option<Val>)> {
 
 /// Replaces the synchronous spawn `spawn` by host code launching its
 /// segments.
-fn lower_spawn(spawn: Op) -> Built<()> {
-    let mut lowering = Lowering::new();
+fn lower_spawn(spawn: Op, decisions: &Decisions) -> Built<()> {
+    let mut lowering = Lowering::new(decisions);
     lowering.plan(spawn);
     // A group without members runs nothing (and has no position 0 to read
     // uniform values back from).
@@ -1326,6 +1683,7 @@ fn lower_spawn(spawn: Op) -> Built<()> {
     let at = Builder::before(spawn);
     let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
     let id = at.index(0)?;
+    let identity = at.constant(at.parse_type("i1")?, 1)?;
     let Some(body) = spawn.entry_block(0) else {
         return Err(at.fail("pgpu.spawn without a body"));
     };
@@ -1340,6 +1698,7 @@ fn lower_spawn(spawn: Op) -> Built<()> {
         ranks: None,
         parent: None,
         roots: None,
+        identity,
         anchor,
         end: spawn,
     })?;
@@ -1373,6 +1732,11 @@ fn is_read_only(name: &str) -> bool {
         )
 }
 
+/// The host version of a synchronous function takes the group's size, id,
+/// ranks, processor numbers and whether the ranks are the positions, then
+/// the arguments.
+const FIRST_ARGUMENT: usize = 5;
+
 /// The host version of the synchronous function `name`.
 fn group_function_name(name: &str) -> String {
     format!("__group_{name}")
@@ -1382,7 +1746,7 @@ fn group_function_name(name: &str) -> String {
 /// takes the calling group's size, id, ranks and processor numbers (by
 /// position) and a per-processor buffer for each argument and result, and
 /// runs its body as the group's host code.
-fn lower_function(function: Op) -> Built<()> {
+fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
     let at = Builder::before(function);
     let name = crate::inline_spmd::symbol_attribute(function, "sym_name")
         .ok_or_else(|| at.fail("func.func without a name"))?;
@@ -1398,9 +1762,23 @@ fn lower_function(function: Op) -> Built<()> {
         .ok_or_else(|| at.fail("a synchronous function without func.return"))?;
     let list = |ty: Type| at.parse_type(&format!("memref<?x{ty}>"));
     let index_type = at.index_type();
-    let mut types = vec![index_type, index_type, list(index_type)?, list(index_type)?];
-    for argument in old.arguments() {
-        types.push(list(argument.melior_type())?);
+    let uniform = decisions
+        .uniform_parameters
+        .get(&name)
+        .cloned()
+        .unwrap_or_default();
+    let is_uniform = |index: usize| uniform.get(index) == Some(&true);
+    let i1 = at.parse_type("i1")?;
+    let mut types = vec![
+        index_type,
+        index_type,
+        list(index_type)?,
+        list(index_type)?,
+        i1,
+    ];
+    for (index, argument) in old.arguments().into_iter().enumerate() {
+        let ty = argument.melior_type();
+        types.push(if is_uniform(index) { ty } else { list(ty)? });
     }
     for result in old_return.operands() {
         types.push(list(result.melior_type())?);
@@ -1423,15 +1801,21 @@ fn lower_function(function: Op) -> Built<()> {
     let new_return = at
         .at_location_of(old_return)
         .append_to(block, "func.return", &[])?;
-    let mut lowering = Lowering::new();
+    let mut lowering = Lowering::new(decisions);
     lowering.plan(function);
     let inside = Builder::before(new_return);
     let anchor = inside.index(0)?.defining_op().ok_or(PassFailure)?;
-    // Arguments: each member's own, from the buffers.
+    // Arguments: uniform ones as they are, the others each member's own
+    // from the buffers.
     let position = inside.value("pgpu.rank", &[], index_type, &[])?;
     let argument_count = old.arguments().len();
     for (index, argument) in old.arguments().into_iter().enumerate() {
-        let value = inside.load(parameters[4 + index], position)?;
+        let parameter = parameters[FIRST_ARGUMENT + index];
+        let value = if is_uniform(index) {
+            parameter
+        } else {
+            inside.load(parameter, position)?
+        };
         argument.replace_all_uses(value);
     }
     let results = old_return.operands();
@@ -1444,7 +1828,11 @@ fn lower_function(function: Op) -> Built<()> {
     let end = Builder::before(new_return);
     let position = end.value("pgpu.rank", &[], index_type, &[])?;
     for (index, result) in results.into_iter().enumerate() {
-        end.store(result, parameters[4 + argument_count + index], position)?;
+        end.store(
+            result,
+            parameters[FIRST_ARGUMENT + argument_count + index],
+            position,
+        )?;
     }
     lowering.lower_outermost(Level {
         size: parameters[0],
@@ -1452,6 +1840,7 @@ fn lower_function(function: Op) -> Built<()> {
         ranks: Some(parameters[2]),
         parent: None,
         roots: Some(parameters[3]),
+        identity: parameters[4],
         anchor,
         end: new_return,
     })?;
@@ -1459,6 +1848,15 @@ fn lower_function(function: Op) -> Built<()> {
     function.erase();
     unmark(host);
     Ok(())
+}
+
+/// The operands of a compaction of a level's positions (see [`members_of`]).
+#[derive(Clone, Copy)]
+struct Compaction {
+    iota: Val,
+    flags: Val,
+    positions: Val,
+    size: Val,
 }
 
 /// The positions whose `flags` are set, in order, compacted into

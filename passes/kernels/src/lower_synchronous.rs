@@ -156,9 +156,10 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
                 return None;
             }
             // One location for the whole group, at the top level.
-            let uniform = op.operands()[1..]
-                .iter()
-                .all(|operand| is_same_everywhere(*operand, spawn));
+            let uniform = op.has_attribute(crate::lower_groups::UNIFORM_LOCATION)
+                || op.operands()[1..]
+                    .iter()
+                    .all(|operand| is_same_everywhere(*operand, spawn));
             if op.block_of() != body || !uniform || combine_op(op).is_none() {
                 return None;
             }
