@@ -105,18 +105,22 @@ func.func @splits() {
 
 // -----
 
-// A multiprefix on one location: the old value, a rank-order scan, rank 0
-// stores the new value.
+// A multiprefix on one location: the old value, a rank-order scan, the
+// last rank stores the new value (its own result plus its value: no kernel
+// needs the scan's total, which the host would read back).
 // CHECK-LABEL: func.func @tickets(
 // CHECK-SAME: %[[CELL:[^:]*]]: memref<1xi32>
 // CHECK: pgpu.barrier
 // CHECK-NEXT: %[[OLD:.*]] = memref.load %[[CELL]][%{{.*}}] : memref<1xi32>
-// CHECK-NEXT: %[[PREFIX:.*]], %[[TOTAL:.*]] = pgpu.scan add %{{.*}} : i32
+// CHECK-NEXT: %[[PREFIX:.*]], %{{.*}} = pgpu.scan add %[[VALUE:.*]] : i32
 // CHECK-NEXT: %[[MINE:.*]] = arith.addi %[[OLD]], %[[PREFIX]] : i32
-// CHECK-NEXT: %[[NEW:.*]] = arith.addi %[[OLD]], %[[TOTAL]] : i32
 // CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : index
-// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: %[[SIZE:.*]] = pgpu.size : index
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[SIZE]], %[[ONE]] : index
+// CHECK-NEXT: %[[NEW:.*]] = arith.addi %[[MINE]], %[[VALUE]] : i32
+// CHECK-NEXT: %[[IS_LAST:.*]] = arith.cmpi eq, %[[R]], %[[LAST]] : index
+// CHECK-NEXT: scf.if %[[IS_LAST]] {
 // CHECK-NEXT: memref.store %[[NEW]], %[[CELL]][%{{.*}}] : memref<1xi32>
 // CHECK: pgpu.barrier
 // CHECK: memref.store %[[MINE]]

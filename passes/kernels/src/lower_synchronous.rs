@@ -28,8 +28,10 @@
 //!   whose results nobody reads becomes one atomic update per processor
 //!   for the integer kinds whose total does not depend on the order;
 //!   otherwise a read of the old value, a `pgpu.scan` in rank order (each
-//!   processor's result is `old op prefix`) and rank 0's store of
-//!   `old op total`, between barriers;
+//!   processor's result is `old op prefix`) and the store of `old op
+//!   total` (for integers by the last rank, as its result combined with
+//!   its value, so that no kernel needs the scan's total), between
+//!   barriers;
 //! * `seq` (Fork's one-processor mode) becomes `if (rank == 0)` and `farm`
 //!   (asynchronous mode: immediate writes, explicit barriers) its region
 //!   inline, both between barriers;
@@ -322,8 +324,8 @@ pub(crate) fn combine_op(op: Op) -> Option<&'static str> {
 
 /// A multiprefix on one location of the group: every processor reads the
 /// old value, a `pgpu.scan` of the values in rank order gives each its
-/// prefix and the total, the result is `old op prefix`, and rank 0 stores
-/// `old op total`. Returns the last op (the store's `scf.if`).
+/// prefix and the total, the result is `old op prefix`, and one processor
+/// stores `old op total`. Returns the last op (the store's `scf.if`).
 fn multiprefix(op: Op) -> Built<Op> {
     let at = Builder::before(op);
     let Some(combine) = combine_op(op) else {
@@ -356,10 +358,21 @@ fn multiprefix(op: Op) -> Built<Op> {
         .map_err(|_| at.fail("multiprefix without a kind"))?;
     let scan = at.op("pgpu.scan", &[value], &[ty, ty], &[("kind", kind)])?;
     let result = at.value(combine, &[old, scan.result(0)], ty, &[])?;
-    let total = at.value(combine, &[old, scan.result(1)], ty, &[])?;
     let rank = at.value("pgpu.rank", &[], at.index_type(), &[])?;
-    let zero = at.index(0)?;
-    let first = at.cmpi(0, rank, zero)?;
+    // Integers: the last rank stores its own result combined with its value
+    // (the same total; the scan's total would be read back by the host
+    // between the kernels). Floats keep the scan's total, whose order of
+    // additions the runtime defines.
+    let (storer, total) = if ty.is_float() {
+        let total = at.value(combine, &[old, scan.result(1)], ty, &[])?;
+        (at.index(0)?, total)
+    } else {
+        let size = at.value("pgpu.size", &[], at.index_type(), &[])?;
+        let one = at.index(1)?;
+        let last = at.value("arith.subi", &[size, one], at.index_type(), &[])?;
+        (last, at.value(combine, &[result, value], ty, &[])?)
+    };
+    let first = at.cmpi(0, rank, storer)?;
     let (store_if, then_yield, _) = at.if_op(first, &[], false)?;
     let mut operands = vec![total];
     operands.append(&mut cell);

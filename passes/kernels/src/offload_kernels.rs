@@ -490,8 +490,12 @@ impl Offload {
                 .map(pgpu_runtime::elem::Kind::name)
                 .ok_or_else(|| at.fail(&format!("unknown collective kind {code}")))
         };
+        // A scan whose total nobody uses: the version that does not read
+        // it back (the host goes on without waiting for the scan).
+        let values_only = short == "scan" && op.result(0).uses().is_empty();
         let (symbol, written): (String, &[usize]) = match short.as_str() {
             "reduce" => (format!("pgpu_coll_reduce_{}_{element}", kind()?), &[]),
+            "scan" if values_only => (format!("pgpu_coll_scan_values_{}_{element}", kind()?), &[1]),
             "scan" => (format!("pgpu_coll_scan_{}_{element}", kind()?), &[1]),
             "sort_idx" if op.num_operands() > 3 => {
                 (format!("pgpu_coll_sort_idx_sorted_{element}"), &[1, 3])
@@ -539,13 +543,16 @@ impl Offload {
             arguments.push(inclusive);
         }
         let output = match results.first() {
-            Some(ty) => format!(" -> {ty}"),
-            None => String::new(),
+            Some(ty) if !values_only => format!(" -> {ty}"),
+            _ => String::new(),
         };
         let signature = format!("({}){output}", types.join(", "));
-        let gpu_results = self
+        let mut gpu_results = self
             .runtime
             .call(&inside, &symbol, &arguments, &signature)?;
+        if values_only {
+            gpu_results = vec![inside.poison(results[0])?];
+        }
         then_yield.set_operands(&gpu_results);
         op.move_before(else_yield);
         else_yield.set_operands(&op.results());

@@ -41,6 +41,7 @@
 //! |---|---|---|
 //! | `reduce_<kind>_<T>` | `%values: memref<?xT>, %n: index` | `T` |
 //! | `scan_<kind>_<T>` | `%values: memref<?xT>, %scanned: memref<?xT>, %n: index, %inclusive: i1` | `T` (the total) |
+//! | `scan_values_<kind>_<T>` | as `scan` | none (the host does not wait) |
 //! | `sort_idx_<T>` | `%keys: memref<?xT>, %indices: memref<?xindex>, %n: index` | none |
 //! | `compact_<T>` | `%values: memref<?xT>, %flags: memref<?xi1>, %list: memref<?xT>, %n: index, %base: index` | `index` (`base + kept`) |
 //! | `split_<T>` | same as compact | `index` (`base + n`) |
@@ -239,6 +240,8 @@ pub use pgpu_runtime::elem::Kind;
 pub enum Collective {
     Reduce(Kind),
     Scan(Kind),
+    /// The scan without its total: the host does not wait for it.
+    ScanValues(Kind),
     SortIdx,
     /// `sort_idx` that also writes the keys in sorted order (integer keys of
     /// 8 bits or more: their internal form maps back exactly; float keys
@@ -322,6 +325,7 @@ pub fn symbol(collective: Collective, elem: Elem) -> String {
     match collective {
         Collective::Reduce(kind) => format!("pgpu_coll_reduce_{}_{e}", kind.name()),
         Collective::Scan(kind) => format!("pgpu_coll_scan_{}_{e}", kind.name()),
+        Collective::ScanValues(kind) => format!("pgpu_coll_scan_values_{}_{e}", kind.name()),
         Collective::SortIdx => format!("pgpu_coll_sort_idx_{e}"),
         Collective::SortIdxSorted => format!("pgpu_coll_sort_idx_sorted_{e}"),
         Collective::Compact => format!("pgpu_coll_compact_{e}"),
@@ -333,7 +337,7 @@ pub fn symbol(collective: Collective, elem: Elem) -> String {
 /// Whether the collective exists for the element type.
 pub fn check(collective: Collective, elem: Elem) -> Result<(), CollectiveError> {
     match collective {
-        Collective::Reduce(kind) | Collective::Scan(kind)
+        Collective::Reduce(kind) | Collective::Scan(kind) | Collective::ScanValues(kind)
             if elem.is_float() && !kind.float_ok() =>
         {
             Err(CollectiveError::KindNeedsInteger {
@@ -356,7 +360,11 @@ pub fn all() -> Vec<(Collective, Elem)> {
     let mut list = Vec::new();
     for elem in Elem::ALL {
         for kind in Kind::ALL {
-            for collective in [Collective::Reduce(kind), Collective::Scan(kind)] {
+            for collective in [
+                Collective::Reduce(kind),
+                Collective::Scan(kind),
+                Collective::ScanValues(kind),
+            ] {
                 if check(collective, elem).is_ok() {
                     list.push((collective, elem));
                 }
@@ -389,7 +397,10 @@ pub fn generate(
     let mut module = emit::GpuModule::new(gpu_module.clone());
     let host = match collective {
         Collective::Reduce(kind) => reduce::generate(&mut module, &symbol, elem, kind, config),
-        Collective::Scan(kind) => scan::generate(&mut module, &symbol, elem, kind, config),
+        Collective::Scan(kind) => scan::generate(&mut module, &symbol, elem, kind, true, config),
+        Collective::ScanValues(kind) => {
+            scan::generate(&mut module, &symbol, elem, kind, false, config)
+        }
         Collective::SortIdx => sort::generate(&mut module, &symbol, elem, false),
         Collective::SortIdxSorted => sort::generate(&mut module, &symbol, elem, true),
         Collective::Compact => partition::generate(&mut module, &symbol, elem, false, config),

@@ -883,11 +883,14 @@ fn store_chunk(
 }
 
 /// The host code of scan; adds the kernels to `m`.
+/// The scan's host functions return the total when `with_total` (read
+/// back: the host waits for the scan), else nothing (no wait).
 pub fn generate(
     m: &mut GpuModule,
     symbol: &str,
     elem: Elem,
     kind: Kind,
+    with_total: bool,
     config: &Config,
 ) -> String {
     let op = elem.op(kind);
@@ -988,6 +991,10 @@ pub fn generate(
             let t2 = host::launch(b, &t1, &module, "scan", &tiles, BLOCK, &args);
             (t2, ctx.offsets[4].clone())
         };
+        if !with_total {
+            // No wait: see `host`'s header (one stream orders what follows).
+            return None;
+        }
         let (token, hostmem) = host::read_back(b, &token, &ctx.scratch, &total_offset, t);
         b.line(format!("gpu.wait [{token}]"));
         Some(host::host_load(b, &hostmem, t))
@@ -1001,7 +1008,7 @@ pub fn generate(
             HostParam::new("inclusive", "i1"),
         ],
         count: "n",
-        result: Some(t.to_string()),
+        result: with_total.then(|| t.to_string()),
         layout: &layout,
         body: &body,
     })
