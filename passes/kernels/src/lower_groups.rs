@@ -35,8 +35,8 @@
 //!   `0 .. k`, ordering the members by their new rank (ties by processor
 //!   number, as the reference interpreter) with `pgpu.list.sort_idx`.
 //! * A synchronous function becomes a host function
-//!   `@__group_<name>(size, id, ranks, processor numbers, argument
-//!   buffers, result buffers)`
+//!   `@__group_<name>(size, id, ranks, processor numbers, ranks are
+//!   positions, arguments, result buffers)`
 //!   whose body is lowered the same way, so recursion (a recursive
 //!   quicksort that splits its group) recurses on the host.
 //! * A multiprefix on cells that may differ between members checks on the
@@ -48,6 +48,18 @@
 //!   when the level ends.
 //! * A group of no processors runs nothing.
 //!
+//! * What is the same in every member (the analysis of [`crate::
+//!   uniformity`], run first) stays off the per-member bookkeeping: a
+//!   synchronous function's parameters that every call passes uniform are
+//!   host values of its host version (which also learns whether its ranks
+//!   are the positions); a split on a uniform condition is an `scf.if` of
+//!   the host; a split on the rank against a uniform bound (`$ < k`) takes
+//!   its sides as ranges of positions when ranks are positions, without a
+//!   compaction; a multiprefix on a uniform cell is the group's scan; a
+//!   uniform `arith` value the host needs is computed by the host from its
+//!   operands, and a uniform value of a parent's segment is read back once,
+//!   before the subgroups' taskgroup. A callee that never forks gets no
+//!   processor numbers.
 //! * The sides of a split, and the subgroups of a fork, are the tasks
 //!   (`pgpu.task`) of one `pgpu.taskgroup`: the host runs them one after
 //!   the other, and on the CUDA device each one's device work goes to a
@@ -73,7 +85,7 @@ use melior::ir::{
     r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The attribute marking per-processor buffers.
 pub(crate) const PER_PROCESSOR: &str = "pgpu.per_processor";
@@ -85,6 +97,9 @@ const HOST_READ: &str = "pgpu.host_read";
 /// analysis found the same in all members (`pgpu-lower-synchronous` runs
 /// it as a rank-order scan on that location).
 pub(crate) const UNIFORM_LOCATION: &str = "pgpu.uniform_location";
+/// The attribute marking, while the pass runs, the ops whose results the
+/// uniformity analysis found uniform.
+const UNIFORM: &str = "pgpu.uniform";
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -130,6 +145,9 @@ impl Pass for LowerGroups {
         for function in functions {
             lower_function(function, &decisions)?;
         }
+        for op in module.nested() {
+            op.remove_attribute(UNIFORM);
+        }
         Ok(())
     }
 }
@@ -142,6 +160,9 @@ struct Decisions {
     uniform_parameters: HashMap<String, Vec<bool>>,
     /// Splits on the rank against a uniform bound.
     rank_ranges: HashMap<Op, RankRange>,
+    /// The synchronous functions that fork, themselves or through calls:
+    /// only they need their members' processor numbers.
+    forking: HashSet<String>,
 }
 
 /// A split whose condition compares the rank with a uniform bound (`$ <
@@ -166,6 +187,13 @@ impl Decisions {
     /// and turns splits on a uniform condition into branches.
     fn of_module(module: Op) -> Built<Self> {
         let uniformity = Uniformity::of_module(module);
+        // Ops computing uniform values: the host may compute them instead.
+        for op in module.nested() {
+            let results = op.results();
+            if !results.is_empty() && results.iter().all(|value| uniformity.is_uniform(*value)) {
+                op.set_unit_attribute(UNIFORM);
+            }
+        }
         let mut uniform_parameters = HashMap::new();
         let mut rank_ranges = HashMap::new();
         let mut uniform_splits = vec![];
@@ -207,7 +235,37 @@ impl Decisions {
         Ok(Self {
             uniform_parameters,
             rank_ranges,
+            forking: forking_functions(module),
         })
+    }
+}
+
+/// The synchronous functions that contain a `pgpu.group.fork` or call one
+/// that does.
+fn forking_functions(module: Op) -> HashSet<String> {
+    let functions: Vec<(String, Op)> = module
+        .nested()
+        .into_iter()
+        .filter(|op| op.is("func.func") && op.has_attribute("pgpu.synchronous"))
+        .filter_map(|op| Some((crate::inline_spmd::symbol_attribute(op, "sym_name")?, op)))
+        .collect();
+    let mut forking = HashSet::new();
+    loop {
+        let before = forking.len();
+        for (name, function) in &functions {
+            let forks = function.nested().into_iter().any(|op| {
+                op.is("pgpu.group.fork")
+                    || (op.is("func.call")
+                        && crate::inline_spmd::symbol_attribute(op, "callee")
+                            .is_some_and(|callee| forking.contains(&callee)))
+            });
+            if forks {
+                forking.insert(name.clone());
+            }
+        }
+        if forking.len() == before {
+            return forking;
+        }
     }
 }
 
@@ -369,6 +427,8 @@ struct Level {
     /// Whether the ranks are the positions (a host `i1`): always outside
     /// functions, except in a fork's subgroups.
     identity: Val,
+    /// The parent's host op that runs this subgroup (its taskgroup).
+    enclosing: Option<Op>,
     /// Allocations go before `anchor`, deallocations before `end`.
     anchor: Op,
     end: Op,
@@ -387,6 +447,10 @@ struct Lowering<'d> {
     positions: HashMap<(Op, usize), Val>,
     /// (segment, value) -> the value loaded in that segment.
     imported: HashMap<(Op, Val), Val>,
+    /// A value loaded in a segment -> the value of another segment it is.
+    import_origins: HashMap<Val, Val>,
+    /// (value, insertion point) -> the host's read of its first member's.
+    host_reads: HashMap<(Val, Op), Val>,
     dead_cells: Vec<Op>,
     /// The location of each multiprefix that runs as host code.
     locations: HashMap<Op, (Val, Val, Option<Val>)>,
@@ -418,6 +482,8 @@ impl<'d> Lowering<'d> {
             cells: HashMap::new(),
             positions: HashMap::new(),
             imported: HashMap::new(),
+            import_origins: HashMap::new(),
+            host_reads: HashMap::new(),
             dead_cells: vec![],
             locations: HashMap::new(),
         }
@@ -693,6 +759,19 @@ impl<'d> Lowering<'d> {
         }
     }
 
+    /// An index buffer of `level` for an operand that is not read.
+    fn unread_buffer(&self, level: usize) -> Built<Val> {
+        let known = &self.levels[level];
+        match known
+            .ranks
+            .or(known.roots)
+            .or(known.parent.map(|(map, _)| map))
+        {
+            Some(buffer) => Ok(buffer),
+            None => self.buffer(level, Builder::before(known.anchor).index_type(), &[]),
+        }
+    }
+
     /// A buffer of `level` with every member's processor number, stored by
     /// a new segment before `before`.
     fn roots_buffer(&mut self, level: usize, before: Op) -> Built<Val> {
@@ -733,9 +812,25 @@ impl<'d> Lowering<'d> {
             match inner.name().as_str() {
                 "pgpu.group.rank" => {
                     let position = self.position(segment, level, op)?;
-                    let value = match self.levels[level].ranks {
-                        Some(ranks) => Builder::before(op).load(ranks, position)?,
-                        None => position,
+                    let identity = self.levels[level].identity;
+                    let at = Builder::before(op);
+                    let value = match (self.levels[level].ranks, identity.constant_integer()) {
+                        (None, _) => position,
+                        (Some(ranks), Some(0)) => at.load(ranks, position)?,
+                        // A function's ranks are the positions when its
+                        // caller's were (the buffer is then not filled).
+                        (Some(ranks), _) => {
+                            let index_type = at.index_type();
+                            let (choice, same, explicit) =
+                                at.if_op(identity, &[index_type], true)?;
+                            let explicit = explicit.ok_or(PassFailure)?;
+                            Builder::before(same).op("scf.yield", &[position], &[], &[])?;
+                            same.erase();
+                            let rank = Builder::before(explicit).load(ranks, position)?;
+                            Builder::before(explicit).op("scf.yield", &[rank], &[], &[])?;
+                            explicit.erase();
+                            choice.result(0)
+                        }
                     };
                     inner.result(0).replace_all_uses(value);
                     inner.erase();
@@ -790,6 +885,7 @@ impl<'d> Lowering<'d> {
         let position = self.position(segment, owner, user)?;
         let loaded = Builder::before(user).load(buffer, position)?;
         self.imported.insert((segment, value), loaded);
+        self.import_origins.insert(loaded, value);
         Ok(loaded)
     }
 
@@ -814,22 +910,15 @@ impl<'d> Lowering<'d> {
     /// segment of this level or an ancestor, or a host value), filled
     /// before `before`.
     fn materialize(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
-        let (buffers, _) = self.materialize_all(&[value], level, before, false)?;
+        let buffers = self.materialize_all(&[value], level, before)?;
         Ok(buffers[0])
     }
 
     /// Per-processor buffers of `level` holding `values`: a value a segment
     /// of this level computes is in its buffer already; the others (values
     /// of ancestor levels, which arrive through the parent positions, and
-    /// host values) are stored by one new segment before `before`, which
-    /// also stores every member's position when `positions` is set.
-    fn materialize_all(
-        &mut self,
-        values: &[Val],
-        level: usize,
-        before: Op,
-        positions: bool,
-    ) -> Built<(Vec<Val>, Option<Val>)> {
+    /// host values) are stored by one new segment before `before`.
+    fn materialize_all(&mut self, values: &[Val], level: usize, before: Op) -> Built<Vec<Val>> {
         let mut segment: Option<(Op, Op, Val)> = None;
         let mut open = |this: &mut Self| -> Built<(Op, Op, Val)> {
             if let Some(known) = segment {
@@ -852,39 +941,79 @@ impl<'d> Lowering<'d> {
             self.store_imported(created, position, *value, buffer)?;
             buffers.push(buffer);
         }
-        let position_buffer = if positions {
-            let buffer = self.buffer(level, Builder::before(before).index_type(), &[])?;
-            let (_, end, position) = open(self)?;
-            Builder::before(end).store(position, buffer, position)?;
-            Some(buffer)
-        } else {
-            None
-        };
-        Ok((buffers, position_buffer))
+        Ok(buffers)
     }
 
-    /// The uniform `value` as a host value before `before` (read back from
-    /// the first member of `level` when a segment computes it).
+    /// The uniform `value` as a host value before `before`, at `level`:
+    /// an `arith` op the analysis found uniform is computed by the host from
+    /// its operands' host values; a value a segment computes is read back
+    /// from the first member (a segment of an ancestor level: once, before
+    /// the subgroups' taskgroup, where the parent's stream is waited for
+    /// already when the split's sizes were read).
     fn host_scalar(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
+        if let Some(original) = self.import_origins.get(&value) {
+            return self.host_scalar(*original, level, before);
+        }
         let home = self.home_segment(value);
         if home.is_none() && self.is_host_value(value) {
             return Ok(value);
         }
-        // A value of this level or an ancestor is in its segment's buffer:
-        // its first member's is every member's.
-        let buffer = match home {
-            Some(home) => self.buffer_of(value, home)?,
-            None => self.materialize(value, level, before)?,
+        if let Some(op) = value.defining_op()
+            && home.is_some()
+            && op.has_attribute(UNIFORM)
+            && op.name().starts_with("arith.")
+            && op.num_regions() == 0
+        {
+            let mut operands = vec![];
+            for operand in op.operands() {
+                operands.push(self.host_scalar(operand, level, before)?);
+            }
+            let copy = op.clone_detached();
+            copy.set_operands(&operands);
+            Builder::before(before).insert_detached(copy);
+            let index = op
+                .results()
+                .iter()
+                .position(|result| *result == value)
+                .ok_or(PassFailure)?;
+            return Ok(copy.result(index));
+        }
+        let (buffer, before) = match home {
+            Some(home) => {
+                let owner = self.segments[&home];
+                let earliest = self.entry_from(owner, level).unwrap_or(before);
+                if let Some(known) = self.host_reads.get(&(value, earliest)) {
+                    return Ok(*known);
+                }
+                (self.buffer_of(value, home)?, earliest)
+            }
+            None => (self.materialize(value, level, before)?, before),
         };
         let at = Builder::before(before);
         let zero = at.index(0)?;
         let unit = at.unit_attribute();
-        at.value(
+        let read = at.value(
             "memref.load",
             &[buffer, zero],
             value.melior_type(),
             &[(HOST_READ, unit)],
-        )
+        )?;
+        self.host_reads.insert((value, before), read);
+        Ok(read)
+    }
+
+    /// The host op of `ancestor`'s code that runs the subgroups leading to
+    /// `level` (the taskgroup of the split or fork below `ancestor`), if
+    /// `level` is a subgroup of it.
+    fn entry_from(&self, ancestor: usize, level: usize) -> Option<Op> {
+        let mut child = level;
+        loop {
+            let (_, parent) = self.levels[child].parent?;
+            if parent == ancestor {
+                return self.levels[child].enclosing;
+            }
+            child = parent;
+        }
     }
 
     /// Replaces `pgpu.group.size` or `pgpu.group.id` by the host value of
@@ -983,6 +1112,7 @@ impl<'d> Lowering<'d> {
         id: Val,
         ranks: Option<Val>,
         map: Val,
+        enclosing: Op,
     ) -> Built<()> {
         let at = Builder::before(end);
         let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
@@ -995,6 +1125,7 @@ impl<'d> Lowering<'d> {
             parent: Some((map, parent)),
             roots: None,
             identity,
+            enclosing: Some(enclosing),
             anchor,
             end,
         });
@@ -1039,7 +1170,8 @@ impl<'d> Lowering<'d> {
             Some(range) => Some(self.rank_range_sides(*range, level, op)?),
             None => None,
         };
-        let sides = Builder::before(at.op_with_body("pgpu.taskgroup", &[], &[])?.1);
+        let (taskgroup, taskgroup_end) = at.op_with_body("pgpu.taskgroup", &[], &[])?;
+        let sides = Builder::before(taskgroup_end);
         for (region, side_flags) in [(0, flags), (1, others)] {
             let Some(block) = op.entry_block(region) else {
                 continue;
@@ -1064,7 +1196,7 @@ impl<'d> Lowering<'d> {
             }
             let id = self.levels[level].id;
             let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
-            self.enter_subgroup(block, task_end, level, count, id, None, map)?;
+            self.enter_subgroup(block, task_end, level, count, id, None, map, taskgroup)?;
         }
         op.erase();
         Ok(next)
@@ -1189,8 +1321,7 @@ impl<'d> Lowering<'d> {
         let index_type = at.index_type();
         let i1 = at.parse_type("i1")?;
         let count = self.host_scalar(op.operand(0), level, op)?;
-        let (fork_operands, _) =
-            self.materialize_all(&[op.operand(1), op.operand(2)], level, op, false)?;
+        let fork_operands = self.materialize_all(&[op.operand(1), op.operand(2)], level, op)?;
         let (ids, ranks) = (fork_operands[0], fork_operands[1]);
         // Sort keys: the new rank, ties broken by processor number (as the
         // interpreter orders them): rank * 2^32 + processor.
@@ -1216,7 +1347,8 @@ impl<'d> Lowering<'d> {
             .entry_block(0)
             .ok_or_else(|| at.fail("pgpu.group.fork without a body"))?;
         // for (g = 0; g < k; g++), each subgroup a task
-        let tasks = Builder::before(at.op_with_body("pgpu.taskgroup", &[], &[])?.1);
+        let (taskgroup, taskgroup_end) = at.op_with_body("pgpu.taskgroup", &[], &[])?;
+        let tasks = Builder::before(taskgroup_end);
         let (_, group, end) = tasks.for_loop(zero, count, one)?;
         // Members of subgroup g, in position order.
         let (_, segment_end, position) = self.open_segment(end, level)?;
@@ -1248,7 +1380,16 @@ impl<'d> Lowering<'d> {
             self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
         }
         let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
-        self.enter_subgroup(block, task_end, level, found, group, Some(new_ranks), map)?;
+        self.enter_subgroup(
+            block,
+            task_end,
+            level,
+            found,
+            group,
+            Some(new_ranks),
+            map,
+            taskgroup,
+        )?;
         op.erase();
         Ok(next)
     }
@@ -1374,7 +1515,7 @@ impl<'d> Lowering<'d> {
             .melior()
             .attribute("kind")
             .map_err(|_| at.fail("a multiprefix without a kind"))?;
-        let (operands, _) = self.materialize_all(&[op.operand(0), index], level, op, false)?;
+        let operands = self.materialize_all(&[op.operand(0), index], level, op)?;
         let (values, indices) = (operands[0], operands[1]);
         let (results, next) = self.result_buffers(op, level, after)?;
         let index_type = at.index_type();
@@ -1452,10 +1593,19 @@ impl<'d> Lowering<'d> {
             .filter(|(index, _)| !is_uniform(*index))
             .map(|(_, value)| *value)
             .collect();
-        let (mut buffers, positions) =
-            self.materialize_all(&divergent, level, op, explicit.is_none())?;
-        let ranks = explicit.or(positions).ok_or(PassFailure)?;
-        let roots = self.roots_buffer(level, op)?;
+        let mut buffers = self.materialize_all(&divergent, level, op)?;
+        // Ranks that are the positions (the callee is told so) and the
+        // processor numbers of a callee that never forks are not read: any
+        // buffer of the level stands for them.
+        let ranks = match explicit {
+            Some(ranks) => ranks,
+            None => self.unread_buffer(level)?,
+        };
+        let roots = if self.decisions.forking.contains(&callee) {
+            self.roots_buffer(level, op)?
+        } else {
+            self.unread_buffer(level)?
+        };
         let level_data = &self.levels[level];
         let mut call_operands = vec![
             level_data.size,
@@ -1699,6 +1849,7 @@ fn lower_spawn(spawn: Op, decisions: &Decisions) -> Built<()> {
         parent: None,
         roots: None,
         identity,
+        enclosing: None,
         anchor,
         end: spawn,
     })?;
@@ -1841,6 +1992,7 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
         parent: None,
         roots: Some(parameters[3]),
         identity: parameters[4],
+        enclosing: None,
         anchor,
         end: new_return,
     })?;

@@ -629,6 +629,10 @@ impl Backend for CudaBackend {
     }
 
     fn download(&mut self, host: *mut u8, device: u64, bytes: usize) -> Result<(), RtError> {
+        // Into pageable memory the copy returns when it is done, after the
+        // stream's earlier work: the host waits in it (the synchronization
+        // after it finds the stream idle).
+        let started = std::time::Instant::now();
         // SAFETY: as `upload`, writable host bytes; the copy is ordered
         // after every earlier launch on the stream.
         let code = unsafe {
@@ -640,6 +644,7 @@ impl Backend for CudaBackend {
             )
         };
         crate::profile::downloaded(bytes);
+        crate::profile::waited_in("download", started.elapsed(), false);
         self.0.check_wait("cuMemcpyDtoHAsync_v2", code, false)?;
         self.0.synchronize()
     }
