@@ -1571,8 +1571,9 @@ impl<'d> Lowering<'d> {
     }
 
     /// A call of a synchronous function: the group calls its host version
-    /// (see [`lower_function`]) with its size, id, ranks and per-processor
-    /// buffers of the arguments and results.
+    /// (see [`lower_function`]) with its size, id, ranks, processor
+    /// numbers, whether its ranks are the positions, the uniform arguments'
+    /// host values and per-processor buffers of the others and the results.
     fn lower_call(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         let at = Builder::before(op);
         let callee = crate::inline_spmd::symbol_attribute(op, "callee")
@@ -1895,8 +1896,9 @@ fn group_function_name(name: &str) -> String {
 
 /// Replaces the synchronous function `function` by its host version: it
 /// takes the calling group's size, id, ranks and processor numbers (by
-/// position) and a per-processor buffer for each argument and result, and
-/// runs its body as the group's host code.
+/// position), whether the ranks are the positions, each uniform argument
+/// as a host value and each other argument and each result as a
+/// per-processor buffer, and runs its body as the group's host code.
 fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
     let at = Builder::before(function);
     let name = crate::inline_spmd::symbol_attribute(function, "sym_name")
