@@ -238,3 +238,19 @@ func.func @global_fill(%n: index, %value: i32) {
   }
   return
 }
+
+// A scan whose total nobody uses (a multiprefix's, whose new value the last
+// rank stores): the GPU collective that does not read the total back, so
+// the host does not wait for the scan.
+// CHECK-LABEL: func.func @scan_values(
+// CHECK: %[[UNUSED:.*]] = scf.if %{{.*}} -> (i32) {
+// CHECK: func.call @pgpu_coll_scan_values_add_i32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xi32>, memref<?xi32>, index, i1) -> ()
+// CHECK-NEXT: %[[NONE:.*]] = ub.poison : i32
+// CHECK-NEXT: scf.yield %[[NONE]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: pgpu.list.scan add
+// CHECK: } {pgpu.device_dispatch}
+func.func @scan_values(%values: memref<?xi32>, %scanned: memref<?xi32>, %n: index) {
+  %total = pgpu.list.scan add %values, %scanned[%n] : memref<?xi32>, memref<?xi32> -> i32
+  return
+}
