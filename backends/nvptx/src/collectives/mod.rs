@@ -443,14 +443,33 @@ mod tests {
     #[test]
     fn pairs_and_names() {
         let list = all();
-        // 6 integer types x 9 kinds + 2 float types x 4 kinds, twice, plus
-        // sort/compact/split for 8 types, expand for 6, sort with sorted
-        // keys for 5.
-        assert_eq!(list.len(), 2 * (6 * 9 + 2 * 4) + 3 * 8 + 6 + 5);
+        // 6 integer types x 9 kinds + 2 float types x 4 kinds, three times
+        // (reduce, scan, scan without its total), plus sort/compact/split
+        // for 8 types, expand for 6, sort with sorted keys for 5.
+        assert_eq!(list.len(), 3 * (6 * 9 + 2 * 4) + 3 * 8 + 6 + 5);
         assert_eq!(
             symbol(Collective::Scan(Kind::UMax), Elem::Index),
             "pgpu_coll_scan_umax_index"
         );
+        assert_eq!(
+            symbol(Collective::ScanValues(Kind::Add), Elem::I32),
+            "pgpu_coll_scan_values_add_i32"
+        );
+        // Without its total the scan's host function returns nothing and
+        // does not wait.
+        let values = generate(
+            Collective::ScanValues(Kind::Add),
+            Elem::I32,
+            &Config::default(),
+        )
+        .expect("generates");
+        let entry = values
+            .text
+            .lines()
+            .find(|line| line.contains("func.func @pgpu_coll_scan_values_add_i32("))
+            .expect("entry point");
+        assert!(!entry.contains("->"), "{entry}");
+        assert!(!values.text.contains("gpu.memcpy"));
         assert!(generate(Collective::Reduce(Kind::Xor), Elem::F32, &Config::default()).is_err());
         assert!(generate(Collective::Expand, Elem::F64, &Config::default()).is_err());
     }
