@@ -358,8 +358,7 @@ fn branch_on_uniform_condition(split: Op) -> Built<()> {
         };
         for inner in block.ops() {
             if inner.is("pgpu.group.merge") {
-                Builder::before(end).op("scf.yield", &inner.operands(), &[], &[])?;
-                end.erase();
+                end.set_operands(&inner.operands());
             } else {
                 inner.move_before(end);
             }
@@ -824,11 +823,9 @@ impl<'d> Lowering<'d> {
                             let (choice, same, explicit) =
                                 at.if_op(identity, &[index_type], true)?;
                             let explicit = explicit.ok_or(PassFailure)?;
-                            Builder::before(same).op("scf.yield", &[position], &[], &[])?;
-                            same.erase();
-                            let rank = Builder::before(explicit).load(ranks, position)?;
-                            Builder::before(explicit).op("scf.yield", &[rank], &[], &[])?;
-                            explicit.erase();
+                            same.set_operands(&[position]);
+                            explicit
+                                .set_operands(&[Builder::before(explicit).load(ranks, position)?]);
                             choice.result(0)
                         }
                     };
@@ -1177,19 +1174,19 @@ impl<'d> Lowering<'d> {
                 continue;
             };
             let map = self.buffer(level, index_type, &[])?;
+            let compact = Compaction {
+                iota,
+                flags: side_flags,
+                positions: map,
+                size,
+            };
             let (count, then_yield) = match ranges {
                 Some(ranges) => {
                     let (count, offset) = ranges[region];
                     let identity = self.levels[level].identity;
-                    let compact = Compaction {
-                        iota,
-                        flags: side_flags,
-                        positions: map,
-                        size,
-                    };
                     self.members_in_range(&sides, identity, count, offset, compact)?
                 }
-                None => members_of(&sides, iota, side_flags, map, size)?,
+                None => members_of(&sides, compact)?,
             };
             if let Some(merge) = block.terminator() {
                 self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
@@ -1276,26 +1273,11 @@ impl<'d> Lowering<'d> {
         let found = match known {
             Some(1) => count,
             _ => {
-                let index_type = at.index_type();
-                let (choice, range_end, compact_end) = at.if_op(identity, &[index_type], true)?;
+                let (choice, range_end, compact_end) =
+                    at.if_op(identity, &[at.index_type()], true)?;
                 let compact_end = compact_end.ok_or(PassFailure)?;
-                Builder::before(range_end).op("scf.yield", &[count], &[], &[])?;
-                range_end.erase();
-                let inside = Builder::before(compact_end);
-                let compacted = inside.value(
-                    "pgpu.list.compact",
-                    &[
-                        compact.iota,
-                        compact.flags,
-                        compact.positions,
-                        compact.size,
-                        zero,
-                    ],
-                    index_type,
-                    &[],
-                )?;
-                inside.op("scf.yield", &[compacted], &[], &[])?;
-                compact_end.erase();
+                range_end.set_operands(&[count]);
+                compact_end.set_operands(&[compact.build(&Builder::before(compact_end), zero)?]);
                 choice.result(0)
             }
         };
@@ -1357,8 +1339,15 @@ impl<'d> Lowering<'d> {
         let same = inside.cmpi(0, id, group)?;
         inside.store(same, members, position)?;
         inside.store(position, iota, position)?;
-        let (found, then_yield) =
-            members_of(&Builder::before(end), iota, members, positions, size)?;
+        let (found, then_yield) = members_of(
+            &Builder::before(end),
+            Compaction {
+                iota,
+                flags: members,
+                positions,
+                size,
+            },
+        )?;
         // Order them by their new rank, then processor number.
         let (gather_end, slot) = self.open_spawn(then_yield, found)?;
         let inside = Builder::before(gather_end);
@@ -1594,7 +1583,7 @@ impl<'d> Lowering<'d> {
             .filter(|(index, _)| !is_uniform(*index))
             .map(|(_, value)| *value)
             .collect();
-        let mut buffers = self.materialize_all(&divergent, level, op)?;
+        let mut buffers = self.materialize_all(&divergent, level, op)?.into_iter();
         // Ranks that are the positions (the callee is told so) and the
         // processor numbers of a callee that never forks are not read: any
         // buffer of the level stands for them.
@@ -1615,12 +1604,11 @@ impl<'d> Lowering<'d> {
             roots,
             level_data.identity,
         ];
-        buffers.reverse();
         for (index, value) in operands.into_iter().enumerate() {
             if is_uniform(index) {
                 call_operands.push(self.host_scalar(value, level, op)?);
             } else {
-                call_operands.push(buffers.pop().ok_or(PassFailure)?);
+                call_operands.push(buffers.next().ok_or(PassFailure)?);
             }
         }
         let mut operands = call_operands;
@@ -2004,7 +1992,8 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
     Ok(())
 }
 
-/// The operands of a compaction of a level's positions (see [`members_of`]).
+/// The positions whose `flags` are set, in order, compacted into
+/// `positions` on the device (`iota` holds `0 .. size`).
 #[derive(Clone, Copy)]
 struct Compaction {
     iota: Val,
@@ -2013,17 +2002,24 @@ struct Compaction {
     size: Val,
 }
 
-/// The positions whose `flags` are set, in order, compacted into
-/// `positions` on the device (`iota` holds `0 .. size`); returns their
-/// count and the end of an `scf.if` that runs when there are any.
-fn members_of(at: &Builder, iota: Val, flags: Val, positions: Val, size: Val) -> Built<(Val, Op)> {
+impl Compaction {
+    /// The compaction at `at`, from `base` of the positions buffer;
+    /// returns `base` plus the count.
+    fn build(self, at: &Builder, base: Val) -> Built<Val> {
+        at.value(
+            "pgpu.list.compact",
+            &[self.iota, self.flags, self.positions, self.size, base],
+            at.index_type(),
+            &[],
+        )
+    }
+}
+
+/// The members `compact` finds; returns their count and the end of an
+/// `scf.if` that runs when there are any.
+fn members_of(at: &Builder, compact: Compaction) -> Built<(Val, Op)> {
     let zero = at.index(0)?;
-    let count = at.value(
-        "pgpu.list.compact",
-        &[iota, flags, positions, size, zero],
-        at.index_type(),
-        &[],
-    )?;
+    let count = compact.build(at, zero)?;
     let any = at.cmpi(8, count, zero)?;
     let (_, then_yield, _) = at.if_op(any, &[], false)?;
     Ok((count, then_yield))
