@@ -372,8 +372,8 @@ fn multiprefix(op: Op) -> Built<Op> {
         let last = at.value("arith.subi", &[size, one], at.index_type(), &[])?;
         (last, at.value(combine, &[result, value], ty, &[])?)
     };
-    let first = at.cmpi(0, rank, storer)?;
-    let (store_if, then_yield, _) = at.if_op(first, &[], false)?;
+    let stores = at.cmpi(0, rank, storer)?;
+    let (store_if, then_yield, _) = at.if_op(stores, &[], false)?;
     let mut operands = vec![total];
     operands.append(&mut cell);
     at.moved_to(then_yield)
