@@ -183,10 +183,46 @@ pub fn init(flag: Option<Device>) -> Result<(), RtError> {
     if request.is_some() || has_kernels {
         let device = device()?;
         if device == Device::Cuda && has_kernels {
-            crate::mgpu::load_all()?;
+            start_in_background();
         }
     }
     Ok(())
+}
+
+/// The thread starting the CUDA device, until it is joined.
+static STARTER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+
+/// Starts the CUDA device (its context, then every module: see
+/// [`crate::mgpu`]) on a thread of its own, while the program's host code
+/// goes on: the context alone took about half a second on the H200, which
+/// the program's first host work (reading or generating its input)
+/// now overlaps. The first device use waits for whatever is not done yet
+/// (the runtime's start-up lock, a module's lock). A failure here is left
+/// for that use to report: it starts the device or loads the module
+/// again and reports its own error. Without a thread, it starts here.
+fn start_in_background() {
+    let started = std::thread::Builder::new()
+        .name("pgpu-start".into())
+        .spawn(|| {
+            let _ = crate::mgpu::load_all();
+        });
+    match started {
+        Ok(thread) => *STARTER.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(thread),
+        Err(_) => {
+            let _ = crate::mgpu::load_all();
+        }
+    }
+}
+
+/// Waits until the background start-up has ended.
+fn join_starter() {
+    let thread = STARTER
+        .lock()
+        .unwrap_or_else(|poison| poison.into_inner())
+        .take();
+    if let Some(thread) = thread {
+        let _ = thread.join();
+    }
 }
 
 /// Waits for all work of the device (nothing on the cpu device).
@@ -195,40 +231,76 @@ pub fn synchronize() -> Result<(), RtError> {
 }
 
 /// Runs `step` of the task protocol on the cuda device; nothing on the
-/// cpu device, where tasks run in program order.
+/// cpu device, where tasks run in program order. Steps that run no task
+/// code are `timed` (a `task-step` span on the timeline).
 fn task_step(
     step: fn(&'static crate::cuda::Runtime) -> Result<(), RtError>,
+    timed: bool,
 ) -> Result<(), RtError> {
-    if is_cuda()? {
-        let runtime = crate::cuda::runtime()?;
+    if !is_cuda()? {
+        return Ok(());
+    }
+    let runtime = crate::cuda::runtime()?;
+    if timed {
         crate::profile::host_call("task-step", || step(runtime))
     } else {
-        Ok(())
+        step(runtime)
     }
 }
 
 /// A `pgpu.taskgroup` begins ([`crate::cuda::tasks`]).
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_tasks_begin() {
-    guard(|| task_step(crate::cuda::tasks::tasks_begin))
+    guard(|| task_step(crate::cuda::tasks::tasks_begin, true))
+}
+
+/// A task whose host code is `body(context)` (`pgpu-outline-tasks`):
+/// on the cuda device it runs on a stream and, where a task thread is
+/// free, a thread of its own, with a copy of the `bytes` bytes of
+/// `context`; `pgpu_rt_tasks_end` waits for it. On the cpu device it runs
+/// here and now.
+///
+/// # Safety
+/// `body` accepts `context` (`bytes` readable bytes) or a copy of it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pgpu_rt_task_spawn(
+    body: Option<crate::cuda::tasks::TaskBody>,
+    context: *mut u8,
+    bytes: i64,
+) {
+    guard(|| {
+        let body =
+            body.ok_or_else(|| RtError::Internal("pgpu_rt_task_spawn: null task body".into()))?;
+        let bytes = usize::try_from(bytes)
+            .map_err(|_| RtError::Internal(format!("pgpu_rt_task_spawn: {bytes} bytes")))?;
+        if is_cuda()? {
+            let runtime = crate::cuda::runtime()?;
+            // SAFETY: the caller's contract.
+            unsafe { crate::cuda::tasks::task_spawn(runtime, body, context, bytes) }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { body(context) };
+            Ok(())
+        }
+    })
 }
 
 /// A `pgpu.task` begins: its device work goes to a stream of its own.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_task_begin() {
-    guard(|| task_step(crate::cuda::tasks::task_begin))
+    guard(|| task_step(crate::cuda::tasks::task_begin, true))
 }
 
 /// A `pgpu.task` ends.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_task_end() {
-    guard(|| task_step(crate::cuda::tasks::task_end))
+    guard(|| task_step(crate::cuda::tasks::task_end, true))
 }
 
 /// A `pgpu.taskgroup` ends: later device work waits for all its tasks.
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_tasks_end() {
-    guard(|| task_step(crate::cuda::tasks::tasks_end))
+    guard(|| task_step(crate::cuda::tasks::tasks_end, false))
 }
 
 /// 1 when the program runs on the cuda device, else 0.
@@ -250,6 +322,7 @@ pub extern "C" fn pgpu_rt_device_synchronize() {
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_fini() {
     guard(|| {
+        join_starter();
         synchronize()?;
         crate::profile::print_if_enabled();
         Ok(())

@@ -35,7 +35,6 @@
 
 use crate::error::{RtError, guard};
 use std::alloc::Layout;
-use std::sync::Mutex;
 
 /// Alignment of every block, and the size of its header.
 pub const ALIGN: usize = 64;
@@ -85,35 +84,36 @@ pub unsafe fn free(ptr: *mut u8) -> Result<(), RtError> {
     Ok(())
 }
 
-/// The dtemp blocks, oldest first (addresses).
-static DTEMP: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-
-fn dtemp() -> std::sync::MutexGuard<'static, Vec<usize>> {
-    DTEMP.lock().unwrap_or_else(|poison| poison.into_inner())
+thread_local! {
+    /// The dtemp blocks of this thread, oldest first (addresses): a
+    /// function records and frees its temporaries on the thread that runs
+    /// it, and tasks ([`crate::cuda::tasks`]) run functions on threads of
+    /// their own, so the stack is per thread.
+    static DTEMP: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The height of the dtemp stack.
 pub fn dtemp_mark() -> i64 {
-    dtemp().len() as i64
+    DTEMP.with_borrow(Vec::len) as i64
 }
 
 /// Allocates a dtemp block and records it.
 pub fn dtempnew(bytes: i64) -> Result<*mut u8, RtError> {
     let ptr = alloc(bytes)?;
-    dtemp().push(ptr as usize);
+    DTEMP.with_borrow_mut(|stack| stack.push(ptr as usize));
     Ok(ptr)
 }
 
 /// Frees the dtemp blocks recorded since the height was `mark`.
 pub fn dtempfree(mark: i64) -> Result<(), RtError> {
     let mark = usize::try_from(mark).map_err(|_| RtError::BadMark { mark })?;
-    let blocks: Vec<usize> = {
-        let mut stack = dtemp();
+    let blocks: Vec<usize> = DTEMP.with_borrow_mut(|stack| {
         if mark >= stack.len() {
-            return Ok(());
+            Vec::new()
+        } else {
+            stack.split_off(mark)
         }
-        stack.split_off(mark)
-    };
+    });
     for &block in blocks.iter().rev() {
         // SAFETY: recorded by `dtempnew`, freed once (removed from the
         // stack above).
@@ -164,7 +164,7 @@ pub extern "C" fn pgpu_rt_dtempfree(mark: i64) {
 pub extern "C" fn pgpu_rt_dtemp_register(ptr: *mut u8) {
     guard(|| {
         if !ptr.is_null() {
-            dtemp().push(ptr as usize);
+            DTEMP.with_borrow_mut(|stack| stack.push(ptr as usize));
         }
         Ok(())
     })

@@ -191,7 +191,7 @@ impl Module {
         let mut module: CUmodule = std::ptr::null_mut();
         // SAFETY: a module image (see above) and option arrays of equal
         // length; the log buffer outlives the call.
-        let code = unsafe {
+        let code = crate::profile::host_call("module-load", || unsafe {
             (runtime.driver.cuModuleLoadDataEx)(
                 &mut module,
                 image,
@@ -199,7 +199,7 @@ impl Module {
                 options.as_mut_ptr(),
                 values.as_mut_ptr(),
             )
-        };
+        });
         if code != CUDA_SUCCESS {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
             let log = String::from_utf8_lossy(&log[..end]).trim().to_string();

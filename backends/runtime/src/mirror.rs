@@ -451,6 +451,15 @@ pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
         return Ok(());
     }
     let runtime = crate::cuda::runtime()?;
+    // A download waits for the current stream's work: wait before taking
+    // the table's lock, so that task threads ([`crate::cuda::tasks`]) keep
+    // using the table meanwhile; the copy then finds the stream idle.
+    if table()
+        .state(ptr as usize)
+        .is_some_and(|state| !state.host_valid)
+    {
+        runtime.wait_before_download()?;
+    }
     let mut backend = crate::cuda::CudaBackend(runtime);
     table().to_host(&mut backend, ptr as usize, write)
 }

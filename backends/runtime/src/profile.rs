@@ -9,7 +9,7 @@
 //! generated `main`):
 //!
 //! ```text
-//! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000 tasks 0 streams 0
+//! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000 tasks 0 streams 0 threads 0
 //! ```
 //!
 //! `syncs` counts the synchronizations; `sync-wait-ms` is the host's time
@@ -29,7 +29,10 @@
 //! ```
 //!
 //! `tasks` counts the tasks (`pgpu.task`, Fork's sibling subgroups) that
-//! ran on streams of their own, `streams` the streams created for them.
+//! ran on streams of their own, `streams` the streams created for them,
+//! `threads` the task threads started to run their host code
+//! ([`crate::cuda::tasks`]); with task threads, `sync-wait-ms` adds up
+//! the waits of all host threads.
 //!
 //! With `PGPU_TIMELINE=PATH` (which implies `PGPU_PROFILE=kernels`), the
 //! program also writes every launch's device interval, by stream, and the
@@ -66,7 +69,22 @@ static PRINTED: AtomicBool = AtomicBool::new(false);
 static TIMELINE: OnceLock<Option<PathBuf>> = OnceLock::new();
 /// The host's driver calls for the timeline: what, start and length in
 /// microseconds since [`since_start`]'s origin.
-static HOST_SPANS: Mutex<Vec<(&'static str, f64, f64)>> = Mutex::new(Vec::new());
+/// The timeline's host spans: what, host thread ([`host_thread`]), start
+/// and length in microseconds.
+static HOST_SPANS: Mutex<Vec<(&'static str, usize, f64, f64)>> = Mutex::new(Vec::new());
+/// Host threads numbered so far (the first to record a span is 0: the
+/// program's thread, which starts the runtime).
+static HOST_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+thread_local! {
+    static HOST_THREAD: std::cell::OnceCell<usize> = const { std::cell::OnceCell::new() };
+}
+
+/// This thread's number on the timeline: the program's thread 0, task
+/// threads ([`crate::cuda::tasks`]) from 1 in order of first span.
+pub fn host_thread() -> usize {
+    HOST_THREAD.with(|number| *number.get_or_init(|| HOST_THREADS.fetch_add(1, Ordering::Relaxed)))
+}
 
 /// Reads `PGPU_PROFILE` and `PGPU_TIMELINE` (called by `pgpu_rt_init`).
 pub fn configure() {
@@ -82,6 +100,7 @@ pub fn configure() {
     );
     let _ = TIMELINE.set(timeline);
     since_start();
+    host_thread();
 }
 
 /// Whether launches are timed (`PGPU_PROFILE=kernels`, `PGPU_TIMELINE`).
@@ -101,7 +120,7 @@ pub fn since_start() -> f64 {
 }
 
 /// The host's synchronizations and timed driver calls, for the timeline.
-pub fn host_spans() -> Vec<(&'static str, f64, f64)> {
+pub fn host_spans() -> Vec<(&'static str, usize, f64, f64)> {
     HOST_SPANS
         .lock()
         .map(|spans| spans.clone())
@@ -122,7 +141,7 @@ pub fn host_call<T>(what: &'static str, call: impl FnOnce() -> T) -> T {
 /// Puts a host span on the timeline (microseconds).
 fn record_span(what: &'static str, start: f64, length: f64) {
     if let Ok(mut spans) = HOST_SPANS.lock() {
-        spans.push((what, start, length));
+        spans.push((what, host_thread(), start, length));
     }
 }
 
@@ -188,7 +207,7 @@ pub fn given_back(bytes: usize) {
 pub fn report() -> String {
     let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     format!(
-        "pgpu-profile launches {} syncs {} sync-wait-ms {:.3} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {} tasks {} streams {}",
+        "pgpu-profile launches {} syncs {} sync-wait-ms {:.3} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {} tasks {} streams {} threads {}",
         load(&LAUNCHES),
         load(&SYNCS),
         load(&SYNC_NANOS) as f64 / 1e6,
@@ -199,6 +218,7 @@ pub fn report() -> String {
         load(&PEAK),
         load(&TASKS),
         load(&STREAMS),
+        crate::cuda::tasks::threads_started(),
     )
 }
 

@@ -33,8 +33,7 @@ fn alloc_is_aligned_zeroed_and_freeable() {
     }
 }
 
-/// The only test of this binary that uses the dtemp stack (it is
-/// process-wide).
+/// The dtemp stack is per thread: this test's alone.
 #[test]
 fn dtemp_marks_nest() {
     // SAFETY: blocks of the runtime, used within their sizes.
@@ -178,6 +177,35 @@ fn parallel_for_nested_launches_complete() {
             .enumerate()
             .all(|(i, v)| v.load(Ordering::Relaxed) == 2 * i as i64 + 1)
     );
+}
+
+// ------------------------------------------------------------------ tasks
+
+/// The values the tasks of `spawned_tasks_run_in_order_on_the_cpu_device`
+/// saw, in the order they ran.
+static TASK_LOG: std::sync::Mutex<Vec<i64>> = std::sync::Mutex::new(Vec::new());
+
+extern "C" fn log_task(context: *mut u8) {
+    // SAFETY: the test passes an i64 context.
+    let value = unsafe { *(context as *const i64) };
+    TASK_LOG.lock().unwrap().push(value);
+}
+
+#[test]
+fn spawned_tasks_run_in_order_on_the_cpu_device() {
+    // No GPU in the test process (or none chosen): the cpu device, where a
+    // spawned task runs at once, on the caller's context.
+    // SAFETY: live contexts of the size passed; balanced task groups.
+    unsafe {
+        pgpu_rt_tasks_begin();
+        for value in [3i64, 1, 2] {
+            let mut context = value;
+            pgpu_rt_task_spawn(Some(log_task), (&mut context as *mut i64).cast(), 8);
+            assert_eq!(TASK_LOG.lock().unwrap().last(), Some(&value));
+        }
+        pgpu_rt_tasks_end();
+    }
+    assert_eq!(*TASK_LOG.lock().unwrap(), vec![3, 1, 2]);
 }
 
 // ------------------------------------------------------------------ child processes

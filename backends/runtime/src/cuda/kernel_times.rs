@@ -180,9 +180,9 @@ fn write_timeline(path: &std::path::Path, times: &Times) -> Result<(), RtError> 
         r#"{"ph":"M","name":"process_name","pid":0,"args":{"name":"host"}}"#.into(),
         r#"{"ph":"M","name":"process_name","pid":1,"args":{"name":"device"}}"#.into(),
     ];
-    for (what, start, length) in crate::profile::host_spans() {
+    for (what, thread, start, length) in crate::profile::host_spans() {
         events.push(format!(
-            r#"{{"ph":"X","name":"{what}","pid":0,"tid":0,"ts":{start:.3},"dur":{length:.3}}}"#
+            r#"{{"ph":"X","name":"{what}","pid":0,"tid":{thread},"ts":{start:.3},"dur":{length:.3}}}"#
         ));
     }
     for span in &times.spans {

@@ -99,7 +99,7 @@ fn open_driver() -> Result<Driver, String> {
 /// The driver, loaded and initialized, with at least one device.
 pub fn driver() -> Result<&'static Driver, String> {
     DRIVER
-        .get_or_init(open_driver)
+        .get_or_init(|| crate::profile::host_call("cuda-init", open_driver))
         .as_ref()
         .map_err(Clone::clone)
 }
@@ -213,6 +213,10 @@ fn start() -> Result<&'static Runtime, RtError> {
     }
     let driver =
         driver().map_err(|why| RtError::Device(format!("no usable CUDA device: {why}")))?;
+    crate::profile::host_call("context-start", || start_on(driver))
+}
+
+fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
     let check = |call: &'static str, code: CUresult| {
         if code == CUDA_SUCCESS {
             Ok(())
@@ -423,6 +427,17 @@ impl Runtime {
         let code = unsafe { (self.driver.cuStreamSynchronize)(self.current_stream()) };
         crate::profile::synchronized(start.elapsed());
         self.check_wait("cuStreamSynchronize", code, true)
+    }
+
+    /// Waits for the current stream's work before a copy into host memory
+    /// (whose wait it is: counted as the download's, not as a
+    /// synchronization).
+    pub fn wait_before_download(&self) -> Result<(), RtError> {
+        let start = std::time::Instant::now();
+        // SAFETY: the current stream.
+        let code = unsafe { (self.driver.cuStreamSynchronize)(self.current_stream()) };
+        crate::profile::waited_in("download", start.elapsed(), false);
+        self.check_wait("cuStreamSynchronize", code, false)
     }
 
     /// Launches `function` with `params` (the kernel's argument pointers)

@@ -11,6 +11,7 @@ use std::process::{Command, Output};
 use pgpu_runtime as _;
 
 pub type KernelBody = extern "C" fn(*mut u8, i64, i64);
+pub type TaskBody = extern "C" fn(*mut u8);
 
 unsafe extern "C" {
     pub fn pgpu_rt_init(argc: i32, argv: *const *const c_char);
@@ -28,6 +29,9 @@ unsafe extern "C" {
     pub fn pgpu_rt_dtemp_mark() -> i64;
     pub fn pgpu_rt_dtempnew(bytes: i64) -> *mut u8;
     pub fn pgpu_rt_dtempfree(mark: i64);
+    pub fn pgpu_rt_tasks_begin();
+    pub fn pgpu_rt_task_spawn(body: Option<TaskBody>, context: *mut u8, bytes: i64);
+    pub fn pgpu_rt_tasks_end();
     pub fn pgpu_rt_list_reduce(kind: i32, elem: i32, values: *const u8, n: i64) -> u64;
     pub fn pgpu_rt_list_scan(
         kind: i32,
