@@ -35,7 +35,10 @@
 //!   first `pgpu_rt_to_host`.
 //! * The program's global arrays (static memory) are blocks too:
 //!   `pgpu_rt_register_global(p, bytes)` at start-up records each one with
-//!   its host copy valid (the initializer), never freed.
+//!   its host copy valid (the initializer), never freed;
+//!   `pgpu_rt_register_zero_global(p, bytes)` one without initializer,
+//!   whose first device copy is a memset (no upload of zeros) unless the
+//!   host wrote it before.
 //! * Freeing a block keeps its mirror's device memory in a cache by length
 //!   for the next block of that length (temporaries come back at every
 //!   call; `cuMemFree` would also wait for the device); the cache is
@@ -68,6 +71,12 @@ pub trait Backend {
     fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError>;
     /// Waits for all earlier work, then copies device -> host.
     fn download(&mut self, host: *mut u8, device: u64, bytes: usize) -> Result<(), RtError>;
+    /// Fills `bytes` bytes of device memory with zeros, ordered like
+    /// [`Backend::upload`] (by default, as an upload of zeros).
+    fn zero(&mut self, device: u64, bytes: usize) -> Result<(), RtError> {
+        let zeros = vec![0u8; bytes];
+        self.upload(device, zeros.as_ptr(), bytes)
+    }
 }
 
 /// One runtime block.
@@ -79,6 +88,10 @@ struct Block {
     device_valid: bool,
     /// Nothing has written the block yet: neither copy needs copying.
     fresh: bool,
+    /// The host copy is all zeros (a global array without initializer
+    /// that nothing wrote yet): the device copy is made by a memset, not
+    /// an upload.
+    zero: bool,
 }
 
 impl Block {
@@ -90,6 +103,7 @@ impl Block {
             host_valid: true,
             device_valid: false,
             fresh,
+            zero: false,
         }
     }
 }
@@ -204,12 +218,17 @@ impl Mirrors {
     /// Records the program's static memory of `len` bytes at `base` (a
     /// global array of the generated code, registered once at start-up):
     /// its host copy holds the initial contents, so the first launch
-    /// uploads it. Registering a block again changes nothing.
-    pub fn register_static(&mut self, base: usize, len: usize) {
+    /// uploads it, or, when it is `zero` (all zeros), fills the mirror
+    /// with zeros on the device. Registering a block again changes nothing.
+    pub fn register_static(&mut self, base: usize, len: usize, zero: bool) {
         if len == 0 || self.blocks.contains_key(&base) {
             return;
         }
-        self.blocks.insert(base, Block::on_host(len, false));
+        let block = Block {
+            zero,
+            ..Block::on_host(len, false)
+        };
+        self.blocks.insert(base, block);
     }
 
     fn forget(&mut self, block: &Block) {
@@ -323,11 +342,16 @@ impl Mirrors {
         };
         if !block.device_valid {
             if block.len > 0 && !block.fresh {
-                backend.upload(device, base as *const u8, block.len)?;
+                if block.zero {
+                    backend.zero(device, block.len)?;
+                } else {
+                    backend.upload(device, base as *const u8, block.len)?;
+                }
             }
             block.device_valid = true;
             self.valid_device += 1;
         }
+        block.zero &= !write;
         if write && block.host_valid {
             block.host_valid = false;
             self.stale_host += 1;
@@ -360,6 +384,7 @@ impl Mirrors {
             block.device_valid = false;
             self.valid_device -= 1;
         }
+        block.zero &= !write;
         block.fresh = false;
         self.blocks.insert(base, block);
         Ok(())
@@ -406,8 +431,8 @@ pub fn register(ptr: *mut u8, len: usize) {
 }
 
 /// Records a global array of the program (see [`Mirrors::register_static`]).
-pub fn register_static(ptr: *mut u8, len: usize) {
-    table().register_static(ptr as usize, len);
+pub fn register_static(ptr: *mut u8, len: usize, zero: bool) {
+    table().register_static(ptr as usize, len, zero);
 }
 
 /// Forgets a block about to be freed; its mirror's memory is kept for the
@@ -489,7 +514,19 @@ pub extern "C" fn pgpu_rt_register_global(ptr: *mut u8, bytes: i64) {
     if !ptr.is_null()
         && let Ok(len) = usize::try_from(bytes)
     {
-        register_static(ptr, len);
+        register_static(ptr, len, false);
+    }
+}
+
+/// As `pgpu_rt_register_global` for a global array whose initial contents
+/// are all zeros (no initializer): its first device copy is a memset
+/// instead of an upload, unless the host wrote it before.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_register_zero_global(ptr: *mut u8, bytes: i64) {
+    if !ptr.is_null()
+        && let Ok(len) = usize::try_from(bytes)
+    {
+        register_static(ptr, len, true);
     }
 }
 
@@ -551,6 +588,11 @@ mod tests {
             let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
             dst.copy_from_slice(&self.memory[&device][..bytes]);
             self.log.push(format!("down {bytes}"));
+            Ok(())
+        }
+        fn zero(&mut self, device: u64, bytes: usize) -> Result<(), RtError> {
+            self.memory.get_mut(&device).unwrap()[..bytes].fill(0);
+            self.log.push(format!("zero {bytes}"));
             Ok(())
         }
     }
@@ -645,10 +687,10 @@ mod tests {
         let base = global.as_mut_ptr() as usize;
         let mut fake = Fake::new();
         let mut mirrors = Mirrors::new();
-        mirrors.register_static(base, global.len());
+        mirrors.register_static(base, global.len(), false);
         // Registering again (and an empty array) changes nothing.
-        mirrors.register_static(base, global.len());
-        mirrors.register_static(base + 100, 0);
+        mirrors.register_static(base, global.len(), true);
+        mirrors.register_static(base + 100, 0, false);
         assert_eq!(mirrors.state(base + 100).map(|s| s.base), None);
         // Its initializer is on the host: the first launch uploads it.
         let d = mirrors.to_device(&mut fake, base + 1, true).unwrap();
@@ -658,6 +700,35 @@ mod tests {
         mirrors.to_host(&mut fake, base, false).unwrap();
         assert_eq!(log(&mut fake), "down 4");
         assert_eq!(global, vec![3, 9, 4, 1]);
+    }
+
+    #[test]
+    fn zero_static_blocks_are_zeroed_on_the_device_until_written() {
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        let mut zeros = [vec![0u8; 8], vec![0u8; 8], vec![0u8; 8]];
+        let [a, b, c] = zeros.each_mut().map(|block| block.as_mut_ptr() as usize);
+        for base in [a, b, c] {
+            mirrors.register_static(base, 8, true);
+        }
+        // Untouched: a memset, no upload.
+        let d = mirrors.to_device(&mut fake, a, false).unwrap();
+        assert_eq!(log(&mut fake), "alloc 8, zero 8");
+        assert_eq!(fake.memory[&d], vec![0; 8]);
+        // Written by the host first: uploaded.
+        mirrors.to_host(&mut fake, b, true).unwrap();
+        zeros[1][3] = 5;
+        let d = mirrors.to_device(&mut fake, b, false).unwrap();
+        assert_eq!(log(&mut fake), "alloc 8, up 8");
+        assert_eq!(fake.memory[&d][3], 5);
+        // Written by a kernel, then again stale on the device after a host
+        // write: the host's contents go up, not zeros.
+        let d = mirrors.to_device(&mut fake, c, true).unwrap();
+        fake.bytes(d)[0] = 7;
+        mirrors.to_host(&mut fake, c, true).unwrap();
+        assert_eq!(zeros[2][0], 7);
+        mirrors.to_device(&mut fake, c, false).unwrap();
+        assert_eq!(log(&mut fake), "alloc 8, zero 8, down 8, up 8");
     }
 
     #[test]

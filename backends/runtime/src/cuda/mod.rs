@@ -643,6 +643,14 @@ impl Backend for CudaBackend {
         self.0.check("cuMemcpyHtoDAsync_v2", code)
     }
 
+    fn zero(&mut self, device: u64, bytes: usize) -> Result<(), RtError> {
+        // SAFETY: a device block at least `bytes` long (the mirror's
+        // contract), on the current stream like uploads.
+        let code =
+            unsafe { (self.0.driver.cuMemsetD8Async)(device, 0, bytes, self.0.current_stream()) };
+        self.0.check("cuMemsetD8Async", code)
+    }
+
     fn download(&mut self, host: *mut u8, device: u64, bytes: usize) -> Result<(), RtError> {
         // Into pageable memory the copy returns when it is done, after the
         // stream's earlier work: the host waits in it (the synchronization
