@@ -13,9 +13,17 @@
 // CHECK-NEXT: %[[TABLE_PTR:.*]] = llvm.inttoptr %[[TABLE_INT]] : i64 to !llvm.ptr
 // CHECK-NEXT: %[[TABLE_BYTES:.*]] = arith.constant 40 : i64
 // CHECK-NEXT: call @pgpu_rt_register_global(%[[TABLE_PTR]], %[[TABLE_BYTES]]) : (!llvm.ptr, i64) -> ()
+// An array of zero bits is registered as such: its device copy is a memset.
 // CHECK-NEXT: memref.get_global @count : memref<i32>
 // CHECK: %[[COUNT_BYTES:.*]] = arith.constant 4 : i64
-// CHECK-NEXT: call @pgpu_rt_register_global(%{{.*}}, %[[COUNT_BYTES]])
+// CHECK-NEXT: call @pgpu_rt_register_zero_global(%{{.*}}, %[[COUNT_BYTES]])
+// CHECK-NEXT: memref.get_global @weights : memref<2xf32>
+// CHECK: call @pgpu_rt_register_zero_global(
+// CHECK-NEXT: memref.get_global @flags : memref<3xi1>
+// CHECK: call @pgpu_rt_register_zero_global(
+// Minus zero is not zero bits.
+// CHECK-NEXT: memref.get_global @minus_zero : memref<2xf64>
+// CHECK: call @pgpu_rt_register_global(
 // CHECK-NOT: @list
 // CHECK: %[[STATUS:.*]] = call @pgpu_main() : () -> i32
 // Kernels still running on a GPU report their errors before the exit.
@@ -38,6 +46,9 @@
 // CHECK-NOT: pgpu.
 memref.global @table : memref<4x5xi16> = dense<1>
 memref.global @count : memref<i32> = dense<0>
+memref.global @weights : memref<2xf32> = dense<0.0>
+memref.global @flags : memref<3xi1> = dense<false>
+memref.global @minus_zero : memref<2xf64> = dense<-0.0>
 memref.global @list : memref<memref<?xi32>> = uninitialized
 func.func @lists(%n: index) -> memref<?xi32> {
   %keep = pgpu.dnew [%n] : memref<?xi32>

@@ -141,6 +141,20 @@ struct Lowering {
     marks: Vec<(Op, Val)>,
 }
 
+/// Whether the `memref.global` is initialized to all-zero bits (a zero
+/// splat: `dense<0>`, `dense<0.000000e+00>`, `dense<false>`).
+fn has_zero_initializer(global: Op) -> bool {
+    global
+        .melior()
+        .attribute("initial_value")
+        .is_ok_and(|value| {
+            let text = value.to_string();
+            ["dense<0>", "dense<0.000000e+00>", "dense<false>"]
+                .iter()
+                .any(|zero| text.starts_with(zero))
+        })
+}
+
 /// The runtime's element code of a scalar type (`elem.rs`).
 fn element_code(ty: &str) -> Option<i64> {
     Some(match ty {
@@ -524,7 +538,10 @@ impl Lowering {
 
     /// Calls `pgpu_rt_register_global(address, bytes)` for every global
     /// array of the module (not the global list variables, which hold
-    /// descriptors), so that kernels on the cuda device can use it.
+    /// descriptors), so that kernels on the cuda device can use it;
+    /// `pgpu_rt_register_zero_global` for an array initialized to zeros
+    /// (C's globals without initializer), whose device copy the runtime
+    /// then makes by a memset instead of an upload.
     fn register_global_arrays(&mut self, at: &Builder, body: Blk) -> Built<()> {
         for global in body.ops() {
             if !global.is("memref.global") {
@@ -562,12 +579,13 @@ impl Lowering {
                 at.parse_type("i64")?,
                 i64::try_from(count.saturating_mul(element)).unwrap_or(i64::MAX),
             )?;
-            self.runtime.call(
-                at,
-                "pgpu_rt_register_global",
-                &[pointer, bytes],
-                "(!llvm.ptr, i64)",
-            )?;
+            let register = if has_zero_initializer(global) {
+                "pgpu_rt_register_zero_global"
+            } else {
+                "pgpu_rt_register_global"
+            };
+            self.runtime
+                .call(at, register, &[pointer, bytes], "(!llvm.ptr, i64)")?;
         }
         Ok(())
     }
