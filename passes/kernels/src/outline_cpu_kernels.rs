@@ -39,16 +39,13 @@
 
 use crate::{
     build::{Builder, Built},
-    inline_spmd::symbol_attribute,
+    context_struct::{Captures, ContextStruct, FunctionNames, new_function, replace_uses_within},
+    host_effects::CallGraph,
     ir::{Op, Val},
-    runtime_calls::{RuntimeCalls, source_name},
+    runtime_calls::RuntimeCalls,
 };
-use melior::ir::{
-    OperationRef, TypeLike,
-    r#type::{MemRefType, ShapedTypeLike},
-};
+use melior::ir::OperationRef;
 use pgpu_pass_infra::{Pass, PassFailure};
-use std::collections::{HashMap, HashSet};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -74,9 +71,8 @@ impl Pass for OutlineCpuKernels {
         let module = Op::of(module);
         let mut outliner = Outliner {
             runtime: RuntimeCalls::new(module),
-            kernels_of: HashMap::new(),
-            functions: functions_by_name(module),
-            sequential_functions: HashMap::new(),
+            names: FunctionNames::default(),
+            calls: CallGraph::new(module),
         };
         let kernels: Vec<Op> = module
             .nested()
@@ -88,18 +84,6 @@ impl Pass for OutlineCpuKernels {
         }
         Ok(())
     }
-}
-
-/// The module's functions by symbol name.
-fn functions_by_name(module: Op) -> HashMap<String, Op> {
-    module
-        .entry_block(0)
-        .map(|body| body.ops())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|op| op.is("func.func"))
-        .filter_map(|op| Some((symbol_attribute(op, "sym_name")?, op)))
-        .collect()
 }
 
 /// Whether `name` is `pgpu.taskgroup` or `pgpu.task`: host code whose
@@ -128,114 +112,21 @@ pub(crate) fn is_host_code(op: Op) -> bool {
     false
 }
 
-/// An op whose single result is a constant (cloned into kernels, not
-/// captured).
-fn is_constant(op: Op) -> bool {
-    op.num_operands() == 0
-        && op.num_regions() == 0
-        && op.num_results() == 1
-        && matches!(
-            op.name().as_str(),
-            "arith.constant" | "llvm.mlir.constant" | "llvm.mlir.addressof" | "ub.poison"
-        )
-}
-
-/// How a captured value travels in the context struct.
-enum Slot {
-    /// Stored as it is (integers, floats, pointers).
-    Plain(String),
-    /// `index`, stored as `i64`.
-    Index,
-    /// A memref, stored as its LLVM descriptor.
-    Memref(String),
-}
-
-impl Slot {
-    fn of(value: Val) -> Option<Slot> {
-        let ty = value.melior_type();
-        let text = ty.to_string();
-        if text == "index" {
-            return Some(Slot::Index);
-        }
-        if ty.is_integer() || ty.is_float() || text == "!llvm.ptr" {
-            return Some(Slot::Plain(text));
-        }
-        let memref = MemRefType::try_from(ty).ok()?;
-        if memref.memory_space().is_some() {
-            return None;
-        }
-        let rank = memref.rank();
-        Some(Slot::Memref(if rank == 0 {
-            "!llvm.struct<(ptr, ptr, i64)>".to_string()
-        } else {
-            format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>")
-        }))
-    }
-
-    /// The field's LLVM type.
-    fn field_type(&self) -> &str {
-        match self {
-            Slot::Plain(ty) | Slot::Memref(ty) => ty,
-            Slot::Index => "i64",
-        }
-    }
-}
-
 struct Outliner {
     runtime: RuntimeCalls,
     /// Kernels outlined so far per host function (for their names).
-    kernels_of: HashMap<String, usize>,
-    functions: HashMap<String, Op>,
-    /// Whether each function (transitively) prints or draws random numbers.
-    sequential_functions: HashMap<String, bool>,
-}
-
-/// Runtime calls whose order the program's output depends on.
-fn is_ordered_runtime_call(callee: &str) -> bool {
-    callee.starts_with("pgpu_rt_printf") || callee.starts_with("pgpu_rt_rand")
+    names: FunctionNames,
+    /// Which functions print or draw random numbers.
+    calls: CallGraph,
 }
 
 impl Outliner {
-    /// Whether ops in `scope` call (perhaps through user functions) a
-    /// runtime function that must run in program order.
-    fn must_stay_ordered(&mut self, scope: Op, visiting: &mut HashSet<String>) -> bool {
-        for op in scope.nested() {
-            if !op.is("func.call") {
-                continue;
-            }
-            let Some(callee) = symbol_attribute(op, "callee") else {
-                return true;
-            };
-            if is_ordered_runtime_call(&callee) {
-                return true;
-            }
-            if let Some(known) = self.sequential_functions.get(&callee) {
-                if *known {
-                    return true;
-                }
-                continue;
-            }
-            let Some(function) = self.functions.get(&callee).copied() else {
-                continue;
-            };
-            if !visiting.insert(callee.clone()) {
-                continue;
-            }
-            let ordered = self.must_stay_ordered(function, visiting);
-            self.sequential_functions.insert(callee, ordered);
-            if ordered {
-                return true;
-            }
-        }
-        false
-    }
-
     fn outline(&mut self, kernel: Op) -> Built<()> {
         // scf.parallel operands: lower bounds, upper bounds, steps, inits.
         if kernel.num_results() != 0 || kernel.num_operands() != 3 {
             return Ok(());
         }
-        if self.must_stay_ordered(kernel, &mut HashSet::new()) {
+        if self.calls.effects(kernel).ordered {
             return Ok(());
         }
         let Some(body) = kernel.entry_block(0) else {
@@ -245,163 +136,36 @@ impl Outliner {
             return Ok(());
         };
         // Values from outside the loop, in first-use order; constants apart.
-        let mut captured: Vec<Val> = vec![];
-        let mut constants: Vec<Val> = vec![];
-        for op in kernel.nested() {
-            for operand in op.operands() {
-                if operand.is_defined_within(kernel)
-                    || captured.contains(&operand)
-                    || constants.contains(&operand)
-                {
-                    continue;
-                }
-                if operand.defining_op().is_some_and(is_constant) {
-                    constants.push(operand);
-                } else {
-                    captured.push(operand);
-                }
-            }
-        }
+        let mut captures = Captures::of(kernel);
         let (lower, upper, step) = (kernel.operand(0), kernel.operand(1), kernel.operand(2));
         let unit_range = is_index_constant(lower, 0) && is_index_constant(step, 1);
         if !unit_range {
-            for bound in [lower, step] {
-                if !captured.contains(&bound) {
-                    captured.push(bound);
-                }
-            }
+            captures.capture(lower);
+            captures.capture(step);
         }
-        let Some(slots) = captured
-            .iter()
-            .map(|value| Slot::of(*value))
-            .collect::<Option<Vec<_>>>()
-        else {
+        let Some(context) = ContextStruct::new(captures) else {
             return Ok(());
         };
-        let struct_type = format!(
-            "!llvm.struct<({})>",
-            slots
-                .iter()
-                .map(Slot::field_type)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
 
         // The kernel function, right after its host function.
-        let host_name = source_name(function);
-        let number = self.kernels_of.entry(host_name.clone()).or_insert(0);
-        let name = format!("{host_name}_kernel{number}");
-        *number += 1;
-        let outlined = self.runtime.parse_detached(&format!(
-            "func.func private @{name}(%context: !llvm.ptr, %begin: i64, %end: i64) {{\n  func.return\n}}"
-        ))?;
-        if let Some(next) = function.next() {
-            function.block_of().insert_raw_before(next, outlined);
-        } else {
-            // SAFETY: the module body takes the detached function.
-            unsafe { mlir_sys::mlirBlockAppendOwnedOperation(function.block_of().0, outlined.0) };
-        }
-        outlined.set_location(kernel.location());
-        let (Some(entry), Some(ret)) = (
-            outlined.entry_block(0),
-            outlined.entry_block(0).and_then(|block| block.terminator()),
-        ) else {
-            return Err(Builder::before(kernel).fail("internal error: empty kernel function"));
-        };
+        let name = self.names.next(function, "kernel");
+        let (entry, ret) = new_function(
+            &self.runtime,
+            function,
+            &name,
+            "%context: !llvm.ptr, %begin: i64, %end: i64",
+            kernel,
+        )?;
         let arguments = entry.arguments();
         let at = Builder::before(ret).at_location_of(kernel);
-        let pointer = at.parse_type("!llvm.ptr")?;
-        let struct_attribute = at.parse_attribute(&struct_type)?;
-        let mut replacement: HashMap<Val, Val> = HashMap::new();
-        for (field, (value, slot)) in captured.iter().zip(&slots).enumerate() {
-            let address = at.value(
-                "llvm.getelementptr",
-                &[arguments[0]],
-                pointer,
-                &[
-                    (
-                        "rawConstantIndices",
-                        at.parse_attribute(&format!("array<i32: 0, {field}>"))?,
-                    ),
-                    ("elem_type", struct_attribute),
-                ],
-            )?;
-            let field_type = at.parse_type(slot.field_type())?;
-            let loaded = at.value("llvm.load", &[address], field_type, &[])?;
-            let restored = match slot {
-                Slot::Plain(_) => loaded,
-                Slot::Index => at.value("arith.index_cast", &[loaded], at.index_type(), &[])?,
-                Slot::Memref(_) => at.value(
-                    "builtin.unrealized_conversion_cast",
-                    &[loaded],
-                    value.melior_type(),
-                    &[],
-                )?,
-            };
-            replacement.insert(*value, restored);
-        }
-        for constant in &constants {
-            let Some(op) = constant.defining_op() else {
-                continue;
-            };
-            let copy = op.clone_detached();
-            at.insert_detached(copy);
-            replacement.insert(*constant, copy.result(0));
-        }
+        let replacement = context.unpack(&at, arguments[0])?;
         let begin = at.value("arith.index_cast", &[arguments[1]], at.index_type(), &[])?;
         let end = at.value("arith.index_cast", &[arguments[2]], at.index_type(), &[])?;
         let one = at.index(1)?;
 
         // The host side: context, trip count, launch.
         let host = Builder::before(kernel);
-        let context = if captured.is_empty() {
-            host.value("llvm.mlir.zero", &[], pointer, &[])?
-        } else {
-            let Some(first) = function.entry_block(0).and_then(|block| block.first()) else {
-                return Err(host.fail("internal error: function without a body"));
-            };
-            let entry_at = host.moved_to(first);
-            let i64_type = entry_at.parse_type("i64")?;
-            let count = entry_at.value(
-                "llvm.mlir.constant",
-                &[],
-                i64_type,
-                &[("value", entry_at.parse_attribute("1 : i64")?)],
-            )?;
-            entry_at.value(
-                "llvm.alloca",
-                &[count],
-                pointer,
-                &[("elem_type", struct_attribute)],
-            )?
-        };
-        for (field, (value, slot)) in captured.iter().zip(&slots).enumerate() {
-            let address = host.value(
-                "llvm.getelementptr",
-                &[context],
-                pointer,
-                &[
-                    (
-                        "rawConstantIndices",
-                        host.parse_attribute(&format!("array<i32: 0, {field}>"))?,
-                    ),
-                    ("elem_type", struct_attribute),
-                ],
-            )?;
-            let stored = match slot {
-                Slot::Plain(_) => *value,
-                Slot::Index => {
-                    host.value("arith.index_cast", &[*value], host.parse_type("i64")?, &[])?
-                }
-                Slot::Memref(ty) => host.value(
-                    "builtin.unrealized_conversion_cast",
-                    &[*value],
-                    host.parse_type(ty)?,
-                    &[],
-                )?,
-            };
-            host.op("llvm.store", &[stored, address], &[], &[])?;
-        }
+        let context = context.pack(&host, function)?;
         let trips = if unit_range {
             upper
         } else {
@@ -424,17 +188,7 @@ impl Outliner {
         )?;
 
         // Move the loop into the kernel: iterations begin .. end.
-        let mut uses = vec![];
-        for op in kernel.nested() {
-            for (index, operand) in op.operands().into_iter().enumerate() {
-                if let Some(new) = replacement.get(&operand) {
-                    uses.push((op, index, *new));
-                }
-            }
-        }
-        for (op, index, new) in uses {
-            op.set_operand(index, new);
-        }
+        replace_uses_within(kernel, &replacement);
         kernel.move_before(ret);
         kernel.set_operands(&[begin, end, one]);
         if !unit_range {
