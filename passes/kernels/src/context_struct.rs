@@ -196,7 +196,7 @@ impl ContextStruct {
     /// In the new function, before `at`: reads the captured values back
     /// from the struct at `context` and clones the constants; returns what
     /// replaces each value of the region.
-    pub fn unpack(&self, at: &Builder, context: Val) -> Built<HashMap<Val, Val>> {
+    fn unpack(&self, at: &Builder, context: Val) -> Built<HashMap<Val, Val>> {
         let mut replacement: HashMap<Val, Val> = HashMap::new();
         for (field, (value, slot)) in self.captures.values.iter().zip(&self.slots).enumerate() {
             let address = self.field_address(at, context, field)?;
@@ -228,7 +228,7 @@ impl ContextStruct {
     /// On the host, before `host` in `function`: a struct on the stack (an
     /// `llvm.alloca` at the function's entry) holding the captured values;
     /// returns its address (`llvm.mlir.zero` when nothing is captured).
-    pub fn pack(&self, host: &Builder, function: Op) -> Built<Val> {
+    fn pack(&self, host: &Builder, function: Op) -> Built<Val> {
         let pointer = host.parse_type("!llvm.ptr")?;
         let context = if self.captures.values.is_empty() {
             host.value("llvm.mlir.zero", &[], pointer, &[])?
@@ -270,6 +270,36 @@ impl ContextStruct {
         Ok(context)
     }
 
+    /// Starts moving `region` (in `function`) out: a new function
+    /// `@<function>_<kind><k>(parameters)`, the first parameter the
+    /// context, right after `function`, that reads the captured values
+    /// back; on the host, before `region`, the filled context. The caller
+    /// builds the runtime call and moves the code.
+    pub fn outline<'c>(
+        &self,
+        functions: &mut NewFunctions,
+        region: Op,
+        function: Op,
+        kind: &str,
+        parameters: &str,
+    ) -> Built<Outlining<'c>> {
+        let name = functions.next_name(function, kind);
+        let (entry, ret) = new_function(&functions.runtime, function, &name, parameters, region)?;
+        let inside = Builder::before(ret).at_location_of(region);
+        let replacement = self.unpack(&inside, entry.arguments()[0])?;
+        let host = Builder::before(region);
+        let context = self.pack(&host, function)?;
+        Ok(Outlining {
+            name,
+            parameters: entry.arguments(),
+            ret,
+            inside,
+            replacement,
+            host,
+            context,
+        })
+    }
+
     /// The struct's size in bytes as `i64`, before `at`: the address of
     /// element 1 of an array of structs at null (0 when nothing is
     /// captured).
@@ -293,15 +323,42 @@ impl ContextStruct {
     }
 }
 
-/// Names of new functions: `@<host function>_<kind><k>`, `k` counting per
-/// host function and kind.
-#[derive(Default)]
-pub(crate) struct FunctionNames {
+/// A region being moved out by [`ContextStruct::outline`].
+pub(crate) struct Outlining<'c> {
+    /// The new function's symbol.
+    pub name: String,
+    /// Its parameters, the context first.
+    pub parameters: Vec<Val>,
+    /// Its `func.return`, before which the region's code goes.
+    pub ret: Op,
+    /// Inserts before `ret`, at the region's location.
+    pub inside: Builder<'c>,
+    /// What replaces each captured value and constant in the new function.
+    pub replacement: HashMap<Val, Val>,
+    /// Inserts before the region, on the host.
+    pub host: Builder<'c>,
+    /// The address of the filled context on the host.
+    pub context: Val,
+}
+
+/// What a pass that moves regions into new functions keeps across them:
+/// the runtime functions it declared, and the names it gave
+/// (`@<host function>_<kind><k>`, `k` counting per host function and
+/// kind).
+pub(crate) struct NewFunctions {
+    pub runtime: RuntimeCalls,
     taken: HashMap<String, usize>,
 }
 
-impl FunctionNames {
-    pub fn next(&mut self, host_function: Op, kind: &str) -> String {
+impl NewFunctions {
+    pub fn new(module: Op) -> NewFunctions {
+        NewFunctions {
+            runtime: RuntimeCalls::new(module),
+            taken: HashMap::new(),
+        }
+    }
+
+    fn next_name(&mut self, host_function: Op, kind: &str) -> String {
         let prefix = format!("{}_{kind}", source_name(host_function));
         let number = self.taken.entry(prefix.clone()).or_insert(0);
         let name = format!("{prefix}{number}");
@@ -313,7 +370,7 @@ impl FunctionNames {
 /// A new `func.func private @name(parameters)` with an empty body, right
 /// after `host_function`, at the location of `region`: returns its entry
 /// block and `func.return`, before which its code goes.
-pub(crate) fn new_function(
+fn new_function(
     runtime: &RuntimeCalls,
     host_function: Op,
     name: &str,
@@ -335,6 +392,17 @@ pub(crate) fn new_function(
         (Some(entry), Some(ret)) => Ok((entry, ret)),
         _ => Err(Builder::before(region).fail("internal error: empty new function")),
     }
+}
+
+/// `func.constant @name : ty` before `at`: the address of the new
+/// function for the runtime to call.
+pub(crate) fn function_address(at: &Builder, name: &str, ty: &str) -> Built<Val> {
+    at.value(
+        "func.constant",
+        &[],
+        at.parse_type(ty)?,
+        &[("value", at.parse_attribute(&format!("@{name}"))?)],
+    )
 }
 
 /// Replaces, in the ops nested in `scope`, each operand that

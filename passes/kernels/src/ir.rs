@@ -327,6 +327,19 @@ impl Op {
         unsafe { mlirOperationMoveBefore(self.0, other.0) }
     }
 
+    /// Moves the ops of the entry block of region 0 (a single-block region
+    /// op's body), its terminator excepted, in order, right before `other`.
+    pub fn move_body_before(self, other: Op) {
+        if let Some(body) = self.entry_block(0) {
+            let terminator = body.terminator();
+            for inner in body.ops() {
+                if Some(inner) != terminator {
+                    inner.move_before(other);
+                }
+            }
+        }
+    }
+
     /// Unlinks and destroys the operation; it must have no remaining uses.
     pub fn erase(self) {
         // SAFETY: live operation, owned by its block until removed here.

@@ -26,7 +26,9 @@
 //!   `pgpu_rt_task_end()` (outer ops first: the walk's list holds the
 //!   nested ones, which only move). The runtime gives each task's device
 //!   work its own stream on the cuda device; the host code stays
-//!   sequential, in program order;
+//!   sequential, in program order (in the cuda pipeline,
+//!   `pgpu-outline-tasks` has already made the tasks that may run
+//!   concurrently `pgpu_rt_task_spawn` calls);
 //! * the program's `@main() -> i32` is renamed `@pgpu_main`, and a C entry
 //!   `@main(argc, argv)` calls `pgpu_rt_init`, then it, then `pgpu_rt_fini`
 //!   (errors of kernels still running are reported before the exit; the
@@ -491,14 +493,7 @@ impl Lowering {
     fn bracket(&mut self, op: Op, begin: &str, end: &str) -> Built<()> {
         let at = Builder::before(op);
         self.runtime.call(&at, begin, &[], "()")?;
-        if let Some(body) = op.entry_block(0) {
-            let terminator = body.terminator();
-            for inner in body.ops() {
-                if Some(inner) != terminator {
-                    inner.move_before(op);
-                }
-            }
-        }
+        op.move_body_before(op);
         self.runtime.call(&at, end, &[], "()")?;
         op.erase();
         Ok(())

@@ -23,7 +23,9 @@
 //! draw random numbers (their order is the program's), and loops that
 //! capture a value of a type with no fixed-size representation (an
 //! unranked memref, say). Run it after `pgpu-lower-to-runtime` and before
-//! the upstream lowering to LLVM.
+//! the upstream lowering to LLVM. The context struct (`context_struct`)
+//! and the ordering analysis (`host_effects`) are shared with
+//! `pgpu-outline-tasks`.
 //!
 //! Host code includes the bodies of `pgpu.taskgroup` and `pgpu.task`
 //! ([`is_task_region`]: regions whose body runs exactly once, like
@@ -39,10 +41,11 @@
 
 use crate::{
     build::{Builder, Built},
-    context_struct::{Captures, ContextStruct, FunctionNames, new_function, replace_uses_within},
+    context_struct::{
+        Captures, ContextStruct, NewFunctions, function_address, replace_uses_within,
+    },
     host_effects::CallGraph,
     ir::{Op, Val},
-    runtime_calls::RuntimeCalls,
 };
 use melior::ir::OperationRef;
 use pgpu_pass_infra::{Pass, PassFailure};
@@ -70,8 +73,7 @@ impl Pass for OutlineCpuKernels {
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);
         let mut outliner = Outliner {
-            runtime: RuntimeCalls::new(module),
-            names: FunctionNames::default(),
+            functions: NewFunctions::new(module),
             calls: CallGraph::new(module),
         };
         let kernels: Vec<Op> = module
@@ -112,10 +114,15 @@ pub(crate) fn is_host_code(op: Op) -> bool {
     false
 }
 
+/// The type of a kernel function: context, begin, end.
+const KERNEL_BODY: &str = "(!llvm.ptr, i64, i64) -> ()";
+
+/// `pgpu_rt_parallel_for(trip count, kernel, context)`.
+const PARALLEL_FOR: &str = "(i64, (!llvm.ptr, i64, i64) -> (), !llvm.ptr)";
+
 struct Outliner {
-    runtime: RuntimeCalls,
-    /// Kernels outlined so far per host function (for their names).
-    names: FunctionNames,
+    /// The runtime's functions, the kernel functions' names.
+    functions: NewFunctions,
     /// Which functions print or draw random numbers.
     calls: CallGraph,
 }
@@ -147,49 +154,39 @@ impl Outliner {
             return Ok(());
         };
 
-        // The kernel function, right after its host function.
-        let name = self.names.next(function, "kernel");
-        let (entry, ret) = new_function(
-            &self.runtime,
-            function,
-            &name,
-            "%context: !llvm.ptr, %begin: i64, %end: i64",
+        // The kernel function, right after its host function, and the
+        // context on the host.
+        let outlining = context.outline(
+            &mut self.functions,
             kernel,
+            function,
+            "kernel",
+            "%context: !llvm.ptr, %begin: i64, %end: i64",
         )?;
-        let arguments = entry.arguments();
-        let at = Builder::before(ret).at_location_of(kernel);
-        let replacement = context.unpack(&at, arguments[0])?;
+        let (at, host) = (&outlining.inside, &outlining.host);
+        let arguments = &outlining.parameters;
         let begin = at.value("arith.index_cast", &[arguments[1]], at.index_type(), &[])?;
         let end = at.value("arith.index_cast", &[arguments[2]], at.index_type(), &[])?;
         let one = at.index(1)?;
 
-        // The host side: context, trip count, launch.
-        let host = Builder::before(kernel);
-        let context = context.pack(&host, function)?;
+        // The host side: trip count, launch.
         let trips = if unit_range {
             upper
         } else {
-            trip_count(&host, lower, upper, step)?
+            trip_count(host, lower, upper, step)?
         };
         let i64_type = host.parse_type("i64")?;
         let trips = host.value("arith.index_cast", &[trips], i64_type, &[])?;
-        let body_type = "(!llvm.ptr, i64, i64) -> ()";
-        let address = host.value(
-            "func.constant",
-            &[],
-            host.parse_type(body_type)?,
-            &[("value", host.parse_attribute(&format!("@{name}"))?)],
-        )?;
-        self.runtime.call(
-            &host,
-            "pgpu_rt_parallel_for",
-            &[trips, address, context],
-            &format!("(i64, {body_type}, !llvm.ptr)"),
-        )?;
+        let address = function_address(host, &outlining.name, KERNEL_BODY)?;
+        let arguments = [trips, address, outlining.context];
+        self.functions
+            .runtime
+            .call(host, "pgpu_rt_parallel_for", &arguments, PARALLEL_FOR)?;
 
         // Move the loop into the kernel: iterations begin .. end.
-        replace_uses_within(kernel, &replacement);
-        kernel.move_before(ret);
+        let replacement = &outlining.replacement;
+        replace_uses_within(kernel, replacement);
+        kernel.move_before(outlining.ret);
         kernel.set_operands(&[begin, end, one]);
         if !unit_range {
             let (Some(&lower), Some(&step)) = (replacement.get(&lower), replacement.get(&step))
