@@ -8,7 +8,8 @@
 //! the module other than the runtime's thread-safe ones (`foreign`), the
 //! memory its host code (not its kernels: see
 //! [`crate::outline_cpu_kernels::is_host_code`]) writes that it did not
-//! allocate itself (`writes`, by [`Place`]), and the globals it uses.
+//! allocate itself (`writes`, by [`Place`]), the globals it uses, and
+//! whether it allocates or frees temporary lists.
 //! [`CallGraph::new`] summarizes every function of the module once, by a
 //! fixpoint over the call graph (recursion included); a call maps its
 //! callee's writes of parameters to its own operands, so that a function
@@ -129,6 +130,10 @@ pub(crate) struct Effects {
     pub writes: BTreeSet<Place>,
     /// The globals it uses (read or written, kernels included).
     pub globals: BTreeSet<String>,
+    /// Allocates or frees temporary lists (`pgpu.dtempnew`,
+    /// `pgpu.dtempfree`): a `dtempfree` frees what the thread allocated
+    /// since its function's entry, callees' lists included.
+    pub temporaries: bool,
 }
 
 /// Every function's [`Effects`].
@@ -178,11 +183,7 @@ impl CallGraph {
                 "memref.get_global" => {
                     effects.globals.extend(symbol_attribute(op, "name"));
                 }
-                // The function's temporaries since its entry, which would
-                // be the new function's if the region left it.
-                "pgpu.dtempfree" if !scope.is("func.func") => {
-                    effects.writes.insert(Place::Other);
-                }
+                "pgpu.dtempnew" | "pgpu.dtempfree" => effects.temporaries = true,
                 _ if is_host_code(op) => match written_lists(op) {
                     Some(lists) => effects
                         .writes
@@ -215,6 +216,7 @@ impl CallGraph {
         };
         effects.ordered |= summary.ordered;
         effects.foreign |= summary.foreign;
+        effects.temporaries |= summary.temporaries;
         effects.globals.extend(summary.globals.iter().cloned());
         if is_host_code(op) {
             let (lists, places) = self.call_writes(op);
@@ -226,12 +228,22 @@ impl CallGraph {
     }
 
     /// What the call `op` writes that its callee did not allocate: the
-    /// operands whose parameters it writes through, and other places.
-    /// Nothing for a callee the module has no body of.
+    /// operands whose parameters it writes through, and other places. A
+    /// function the module has no body of may write anything, unless it
+    /// is the runtime's (`pgpu_rt_*`, `mgpu*`: they write no list of the
+    /// program's before `pgpu-lower-to-runtime`).
     pub fn call_writes(&self, op: Op) -> (Vec<Val>, Vec<Place>) {
+        let callee = symbol_attribute(op, "callee");
+        let Some(summary) = callee
+            .as_ref()
+            .and_then(|callee| self.summaries.get(callee))
+        else {
+            let runtime = callee
+                .is_some_and(|callee| callee.starts_with("pgpu_rt_") || callee.starts_with("mgpu"));
+            return (vec![], if runtime { vec![] } else { vec![Place::Other] });
+        };
         let (mut lists, mut places) = (vec![], vec![]);
-        let summary = symbol_attribute(op, "callee").and_then(|callee| self.summaries.get(&callee));
-        for written in summary.map(|summary| &summary.writes).into_iter().flatten() {
+        for written in &summary.writes {
             match written {
                 Place::Parameter(index) if *index < op.num_operands() => {
                     lists.push(op.operand(*index));

@@ -26,6 +26,8 @@
 //!   run time and keeps host code's list accesses coherent;
 //! * `pgpu-outline-cpu-kernels` runs host kernels on the CPU runtime's
 //!   thread pool (`pgpu_rt_parallel_for`);
+//! * `pgpu-outline-tasks` runs the host code of `pgpu.task`s that may run
+//!   concurrently on threads of their own (`pgpu_rt_task_spawn`);
 //! * `pgpu-check-division` asserts non-zero divisors and no signed
 //!   division overflow;
 //! * `pgpu-report-run-time-errors` makes failed run-time checks report the
@@ -60,6 +62,7 @@ mod memory_effects;
 mod narrow_guarded_kernels;
 mod offload_kernels;
 mod outline_cpu_kernels;
+mod outline_tasks;
 mod report_run_time_errors;
 mod runtime_calls;
 mod spawn_to_parallel;
@@ -82,6 +85,7 @@ pub use lower_to_runtime::LowerToRuntime;
 pub use narrow_guarded_kernels::NarrowGuardedKernels;
 pub use offload_kernels::OffloadKernels;
 pub use outline_cpu_kernels::OutlineCpuKernels;
+pub use outline_tasks::OutlineTasks;
 pub use report_run_time_errors::ReportRunTimeErrors;
 pub use spawn_to_parallel::SpawnToParallel;
 pub use split_kernels::SplitKernels;
@@ -112,6 +116,7 @@ pgpu_pass_infra::declare_passes![
     LowerToRuntime,
     OffloadKernels,
     OutlineCpuKernels,
+    OutlineTasks,
     ReportRunTimeErrors,
     CheckDivision,
     SpawnToParallel,
