@@ -51,7 +51,9 @@ pgpu-check-division,pgpu-report-run-time-errors";
 /// collectives of `pgpu-link-gpu-collectives`, upstream's kernel
 /// outlining and NVVM lowering, PTX for `chip` from LLVM's NVPTX backend at
 /// `opt_level`, embedded by `gpu-module-to-binary`) and keeps its CPU
-/// version (`pgpu-outline-cpu-kernels`). Launches go through upstream's
+/// version (`pgpu-outline-cpu-kernels`); the host code of tasks that may
+/// run concurrently goes to functions the runtime runs on task threads
+/// (`pgpu-outline-tasks`). Launches go through upstream's
 /// `gpu-to-llvm`, i.e. the `mgpu*` functions of our runtime. With
 /// `wait_grid_dependencies` (sm_90 and later) kernels may start as
 /// programmatic dependent launches (`pgpu-wait-grid-dependencies`).
@@ -75,7 +77,7 @@ pub fn cuda_pipeline(
     };
     format!(
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
-pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
+pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
 expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),{wait}\
 finalize-memref-to-llvm{{use-generic-functions=true}},convert-arith-to-llvm,convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\

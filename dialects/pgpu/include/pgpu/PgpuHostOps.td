@@ -113,9 +113,10 @@ def Pgpu_TaskGroupOp : Pgpu_Op<"taskgroup", [RecursiveMemoryEffects,
     The reference interpreter and the CPU device run the tasks one after
     the other, in program order; on the CUDA device each task's device work
     goes to its own stream, forked from the taskgroup's stream and joined
-    back at its end, while the host code stays sequential.
-    `pgpu-lower-to-runtime` brackets the body with `pgpu_rt_tasks_begin()`
-    and `pgpu_rt_tasks_end()`.
+    back at its end, and `pgpu-outline-tasks` runs the host code of the
+    tasks that may run concurrently on threads of their own; the other
+    tasks' host code stays sequential. `pgpu-lower-to-runtime` brackets
+    the body with `pgpu_rt_tasks_begin()` and `pgpu_rt_tasks_end()`.
 
     ```mlir
     pgpu.taskgroup {
