@@ -4,7 +4,10 @@ the span of the run, the device's busy time (the union of the launches'
 intervals) against the sum of their lengths (their ratio is the average
 concurrency while busy), the kernels by total time, and the host's time in
 each kind of driver call (a `download` or `synchronize` is the host
-waiting for the device).
+waiting for the device; `join` a taskgroup waiting for its tasks' host
+code on task threads). With task threads, the host's calls are also
+counted per thread, and the device window (first launch to the last
+launch's end) shows how busy the device was while the program used it.
 
 Usage: scripts/timeline_stats.py TRACE.json[.gz] [TOP]"""
 import collections
@@ -60,6 +63,14 @@ def main():
             f"  kernel {name!r} launches {len(lengths)} total {ms(sum(lengths)):.1f} ms "
             f"median {ms(lengths[len(lengths) // 2]):.3f} ms max {ms(lengths[-1]):.3f} ms"
         )
+    if device:
+        first = min(e["ts"] for e in device)
+        last = max(e["ts"] + e["dur"] for e in device)
+        window = last - first
+        print(
+            f"device window {ms(window):.1f} ms (first launch to last end), "
+            f"busy {100 * busy / window if window else 0:.0f}% of it"
+        )
     in_calls = union_length((e["ts"], e["ts"] + e["dur"]) for e in host)
     print(f"host in driver calls {ms(in_calls):.1f} ms")
     by_call = collections.defaultdict(lambda: [0, 0.0])
@@ -68,6 +79,16 @@ def main():
         by_call[e["name"]][1] += e["dur"]
     for name, (count, total) in sorted(by_call.items(), key=lambda item: -item[1][1]):
         print(f"  host {name} calls {count} total {ms(total):.1f} ms")
+    threads = collections.defaultdict(lambda: collections.defaultdict(float))
+    for e in host:
+        threads[e.get("tid", 0)][e["name"]] += e["dur"]
+    if len(threads) > 1:
+        waits = ("download", "synchronize", "join")
+        main_thread = threads.get(0, {})
+        print(
+            f"host threads {len(threads)}; the program's thread waits "
+            + ", ".join(f"{name} {ms(main_thread.get(name, 0.0)):.1f} ms" for name in waits)
+        )
 
 
 if __name__ == "__main__":
