@@ -283,6 +283,24 @@ impl Mirrors {
         }
     }
 
+    /// Reusable device memory of `len` bytes from the cache, if any.
+    pub fn take_cached(&mut self, len: usize) -> Option<u64> {
+        self.cache.take(len)
+    }
+
+    /// Makes `device` (memory of at least `len` bytes, cached or allocated
+    /// outside the table's lock) the mirror of the block at `base`, if it
+    /// still has none; else the memory goes to the cache.
+    pub fn provide(&mut self, base: usize, len: usize, device: u64) {
+        match self.blocks.get_mut(&base) {
+            Some(block) if block.device.is_none() && block.len == len => {
+                crate::profile::taken(len);
+                block.device = Some(device);
+            }
+            _ => self.cache.put(len, device),
+        }
+    }
+
     /// The base of the block containing `addr`.
     fn find(&self, addr: usize) -> Option<usize> {
         let (&base, block) = self.blocks.range(..=addr).next_back()?;
@@ -460,6 +478,21 @@ pub fn to_device(ptr: *mut u8, write: bool) -> Result<*mut u8, RtError> {
     }
     let runtime = crate::cuda::runtime()?;
     let mut backend = crate::cuda::CudaBackend(runtime);
+    // A block's first mirror is allocated outside the table's lock (a
+    // driver call, which task threads' launches slow down), unless the
+    // cache has one; an allocation that fails is retried under the lock,
+    // which empties the cache first.
+    let missing = table()
+        .state(ptr as usize)
+        .filter(|state| state.device.is_none())
+        .map(|state| (state.base, state.len));
+    if let Some((base, len)) = missing {
+        let cached = table().take_cached(len);
+        let memory = cached.or_else(|| backend.alloc(len.max(1)).ok());
+        if let Some(memory) = memory {
+            table().provide(base, len, memory);
+        }
+    }
     let device = table().to_device(&mut backend, ptr as usize, write)?;
     Ok(device as usize as *mut u8)
 }
@@ -475,7 +508,6 @@ pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
     if ptr.is_null() || !crate::device::is_cuda()? {
         return Ok(());
     }
-    let runtime = crate::cuda::runtime()?;
     // A download waits for the current stream's work: wait before taking
     // the table's lock, so that task threads ([`crate::cuda::tasks`]) keep
     // using the table meanwhile; the copy then finds the stream idle.
@@ -483,10 +515,43 @@ pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
         .state(ptr as usize)
         .is_some_and(|state| !state.host_valid)
     {
-        runtime.wait_before_download()?;
+        crate::cuda::runtime()?.wait_before_download()?;
     }
-    let mut backend = crate::cuda::CudaBackend(runtime);
-    table().to_host(&mut backend, ptr as usize, write)
+    // The device only when a copy needs it: a host write before the first
+    // launch (a program filling its input) does not wait for the device's
+    // start-up (see `crate::device`).
+    table().to_host(&mut StartedOnUse(None), ptr as usize, write)
+}
+
+/// The CUDA backend, the device started (or its start-up waited for) on
+/// the first copy.
+struct StartedOnUse(Option<crate::cuda::CudaBackend>);
+
+impl StartedOnUse {
+    fn backend(&mut self) -> Result<&mut crate::cuda::CudaBackend, RtError> {
+        if self.0.is_none() {
+            self.0 = Some(crate::cuda::CudaBackend(crate::cuda::runtime()?));
+        }
+        Ok(self.0.as_mut().expect("set above"))
+    }
+}
+
+impl Backend for StartedOnUse {
+    fn alloc(&mut self, bytes: usize) -> Result<u64, RtError> {
+        self.backend()?.alloc(bytes)
+    }
+    fn free(&mut self, device: u64) -> Result<(), RtError> {
+        self.backend()?.free(device)
+    }
+    fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError> {
+        self.backend()?.upload(device, host, bytes)
+    }
+    fn download(&mut self, host: *mut u8, device: u64, bytes: usize) -> Result<(), RtError> {
+        self.backend()?.download(host, device, bytes)
+    }
+    fn zero(&mut self, device: u64, bytes: usize) -> Result<(), RtError> {
+        self.backend()?.zero(device, bytes)
+    }
 }
 
 /// The device address of `ptr` (any address inside a runtime allocation)
@@ -729,6 +794,25 @@ mod tests {
         assert_eq!(zeros[2][0], 7);
         mirrors.to_device(&mut fake, c, false).unwrap();
         assert_eq!(log(&mut fake), "alloc 8, zero 8, down 8, up 8");
+    }
+
+    #[test]
+    fn memory_provided_outside_the_lock_becomes_the_mirror() {
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        let mut host = vec![1u8; 8];
+        let base = host.as_mut_ptr() as usize;
+        mirrors.register(base, 8);
+        let memory = fake.alloc(8).unwrap();
+        mirrors.provide(base, 8, memory);
+        assert_eq!(mirrors.to_device(&mut fake, base, true).unwrap(), memory);
+        // A block that has a mirror by then: the memory goes to the cache,
+        // whence the next block of that length takes it.
+        let spare = fake.alloc(8).unwrap();
+        mirrors.provide(base, 8, spare);
+        assert_eq!(mirrors.state(base).unwrap().device, Some(memory));
+        assert_eq!(mirrors.take_cached(8), Some(spare));
+        assert_eq!(log(&mut fake), "alloc 8, alloc 8");
     }
 
     #[test]
