@@ -1,8 +1,8 @@
 // RUN: pgpu-opt %s --pgpu-outline-tasks | FileCheck %s
 // RUN: pgpu-opt %s --pgpu-outline-tasks --pgpu-lower-to-runtime | FileCheck %s --check-prefix=LOWER
 // Running outlined tasks: test-suite/run/native/fork-examples.test (the
-// cuda target on the cpu device); the quicksort's tasks:
-// test-suite/tools/pgpu/emit-stages.test.
+// cuda target on the cpu device); the quicksort's tasks in LLVM IR:
+// test-suite/run/native/taskgroup.test.
 
 func.func private @external(memref<?xi32>)
 func.func private @pgpu_rt_to_host(!llvm.ptr, i32)
@@ -236,17 +236,27 @@ func.func @stay(%a: memref<?xi32>, %n: index, %x: i32, %s: memref<?xi32, 1>, %u:
 // CHECK-NEXT: } else {
 // CHECK-NEXT: memref.store
 // CHECK-LABEL: func.func private @before_task0(
-// Calls after a task write what their callees write through their
-// parameters: @fill writes only %b; a function without a body may write
-// anything.
+// Calls after a task access what their callees access through their
+// parameters: @fill writes only %b. A function without a body may access
+// any memory whose address it can reach: %a, not %b, whose address never
+// escapes; but %c's does (it is stored in a list of lists).
 // CHECK-LABEL: func.func @later_calls(
 // CHECK: call @external(
 // CHECK-NEXT: llvm.getelementptr
 // CHECK: call @pgpu_rt_task_spawn(
 // CHECK-NEXT: call @fill(
-// CHECK: pgpu.task {
+// CHECK: pgpu.taskgroup {
+// CHECK: call @pgpu_rt_task_spawn(
+// CHECK-NEXT: call @external(
+// CHECK: pgpu.taskgroup {
+// CHECK-NEXT: pgpu.task {
 // CHECK-NEXT: memref.load
 // CHECK: call @external(
+// CHECK: pgpu.taskgroup {
+// CHECK-NEXT: pgpu.task {
+// CHECK-NEXT: memref.load
+// CHECK: call @external(
+// CHECK-LABEL: func.func private @later_calls_task1(
 // CHECK-LABEL: func.func private @later_calls_task0(
 func.func @later(%a: memref<?xi32>, %n: index, %x: i32) {
   %c1 = arith.constant 1 : index
@@ -304,7 +314,49 @@ func.func @later_calls(%a: memref<?xi32>, %n: index) {
     }
     func.call @external(%a) : (memref<?xi32>) -> ()
   }
+  pgpu.taskgroup {
+    pgpu.task {
+      %w = memref.load %a[%n] : memref<?xi32>
+    }
+    func.call @external(%a) : (memref<?xi32>) -> ()
+  }
+  %c = memref.alloc(%n) : memref<?xi32>
+  %lists = memref.alloc(%n) : memref<?xmemref<?xi32>>
+  memref.store %c, %lists[%n] : memref<?xmemref<?xi32>>
+  pgpu.taskgroup {
+    pgpu.task {
+      %w = memref.load %c[%n] : memref<?xi32>
+    }
+    func.call @external(%a) : (memref<?xi32>) -> ()
+  }
   memref.dealloc %b : memref<?xi32>
+  return
+}
+
+// The members of each subgroup computed into one list that every
+// iteration reuses: the next iteration's kernel (device work counts too)
+// overwrites what the task reads, so the task stays.
+// CHECK-LABEL: func.func @reused_list(
+// CHECK: scf.for
+// CHECK-NEXT: scf.parallel
+// CHECK: pgpu.task {
+func.func @reused_list(%a: memref<?xi32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.alloc(%n) : memref<?xi32>
+  pgpu.taskgroup {
+    scf.for %g = %c0 to %n step %c1 {
+      scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+        %v = memref.load %a[%i] : memref<?xi32>
+        memref.store %v, %m[%i] : memref<?xi32>
+        scf.reduce
+      }
+      pgpu.task {
+        %w = memref.load %m[%g] : memref<?xi32>
+      }
+    }
+  }
+  memref.dealloc %m : memref<?xi32>
   return
 }
 

@@ -5,24 +5,31 @@
 //! [`Effects`] of a region op or function, callees included: whether it
 //! prints, draws random numbers or reads the clock (`ordered`: its order
 //! is the program's output), whether it calls a function with no body in
-//! the module other than the runtime's thread-safe ones (`foreign`), the
-//! memory its host code (not its kernels: see
-//! [`crate::outline_cpu_kernels::is_host_code`]) writes that it did not
-//! allocate itself (`writes`, by [`Place`]), the globals it uses, and
-//! whether it allocates or frees temporary lists.
-//! [`CallGraph::new`] summarizes every function of the module once, by a
-//! fixpoint over the call graph (recursion included); a call maps its
-//! callee's writes of parameters to its own operands, so that a function
-//! filling a list its caller allocated is a write of the caller's own
-//! memory.
+//! the module other than the runtime's thread-safe ones (`foreign`),
+//! whether it allocates or frees temporary lists, the memory its host
+//! code (not its kernels: see [`crate::outline_cpu_kernels::is_host_code`])
+//! writes that it did not allocate itself (`host_writes`), and the memory
+//! it reads and writes anywhere, kernels and collectives included
+//! (`accesses`), by [`Place`]. [`CallGraph::new`] summarizes every
+//! function of the module once, by a fixpoint over the call graph
+//! (recursion included); a call maps its callee's accesses through
+//! parameters to its own operands, so that a function filling a list its
+//! caller allocated writes the caller's own memory.
+//!
+//! Memory is named by the list it belongs to ([`list_of`]): views, and the
+//! LLVM descriptors and device pointers that `pgpu-offload-kernels` builds
+//! for GPU kernels and collectives, lead back to the host list. A
+//! [`Footprint`] holds the lists of one function that code reads and
+//! writes, for comparing two pieces of code of that function.
 
 use crate::{
     context_struct::functions_by_name,
     inline_spmd::symbol_attribute,
     ir::{Op, Val},
-    memory_effects::{base_of, list_effects},
+    memory_effects::{list_effects, may_alias},
     outline_cpu_kernels::is_host_code,
 };
+use melior::ir::{operation::OperationLike, r#type::MemRefType};
 use std::collections::{BTreeSet, HashMap};
 
 /// Runtime calls whose order the program's output depends on.
@@ -30,14 +37,20 @@ pub(crate) fn is_ordered_runtime_call(callee: &str) -> bool {
     callee.starts_with("pgpu_rt_printf") || callee.starts_with("pgpu_rt_rand")
 }
 
-/// External functions that may run on any thread, in any order: the
-/// runtime's (`pgpu_rt_*`, upstream's `mgpu*` launches), except printing,
-/// random numbers and the clock.
+/// The runtime's functions (`pgpu_rt_*`, and the `mgpu*` launches of
+/// upstream's `gpu-to-llvm`): before `pgpu-lower-to-runtime` they access
+/// no list of the program's themselves (kernels and host code do, after
+/// `pgpu_rt_to_device` or `pgpu_rt_to_host`).
+fn is_runtime_call(callee: &str) -> bool {
+    callee.starts_with("pgpu_rt_") || callee.starts_with("mgpu")
+}
+
+/// Runtime functions that may run on any thread, in any order: all but
+/// printing, random numbers and the clock.
 fn is_thread_safe_runtime_call(callee: &str) -> bool {
-    (callee.starts_with("pgpu_rt_")
+    is_runtime_call(callee)
         && !is_ordered_runtime_call(callee)
-        && !callee.starts_with("pgpu_rt_wtime"))
-        || callee.starts_with("mgpu")
+        && !callee.starts_with("pgpu_rt_wtime")
 }
 
 /// pgpu ops of host I/O that `pgpu-lower-to-runtime` has not lowered yet
@@ -53,11 +66,105 @@ fn is_ordered_op(name: &str) -> bool {
 fn is_allocation(op: Op) -> bool {
     matches!(
         op.name().as_str(),
-        "memref.alloc" | "memref.alloca" | "pgpu.dnew" | "pgpu.dtempnew" | "llvm.alloca"
+        "memref.alloc"
+            | "memref.alloca"
+            | "pgpu.dnew"
+            | "pgpu.dtempnew"
+            | "llvm.alloca"
+            | "gpu.alloc"
     )
 }
 
-/// Memory that code writes and did not allocate.
+/// The list (memref or pointer) whose memory `value` addresses: through
+/// views, pointer arithmetic and casts, and the LLVM descriptors and
+/// device pointers of `pgpu-offload-kernels`
+/// (`builtin.unrealized_conversion_cast`, `llvm.extractvalue`, the
+/// pointers `llvm.insertvalue` puts in fields 0 and 1, `pgpu_rt_to_device`)
+/// back to the host list.
+pub(crate) fn list_of(value: Val) -> Val {
+    let mut current = value;
+    while let Some(op) = current.defining_op() {
+        current = match op.name().as_str() {
+            "memref.cast"
+            | "memref.subview"
+            | "memref.reinterpret_cast"
+            | "memref.view"
+            | "memref.expand_shape"
+            | "memref.collapse_shape"
+            | "memref.transpose"
+            | "memref.extract_aligned_pointer_as_index"
+            | "builtin.unrealized_conversion_cast"
+            | "llvm.getelementptr"
+            | "llvm.inttoptr"
+            | "llvm.ptrtoint"
+            | "llvm.addrspacecast"
+            | "arith.index_cast"
+            | "arith.index_castui" => op.operand(0),
+            // A descriptor's pointers, not its offset, sizes or strides.
+            "llvm.extractvalue" if is_pointer_field(op) => op.operand(0),
+            // Operands: the aggregate, the value put in.
+            "llvm.insertvalue" => op.operand(usize::from(is_pointer_field(op))),
+            // The base buffer, not the offset, sizes or strides.
+            "memref.extract_strided_metadata" if op.result(0) == current => op.operand(0),
+            "func.call"
+                if symbol_attribute(op, "callee").as_deref() == Some("pgpu_rt_to_device") =>
+            {
+                op.operand(0)
+            }
+            // An address plus an offset.
+            "arith.addi" => {
+                return [op.operand(0), op.operand(1)]
+                    .into_iter()
+                    .map(list_of)
+                    .find(|list| is_memory(*list))
+                    .unwrap_or(current);
+            }
+            _ => break,
+        };
+    }
+    current
+}
+
+/// Whether the `llvm.extractvalue` or `llvm.insertvalue` `op` reads or
+/// writes field 0 or 1 of a memref descriptor (its pointers).
+fn is_pointer_field(op: Op) -> bool {
+    let position = op
+        .melior()
+        .attribute("position")
+        .map(|position| position.to_string())
+        .unwrap_or_default();
+    matches!(position.as_str(), "array<i64: 0>" | "array<i64: 1>")
+}
+
+/// Whether `op` uses the list at its operand `index` only as an address to
+/// access or to read the metadata of: the address goes nowhere else.
+fn is_address_use(op: Op, index: usize) -> bool {
+    match op.name().as_str() {
+        "memref.load"
+        | "memref.generic_atomic_rmw"
+        | "memref.dealloc"
+        | "memref.dim"
+        | "memref.rank"
+        | "memref.extract_strided_metadata"
+        | "llvm.load"
+        | "llvm.atomicrmw"
+        | "llvm.cmpxchg"
+        | "llvm.extractvalue" => index == 0,
+        "memref.store" | "memref.atomic_rmw" | "llvm.store" => index == 1,
+        "memref.copy" => index <= 1,
+        "gpu.launch_func" | "gpu.memcpy" | "gpu.memset" | "gpu.dealloc" | "arith.cmpi"
+        | "llvm.icmp" => true,
+        name => name.starts_with("pgpu.list."),
+    }
+}
+
+/// Whether `value` is a memref or a pointer.
+fn is_memory(value: Val) -> bool {
+    let ty = value.melior_type();
+    MemRefType::try_from(ty).is_ok() || ty.to_string() == "!llvm.ptr"
+}
+
+/// Memory that code accesses and did not allocate.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Place {
     /// What parameter `i` of a function points to.
@@ -72,7 +179,7 @@ pub(crate) enum Place {
 /// Where the memory of `list` (a memref or a pointer) lives, seen from
 /// `scope`: `None` when `scope` allocated it.
 pub(crate) fn place(list: Val, scope: Op) -> Option<Place> {
-    let base = base_of(list);
+    let base = list_of(list);
     match base.defining_op() {
         Some(op) if is_allocation(op) => (!op.is_within(scope)).then_some(Place::Other),
         Some(op) if op.is("memref.get_global") => Some(
@@ -98,24 +205,156 @@ pub(crate) fn place(list: Val, scope: Op) -> Option<Place> {
     }
 }
 
-/// The lists (memrefs, pointers) `op` itself writes: stores, atomics,
-/// copies, deallocations (the list is gone) and the `pgpu.list`
-/// collectives' outputs. `None` for a `pgpu.list` op not known here.
-pub(crate) fn written_lists(op: Op) -> Option<Vec<Val>> {
+/// Whether an op reads or writes memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
+/// The lists `op` itself reads and writes (not through the ops nested in
+/// it, nor through callees): loads, stores, atomics, copies, deallocations
+/// (a write: the list is gone), the `pgpu.list` collectives by their
+/// operands, and every list a `gpu.launch_func` passes (read and written).
+/// `None` when unknown: a `pgpu.list` op not known here, `pgpu.dtempfree`.
+fn accessed_lists(op: Op) -> Option<Vec<(Val, Access)>> {
+    use Access::{Read, Write};
     let name = op.name();
+    let memory = |value: &Val| is_memory(*value);
     Some(match name.as_str() {
-        "memref.store" | "memref.atomic_rmw" | "memref.copy" | "llvm.store" => vec![op.operand(1)],
-        "memref.generic_atomic_rmw" | "memref.dealloc" => vec![op.operand(0)],
-        _ if name.starts_with("pgpu.list.") => {
-            let (_, writes) = list_effects(op)?;
-            writes
-                .iter()
-                .filter(|&&i| i < op.num_operands())
-                .map(|&i| op.operand(i))
+        "memref.load" | "llvm.load" => vec![(op.operand(0), Read)],
+        "memref.store" | "llvm.store" => vec![(op.operand(1), Write)],
+        "memref.atomic_rmw" => vec![(op.operand(1), Read), (op.operand(1), Write)],
+        "memref.generic_atomic_rmw" | "llvm.atomicrmw" | "llvm.cmpxchg" => {
+            vec![(op.operand(0), Read), (op.operand(0), Write)]
+        }
+        "memref.copy" => vec![(op.operand(0), Read), (op.operand(1), Write)],
+        "memref.dealloc" => vec![(op.operand(0), Write)],
+        // Destination, source (after the async dependencies).
+        "gpu.memcpy" | "gpu.memset" | "gpu.dealloc" => {
+            let lists: Vec<Val> = op.operands().into_iter().filter(memory).collect();
+            lists
+                .into_iter()
+                .enumerate()
+                .map(|(index, list)| (list, if index == 0 { Write } else { Read }))
                 .collect()
+        }
+        "gpu.launch_func" => op
+            .operands()
+            .into_iter()
+            .filter(memory)
+            .flat_map(|list| [(list, Read), (list, Write)])
+            .collect(),
+        "pgpu.dtempfree" => return None,
+        _ if name.starts_with("pgpu.list.") => {
+            let (reads, writes) = list_effects(op)?;
+            let present = |&&i: &&usize| i < op.num_operands();
+            let reads = reads.iter().filter(present).map(|&i| (op.operand(i), Read));
+            let writes = writes
+                .iter()
+                .filter(present)
+                .map(|&i| (op.operand(i), Write));
+            reads.chain(writes).collect()
         }
         _ => vec![],
     })
+}
+
+/// Memory that code accesses and did not allocate, by place.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Accesses {
+    pub reads: BTreeSet<Place>,
+    pub writes: BTreeSet<Place>,
+}
+
+impl Accesses {
+    fn add(&mut self, place: Place, access: Access) {
+        match access {
+            Access::Read => self.reads.insert(place),
+            Access::Write => self.writes.insert(place),
+        };
+    }
+}
+
+/// The lists of one function that code reads and writes (as
+/// [`list_of`] names them), and the places its callees access otherwise.
+#[derive(Default)]
+pub(crate) struct Footprint {
+    reads: Vec<Val>,
+    writes: Vec<Val>,
+    places: Accesses,
+}
+
+impl Footprint {
+    fn add(&mut self, list: Val, access: Access) {
+        let list = list_of(list);
+        let lists = match access {
+            Access::Read => &mut self.reads,
+            Access::Write => &mut self.writes,
+        };
+        if !lists.contains(&list) {
+            lists.push(list);
+        }
+    }
+
+    /// The places of the lists seen from `scope`, its own allocations
+    /// left out.
+    fn places_in(&self, scope: Op) -> Accesses {
+        let mut accesses = self.places.clone();
+        for (lists, access) in [(&self.reads, Access::Read), (&self.writes, Access::Write)] {
+            for place in lists.iter().filter_map(|list| place(*list, scope)) {
+                accesses.add(place, access);
+            }
+        }
+        accesses
+    }
+
+    /// Whether code with footprint `self` and code with footprint
+    /// `other`, both in `function`, may access one location, one of them
+    /// writing it.
+    pub fn conflicts(&self, other: &Footprint, function: Op, calls: &CallGraph) -> bool {
+        let written = (&self.writes, &self.places.writes);
+        let read = (&self.reads, &self.places.reads);
+        let other_written = (&other.writes, &other.places.writes);
+        let other_read = (&other.reads, &other.places.reads);
+        let overlap = |a, b| overlap(a, b, function, calls);
+        overlap(written, other_written)
+            || overlap(written, other_read)
+            || overlap(read, other_written)
+    }
+}
+
+type Lists<'a> = (&'a Vec<Val>, &'a BTreeSet<Place>);
+
+/// Whether two sets of lists and places of `function` may share memory.
+fn overlap(
+    (lists, places): Lists,
+    (other_lists, other_places): Lists,
+    function: Op,
+    calls: &CallGraph,
+) -> bool {
+    // Whether `list` may lie at `place`: a global is no allocation of the
+    // function's, unknown memory none whose address never escapes.
+    let may_hold = |place: &Place, list: &Val| match (place, self::place(*list, function)) {
+        (_, None) => !matches!(place, Place::Global(_)) && calls.escapes(*list),
+        (Place::Global(name), Some(Place::Global(global))) => global == *name,
+        _ => true,
+    };
+    lists
+        .iter()
+        .any(|list| other_lists.iter().any(|other| may_alias(*list, *other)))
+        || places
+            .iter()
+            .any(|place| other_lists.iter().any(|list| may_hold(place, list)))
+        || other_places
+            .iter()
+            .any(|place| lists.iter().any(|list| may_hold(place, list)))
+        || places.iter().any(|place| {
+            other_places.iter().any(|other| match (place, other) {
+                (Place::Global(name), Place::Global(other)) => name == other,
+                _ => true,
+            })
+        })
 }
 
 /// What a region op or a function does, callees included.
@@ -126,14 +365,18 @@ pub(crate) struct Effects {
     /// Calls a function the module has no body of (other than the
     /// runtime's thread-safe ones), or calls indirectly.
     pub foreign: bool,
-    /// Memory its host code writes that it did not allocate.
-    pub writes: BTreeSet<Place>,
-    /// The globals it uses (read or written, kernels included).
-    pub globals: BTreeSet<String>,
     /// Allocates or frees temporary lists (`pgpu.dtempnew`,
     /// `pgpu.dtempfree`): a `dtempfree` frees what the thread allocated
     /// since its function's entry, callees' lists included.
     pub temporaries: bool,
+    /// Memory its host code writes that it did not allocate.
+    pub host_writes: BTreeSet<Place>,
+    /// Memory it reads and writes anywhere (host code, kernels,
+    /// collectives) that it did not allocate.
+    pub accesses: Accesses,
+    /// The parameters whose address may be kept where code reaching
+    /// memory through unknown values ([`Place::Other`]) finds it.
+    pub escapes: BTreeSet<usize>,
 }
 
 /// Every function's [`Effects`].
@@ -172,34 +415,94 @@ impl CallGraph {
     /// op), with those of the functions they call.
     pub fn effects(&self, scope: Op) -> Effects {
         let mut effects = Effects::default();
+        let (mut all, mut host) = (Footprint::default(), Footprint::default());
         for op in scope.nested() {
             let name = op.name();
-            if is_ordered_op(&name) {
-                effects.ordered = true;
+            effects.ordered |= is_ordered_op(&name);
+            effects.temporaries |= matches!(name.as_str(), "pgpu.dtempnew" | "pgpu.dtempfree");
+            if matches!(
+                name.as_str(),
+                "func.call" | "llvm.call" | "func.call_indirect"
+            ) {
+                self.call_flags(op, &mut effects);
             }
-            match name.as_str() {
-                "func.call" | "llvm.call" => self.call(op, scope, &mut effects),
-                "func.call_indirect" => effects.foreign = true,
-                "memref.get_global" => {
-                    effects.globals.extend(symbol_attribute(op, "name"));
+            self.add_accesses(op, &mut all, false);
+            if is_host_code(op) {
+                self.add_accesses(op, &mut host, true);
+            }
+        }
+        effects.accesses = all.places_in(scope);
+        effects.host_writes = host.places_in(scope).writes;
+        if scope.is("func.func") {
+            let parameters = scope.entry_block(0).map(|entry| entry.arguments());
+            for (index, parameter) in parameters.unwrap_or_default().into_iter().enumerate() {
+                if is_memory(parameter) && self.escapes(parameter) {
+                    effects.escapes.insert(index);
                 }
-                "pgpu.dtempnew" | "pgpu.dtempfree" => effects.temporaries = true,
-                _ if is_host_code(op) => match written_lists(op) {
-                    Some(lists) => effects
-                        .writes
-                        .extend(lists.into_iter().filter_map(|list| place(list, scope))),
-                    None => {
-                        effects.writes.insert(Place::Other);
-                    }
-                },
-                _ => {}
             }
         }
         effects
     }
 
-    /// Adds the effects of the call `op` in `scope`.
-    fn call(&self, op: Op, scope: Op, effects: &mut Effects) {
+    /// Whether the address of `root` (an allocation or a parameter) may be
+    /// kept where code reaching memory through unknown values finds it:
+    /// stored as a value, returned, yielded, passed to a callee that lets
+    /// it escape, or turned by an op [`list_of`] does not see through.
+    /// Values that [`list_of`] leads back to `root` carry its address.
+    pub fn escapes(&self, root: Val) -> bool {
+        let mut carriers = vec![root];
+        let mut seen = vec![root];
+        while let Some(value) = carriers.pop() {
+            for found in value.uses() {
+                let op = found.owner;
+                let mut carried = false;
+                for result in op.results() {
+                    if list_of(result) == root {
+                        carried = true;
+                        if !seen.contains(&result) {
+                            seen.push(result);
+                            carriers.push(result);
+                        }
+                    }
+                }
+                if carried || is_address_use(op, found.index) || self.keeps_in(op, found.index) {
+                    continue;
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether the call `op` keeps the address it is passed at operand
+    /// `index` to itself: a runtime function, or a function whose
+    /// parameter does not escape.
+    fn keeps_in(&self, op: Op, index: usize) -> bool {
+        if !op.is("func.call") {
+            return false;
+        }
+        let Some(callee) = symbol_attribute(op, "callee") else {
+            return false;
+        };
+        match self.summaries.get(&callee) {
+            Some(summary) => !summary.escapes.contains(&index),
+            // Not summarized yet.
+            None => is_runtime_call(&callee) || self.functions.contains_key(&callee),
+        }
+    }
+
+    /// What the ops `ops` of one function read and write.
+    pub fn footprint(&self, ops: impl IntoIterator<Item = Op>) -> Footprint {
+        let mut footprint = Footprint::default();
+        for op in ops {
+            self.add_accesses(op, &mut footprint, false);
+        }
+        footprint
+    }
+
+    /// Whether the call `op` prints, calls foreign code, or uses
+    /// temporary lists.
+    fn call_flags(&self, op: Op, effects: &mut Effects) {
         let Some(callee) = symbol_attribute(op, "callee") else {
             effects.foreign = true;
             return;
@@ -209,49 +512,72 @@ impl CallGraph {
         }
         if !self.functions.contains_key(&callee) {
             effects.foreign |= !is_thread_safe_runtime_call(&callee);
-            return;
-        }
-        let Some(summary) = self.summaries.get(&callee) else {
-            return;
-        };
-        effects.ordered |= summary.ordered;
-        effects.foreign |= summary.foreign;
-        effects.temporaries |= summary.temporaries;
-        effects.globals.extend(summary.globals.iter().cloned());
-        if is_host_code(op) {
-            let (lists, places) = self.call_writes(op);
-            effects
-                .writes
-                .extend(lists.into_iter().filter_map(|list| place(list, scope)));
-            effects.writes.extend(places);
+        } else if let Some(summary) = self.summaries.get(&callee) {
+            effects.ordered |= summary.ordered;
+            effects.foreign |= summary.foreign;
+            effects.temporaries |= summary.temporaries;
         }
     }
 
-    /// What the call `op` writes that its callee did not allocate: the
-    /// operands whose parameters it writes through, and other places. A
-    /// function the module has no body of may write anything, unless it
-    /// is the runtime's (`pgpu_rt_*`, `mgpu*`: they write no list of the
-    /// program's before `pgpu-lower-to-runtime`).
-    pub fn call_writes(&self, op: Op) -> (Vec<Val>, Vec<Place>) {
+    /// Adds what `op` itself reads and writes (a call: what its callee
+    /// does through its operands, and elsewhere) to `footprint`; with
+    /// `host_writes`, only what it writes as host code.
+    fn add_accesses(&self, op: Op, footprint: &mut Footprint, host_writes: bool) {
+        let call = matches!(
+            op.name().as_str(),
+            "func.call" | "llvm.call" | "func.call_indirect"
+        );
+        if host_writes && op.name().starts_with("gpu.") {
+            // Device work (launches, copies): not the host's.
+            return;
+        }
+        if !call {
+            match accessed_lists(op) {
+                Some(lists) => {
+                    for (list, access) in lists {
+                        if !host_writes || access == Access::Write {
+                            footprint.add(list, access);
+                        }
+                    }
+                }
+                None => {
+                    footprint.places.add(Place::Other, Access::Write);
+                    footprint.places.add(Place::Other, Access::Read);
+                }
+            }
+            return;
+        }
         let callee = symbol_attribute(op, "callee");
         let Some(summary) = callee
             .as_ref()
             .and_then(|callee| self.summaries.get(callee))
         else {
-            let runtime = callee
-                .is_some_and(|callee| callee.starts_with("pgpu_rt_") || callee.starts_with("mgpu"));
-            return (vec![], if runtime { vec![] } else { vec![Place::Other] });
+            // Not summarized yet, or the runtime's: nothing; else anything.
+            let known = callee.is_some_and(|callee| {
+                self.functions.contains_key(&callee) || is_runtime_call(&callee)
+            });
+            if !known {
+                footprint.places.add(Place::Other, Access::Write);
+                footprint.places.add(Place::Other, Access::Read);
+            }
+            return;
         };
-        let (mut lists, mut places) = (vec![], vec![]);
-        for written in &summary.writes {
-            match written {
-                Place::Parameter(index) if *index < op.num_operands() => {
-                    lists.push(op.operand(*index));
+        let empty = BTreeSet::new();
+        let (reads, writes) = if host_writes {
+            (&empty, &summary.host_writes)
+        } else {
+            (&summary.accesses.reads, &summary.accesses.writes)
+        };
+        for (places, access) in [(reads, Access::Read), (writes, Access::Write)] {
+            for place in places {
+                match place {
+                    Place::Parameter(index) if *index < op.num_operands() => {
+                        footprint.add(op.operand(*index), access);
+                    }
+                    Place::Parameter(_) => footprint.places.add(Place::Other, access),
+                    other => footprint.places.add(other.clone(), access),
                 }
-                Place::Parameter(_) => places.push(Place::Other),
-                other => places.push(other.clone()),
             }
         }
-        (lists, places)
     }
 }

@@ -54,10 +54,21 @@
 //! * that neither allocate nor free temporary lists (`pgpu.dtempnew`,
 //!   `pgpu.dtempfree`): the runtime keeps them per thread, and a function's
 //!   `dtempfree` frees what its callees allocated;
-//! * whose lists and globals the host code of the group after them (not
-//!   in a task: tasks do not write what other tasks read) does not write:
-//!   a write that may run after the spawn (it follows the task, or shares
-//!   a loop with it) would race with the task's reads.
+//! * whose memory the code of the group after them (not in a task: tasks
+//!   do not write what other tasks read) neither writes nor reads where the
+//!   task writes, kernels and collectives included: code that may run
+//!   after the spawn (it follows the task, or shares a loop with it) used
+//!   to issue its accesses after the task's, and the runtime orders device
+//!   work on a list by the order of its accesses' issue, which is no
+//!   longer the program's once the task has a thread. The typical case is
+//!   a list of a subgroup's members that the next iteration of the group's
+//!   loop recomputes while the task still reads it. The memory of both
+//!   sides is the lists they access ([`crate::host_effects::list_of`] leads the
+//!   GPU versions' device pointers back to the host list), the globals,
+//!   and what their callees access through their parameters; memory
+//!   reached through values of unknown origin (a memref loaded from a list
+//!   of memrefs) may be any but the function's own allocations whose
+//!   address never escapes.
 //!
 //! The pass runs in the cuda pipeline right before `pgpu-lower-to-runtime`,
 //! after `pgpu-offload-kernels` and `pgpu-link-gpu-collectives`: the
@@ -75,12 +86,11 @@ use crate::{
     context_struct::{
         Captures, ContextStruct, NewFunctions, function_address, replace_uses_within,
     },
-    host_effects::{CallGraph, Effects, Place, place, written_lists},
-    ir::{Op, Val},
-    memory_effects::may_alias,
+    host_effects::CallGraph,
+    ir::Op,
     outline_cpu_kernels::is_host_code,
 };
-use melior::ir::{OperationRef, r#type::MemRefType};
+use melior::ir::OperationRef;
 use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
@@ -144,59 +154,24 @@ fn is_eligible(calls: &CallGraph, task: Op) -> bool {
     !effects.ordered
         && !effects.foreign
         && !effects.temporaries
-        && effects.writes.is_empty()
-        && !overwritten_later(calls, task, group, &effects)
+        && effects.host_writes.is_empty()
+        && !conflicts_later(calls, task, group)
 }
 
-/// Whether host code of `group` outside its tasks may write, after `task`
-/// was spawned, memory that `task` uses: the lists it takes from outside
-/// and the globals it or its callees use.
-fn overwritten_later(calls: &CallGraph, task: Op, group: Op, effects: &Effects) -> bool {
+/// Whether code of `group` outside its tasks that may run after `task` was
+/// spawned (host code, kernels, collectives) may access memory that `task`
+/// accesses, one of them writing it.
+fn conflicts_later(calls: &CallGraph, task: Op, group: Op) -> bool {
     let Some(function) = group.enclosing_function() else {
         return true;
     };
-    let lists: Vec<Val> = Captures::of(task)
-        .values
+    let later = group
+        .nested()
         .into_iter()
-        .filter(|value| MemRefType::try_from(value.melior_type()).is_ok())
-        .collect();
-    let globals = &effects.globals;
-    // Whether `list` may be the global `name`.
-    let may_hold = |list: Val, name: &str| match place(list, function) {
-        None => false,
-        Some(Place::Global(global)) => global == name,
-        Some(_) => true,
-    };
-    let conflicts = |written: Val| {
-        lists.iter().any(|list| may_alias(written, *list))
-            || globals.iter().any(|name| may_hold(written, name))
-    };
-    let conflicts_at = |written: &Place| match written {
-        Place::Global(name) => {
-            globals.contains(name) || lists.iter().any(|list| may_hold(*list, name))
-        }
-        _ => !lists.is_empty() || !globals.is_empty(),
-    };
-    for op in group.nested() {
-        if !is_host_code(op)
-            || is_within_any(op, group, &["pgpu.task"])
-            || runs_before(op, task, group)
-        {
-            continue;
-        }
-        let conflict = if op.is("func.call") || op.is("llvm.call") || op.is("func.call_indirect") {
-            let (lists, places) = calls.call_writes(op);
-            lists.into_iter().any(conflicts) || places.iter().any(conflicts_at)
-        } else if op.is("pgpu.dtempfree") {
-            !lists.is_empty()
-        } else {
-            written_lists(op).is_none_or(|written| written.into_iter().any(conflicts))
-        };
-        if conflict {
-            return true;
-        }
-    }
-    false
+        .filter(|op| !is_within_any(*op, group, &["pgpu.task"]) && !runs_before(*op, task, group));
+    calls
+        .footprint(task.nested())
+        .conflicts(&calls.footprint(later), function, calls)
 }
 
 /// Whether `op` or an ancestor of it below `group` is one of the ops
