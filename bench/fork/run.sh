@@ -9,8 +9,13 @@
 # wall time is the share the host spends waiting in synchronizations (the
 # paper: 31% for quicksort at 4608 threads).
 #
+# Programs that time their main phase themselves (quicksort's sort: see
+# build.sh) print a last line `phase-ms T`; the check compares the outputs
+# without it, and the table shows the phase of the last GPU and sequential
+# runs ("-" for the others).
+#
 # Prints a markdown table:
-#   | workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | launches | syncs | sync wait % | check |
+#   | workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | gpu phase ms | seq phase ms | launches | syncs | sync wait % | check |
 # Run from the repository root: bench/fork/run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,22 +48,26 @@ median_ms() { # command... -> median wall ms; stdout of the last run in $logs/la
 }
 echo "machine: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPU cores, $(date -u +%Y-%m-%d)"
 echo
-echo "| workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | launches | syncs | sync wait % | check |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | gpu phase ms | seq phase ms | launches | syncs | sync wait % | check |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+phase() { awk '/^phase-ms / { p = $2 } END { print (p == "" ? "-" : p) }' "$1"; }
+same() { cmp -s <(grep -v '^phase-ms ' "$1") <(grep -v '^phase-ms ' "$2"); }
 for case in "${cases[@]}"; do
   IFS='|' read -r name args ref_args <<< "$case"
   seq_ms=$(median_ms "$bin/${name}_seq" $ref_args)
   cp "$logs/last.out" "$logs/$name.ref"
+  seq_phase=$(phase "$logs/$name.ref")
   gpu_ms=$(PGPU_PROFILE=1 median_ms "$bin/$name" --device cuda $args)
+  gpu_phase=$(phase "$logs/last.out")
   check=same
-  cmp -s "$logs/last.out" "$logs/$name.ref" || check=DIFF
+  same "$logs/last.out" "$logs/$name.ref" || check=DIFF
   profile=$(grep '^pgpu-profile' "$logs/last.err" | tail -1)
   launches=$(awk '{ print $3 }' <<< "$profile")
   syncs=$(awk '{ print $5 }' <<< "$profile")
   wait_ms=$(awk '{ print $7 }' <<< "$profile")
   cpu_ms=$(median_ms "$bin/$name" --device cpu $args)
-  cmp -s "$logs/last.out" "$logs/$name.ref" || check=DIFF
+  same "$logs/last.out" "$logs/$name.ref" || check=DIFF
   ratio=$(awk -v s="$seq_ms" -v g="$gpu_ms" 'BEGIN { printf "%.2f", s / g }')
   share=$(awk -v w="${wait_ms:-0}" -v g="$gpu_ms" 'BEGIN { printf "%.0f", 100 * w / g }')
-  echo "| $name | $args | $gpu_ms | $cpu_ms | $seq_ms | $ratio | $launches | $syncs | $share | $check |"
+  echo "| $name | $args | $gpu_ms | $cpu_ms | $seq_ms | $ratio | $gpu_phase | $seq_phase | $launches | $syncs | $share | $check |"
 done

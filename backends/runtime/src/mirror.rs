@@ -51,14 +51,16 @@
 //! The logic ([`Mirrors`]) is generic over a [`Backend`] that allocates
 //! device memory and copies; the CUDA device is one backend
 //! ([`crate::cuda::CudaBackend`]) and the unit tests use a fake one, so
-//! the coherence rules are tested without a GPU. One mutex guards the
+//! the coherence rules are tested without a GPU. One lock guards the
 //! table; copies happen under it, so concurrent calls see whole
-//! transitions.
+//! transitions. It is a read-write lock: a launch whose blocks need no
+//! change (their device copies valid; for a write, the host copies
+//! already stale) only reads it, so task threads' launches share it.
 
 use crate::error::{RtError, guard};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Device memory and copies for [`Mirrors`].
 pub trait Backend {
@@ -334,6 +336,18 @@ impl Mirrors {
         ))
     }
 
+    /// The device address of `addr` when [`Mirrors::to_device`] would
+    /// change nothing: the device copy is valid and, for a `write`, the
+    /// host copy already stale.
+    pub fn unchanged_device_address(&self, addr: usize, write: bool) -> Option<u64> {
+        let base = self.find(addr)?;
+        let block = self.blocks.get(&base)?;
+        let unchanged =
+            block.device_valid && !block.fresh && !(write && (block.host_valid || block.zero));
+        let device = block.device.filter(|_| unchanged)?;
+        Some(device + (addr - base) as u64)
+    }
+
     /// Makes the device copy of the block containing `addr` valid (marking
     /// the host copy stale if `write`); the device address of `addr`.
     pub fn to_device(
@@ -411,13 +425,13 @@ impl Mirrors {
 
 // ------------------------------------------------------------ the process's table
 
-static TABLE: Mutex<Mirrors> = Mutex::new(Mirrors::new());
+static TABLE: RwLock<Mirrors> = RwLock::new(Mirrors::new());
 /// Copies of the table's counters, read without the lock.
 static STALE_HOST: AtomicUsize = AtomicUsize::new(0);
 static VALID_DEVICE: AtomicUsize = AtomicUsize::new(0);
 
 /// The table, locked; the counters are published when the guard drops.
-struct Table(MutexGuard<'static, Mirrors>);
+struct Table(RwLockWriteGuard<'static, Mirrors>);
 
 impl std::ops::Deref for Table {
     type Target = Mirrors;
@@ -440,7 +454,13 @@ impl Drop for Table {
 }
 
 fn table() -> Table {
-    Table(TABLE.lock().unwrap_or_else(|poison| poison.into_inner()))
+    Table(TABLE.write().unwrap_or_else(|poison| poison.into_inner()))
+}
+
+/// The table, for reading only: launches whose blocks change no state
+/// (the common case: every launch checks every list it uses) share it.
+fn table_to_read() -> RwLockReadGuard<'static, Mirrors> {
+    TABLE.read().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// Records a block of the runtime's allocator.
@@ -477,6 +497,9 @@ pub fn to_device(ptr: *mut u8, write: bool) -> Result<*mut u8, RtError> {
         return Ok(ptr);
     }
     let runtime = crate::cuda::runtime()?;
+    if let Some(device) = table_to_read().unchanged_device_address(ptr as usize, write) {
+        return Ok(device as usize as *mut u8);
+    }
     let mut backend = crate::cuda::CudaBackend(runtime);
     // A block's first mirror is allocated outside the table's lock (a
     // driver call, which task threads' launches slow down), unless the
@@ -794,6 +817,29 @@ mod tests {
         assert_eq!(zeros[2][0], 7);
         mirrors.to_device(&mut fake, c, false).unwrap();
         assert_eq!(log(&mut fake), "alloc 8, zero 8, down 8, up 8");
+    }
+
+    #[test]
+    fn unchanged_device_addresses_need_no_transition() {
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        let mut host = vec![1u8; 8];
+        let base = host.as_mut_ptr() as usize;
+        mirrors.register_static(base, 8, false);
+        // No mirror yet, then a valid device copy with the host's valid:
+        // a read changes nothing, a write would make the host stale.
+        assert_eq!(mirrors.unchanged_device_address(base, false), None);
+        let d = mirrors.to_device(&mut fake, base, false).unwrap();
+        assert_eq!(
+            mirrors.unchanged_device_address(base + 3, false),
+            Some(d + 3)
+        );
+        assert_eq!(mirrors.unchanged_device_address(base, true), None);
+        mirrors.to_device(&mut fake, base, true).unwrap();
+        assert_eq!(mirrors.unchanged_device_address(base, true), Some(d));
+        // A host write makes the device copy stale.
+        mirrors.to_host(&mut fake, base, true).unwrap();
+        assert_eq!(mirrors.unchanged_device_address(base, false), None);
     }
 
     #[test]
