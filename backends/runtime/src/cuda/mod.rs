@@ -54,21 +54,20 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
 
 fn open_driver() -> Result<Driver, String> {
+    // Tasks' streams share the device's hardware queues (8 by default,
+    // `CUDA_DEVICE_MAX_CONNECTIONS`). With the tasks' host code on threads
+    // of their own, the default is best: on the H200 (2026-11-24) a
+    // quicksort of 10^7 sorted in 277-354 ms with 8 queues, 346-387 ms
+    // with 16 and 576-650 ms with 32, and the context's creation took
+    // 155 ms with 8 against 484 ms with 32 (which this runtime asked for
+    // while the tasks' host code was sequential).
     // Kernels loaded lazily (the driver's default since CUDA 12.2) are
     // loaded at their first launch, which waits for the kernels running
     // then: a subgroup's first launch inside a task would wait for its
     // siblings' kernels (measured on the H200: two sibling subgroups'
     // loops took 1.73 s lazily, 0.98 s eagerly). Load every kernel with
     // its module instead, unless the user chose a mode.
-    // Tasks' streams share the device's hardware queues (8 by default):
-    // a stream waiting for a sibling's long kernel holds up the streams
-    // queued behind it in its queue. Ask for the most queues (32) unless
-    // the user chose a number (H200, quicksort of 10^7 with 256
-    // processors: 9.5 s with 8, 7.9 s with 32).
-    for (variable, value) in [
-        ("CUDA_MODULE_LOADING", "EAGER"),
-        ("CUDA_DEVICE_MAX_CONNECTIONS", "32"),
-    ] {
+    for (variable, value) in [("CUDA_MODULE_LOADING", "EAGER")] {
         if std::env::var_os(variable).is_none() {
             // SAFETY: the driver is probed once, from `pgpu_rt_init` on the
             // program's thread, before the runtime starts any thread of its
