@@ -5,8 +5,8 @@
 # executable on the CPU device (--device cpu, the runtime's thread pool),
 # and the sequential C reference on the CPU. Wall times are medians of
 # $REPEAT runs (default 3); every run's output must equal the reference's.
-# The GPU runs print PGPU_PROFILE's line, whose sync-wait-ms against the
-# wall time is the share the host spends waiting in synchronizations (the
+# The GPU runs print PGPU_PROFILE's line, whose waits against the wall
+# time give the share the host spends waiting in synchronizations (the
 # paper: 31% for quicksort at 4608 threads).
 #
 # Programs that time their main phase themselves (quicksort's sort: see
@@ -15,7 +15,11 @@
 # runs ("-" for the others).
 #
 # Prints a markdown table:
-#   | workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | gpu phase ms | seq phase ms | launches | syncs | sync wait % | check |
+#   | workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | gpu phase ms | seq phase ms | launches | syncs | main wait % | all threads' wait % | check |
+# "main wait" is the program's thread's time blocked in synchronizations
+# and downloads (PGPU_PROFILE's main-wait-ms) over the GPU wall time;
+# "all threads' wait" adds the task threads' waits (sync-wait-ms), which
+# overlap each other and the device's work.
 # Run from the repository root: bench/fork/run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,8 +52,8 @@ median_ms() { # command... -> median wall ms; stdout of the last run in $logs/la
 }
 echo "machine: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPU cores, $(date -u +%Y-%m-%d)"
 echo
-echo "| workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | gpu phase ms | seq phase ms | launches | syncs | sync wait % | check |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| workload | args | gpu ms | cpu-device ms | sequential ms | seq/gpu | gpu phase ms | seq phase ms | launches | syncs | main wait % | all threads' wait % | check |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 phase() { awk '/^phase-ms / { p = $2 } END { print (p == "" ? "-" : p) }' "$1"; }
 same() { cmp -s <(grep -v '^phase-ms ' "$1") <(grep -v '^phase-ms ' "$2"); }
 for case in "${cases[@]}"; do
@@ -62,12 +66,15 @@ for case in "${cases[@]}"; do
   check=same
   same "$logs/last.out" "$logs/$name.ref" || check=DIFF
   profile=$(grep '^pgpu-profile' "$logs/last.err" | tail -1)
-  launches=$(awk '{ print $3 }' <<< "$profile")
-  syncs=$(awk '{ print $5 }' <<< "$profile")
-  wait_ms=$(awk '{ print $7 }' <<< "$profile")
+  field() { awk -v name="$1" '{ for (i = 1; i < NF; i++) if ($i == name) print $(i + 1) }' <<< "$profile"; }
+  launches=$(field launches)
+  syncs=$(field syncs)
+  wait_ms=$(field sync-wait-ms)
+  main_wait_ms=$(field main-wait-ms)
   cpu_ms=$(median_ms "$bin/$name" --device cpu $args)
   same "$logs/last.out" "$logs/$name.ref" || check=DIFF
   ratio=$(awk -v s="$seq_ms" -v g="$gpu_ms" 'BEGIN { printf "%.2f", s / g }')
   share=$(awk -v w="${wait_ms:-0}" -v g="$gpu_ms" 'BEGIN { printf "%.0f", 100 * w / g }')
-  echo "| $name | $args | $gpu_ms | $cpu_ms | $seq_ms | $ratio | $gpu_phase | $seq_phase | $launches | $syncs | $share | $check |"
+  main_share=$(awk -v w="${main_wait_ms:-0}" -v g="$gpu_ms" 'BEGIN { printf "%.1f", 100 * w / g }')
+  echo "| $name | $args | $gpu_ms | $cpu_ms | $seq_ms | $ratio | $gpu_phase | $seq_phase | $launches | $syncs | $main_share | $share | $check |"
 done

@@ -9,7 +9,7 @@
 //! generated `main`):
 //!
 //! ```text
-//! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000 tasks 0 streams 0 threads 0
+//! pgpu-profile launches 42 syncs 7 sync-wait-ms 1.250 uploads 3 (12000000 bytes) downloads 2 (8 bytes) device-peak-bytes 48000000 tasks 0 streams 0 threads 0 main-wait-ms 1.250
 //! ```
 //!
 //! `syncs` counts the synchronizations; `sync-wait-ms` is the host's time
@@ -32,7 +32,10 @@
 //! ran on streams of their own, `streams` the streams created for them,
 //! `threads` the task threads started to run their host code
 //! ([`crate::cuda::tasks`]); with task threads, `sync-wait-ms` adds up
-//! the waits of all host threads.
+//! the waits of all host threads (task threads wait for their own
+//! subgroups while others issue work), and `main-wait-ms` is the part the
+//! program's thread waited (which also waits, untimed here, for its
+//! tasks' host code at the end of a task group).
 //!
 //! With `PGPU_TIMELINE=PATH` (which implies `PGPU_PROFILE=kernels`), the
 //! program also writes every launch's device interval, by stream, and the
@@ -53,6 +56,8 @@ use std::time::Instant;
 static LAUNCHES: AtomicU64 = AtomicU64::new(0);
 static SYNCS: AtomicU64 = AtomicU64::new(0);
 static SYNC_NANOS: AtomicU64 = AtomicU64::new(0);
+/// The part of `SYNC_NANOS` the program's thread waited.
+static MAIN_WAIT_NANOS: AtomicU64 = AtomicU64::new(0);
 static UPLOADS: AtomicU64 = AtomicU64::new(0);
 static UPLOAD_BYTES: AtomicU64 = AtomicU64::new(0);
 static DOWNLOADS: AtomicU64 = AtomicU64::new(0);
@@ -163,6 +168,9 @@ pub fn waited_in(what: &'static str, waited: std::time::Duration, counted: bool)
     }
     let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
     SYNC_NANOS.fetch_add(nanos, Ordering::Relaxed);
+    if host_thread() == 0 {
+        MAIN_WAIT_NANOS.fetch_add(nanos, Ordering::Relaxed);
+    }
     if timeline_path().is_some() {
         let length = waited.as_secs_f64() * 1e6;
         record_span(what, since_start() - length, length);
@@ -207,7 +215,7 @@ pub fn given_back(bytes: usize) {
 pub fn report() -> String {
     let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
     format!(
-        "pgpu-profile launches {} syncs {} sync-wait-ms {:.3} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {} tasks {} streams {} threads {}",
+        "pgpu-profile launches {} syncs {} sync-wait-ms {:.3} uploads {} ({} bytes) downloads {} ({} bytes) device-peak-bytes {} tasks {} streams {} threads {} main-wait-ms {:.3}",
         load(&LAUNCHES),
         load(&SYNCS),
         load(&SYNC_NANOS) as f64 / 1e6,
@@ -219,6 +227,7 @@ pub fn report() -> String {
         load(&TASKS),
         load(&STREAMS),
         crate::cuda::tasks::threads_started(),
+        load(&MAIN_WAIT_NANOS) as f64 / 1e6,
     )
 }
 
