@@ -624,7 +624,14 @@ fn hand_over(job: Job) -> Result<(), Job> {
 /// then, as on any thread.
 fn task_thread(mut job: Job, inbox: mpsc::Sender<Job>, jobs: mpsc::Receiver<Job>) {
     loop {
-        let ends = super::runtime().and_then(|runtime| run(runtime, job.task));
+        // A panic of the runtime's own code must not leave the spawner
+        // waiting for the task forever (the body's are aborts: it is
+        // `extern "C"`).
+        let task = job.task;
+        let ends = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::runtime().and_then(|runtime| run(runtime, task))
+        }))
+        .unwrap_or_else(|_| Err(RtError::Internal("a task thread panicked".into())));
         job.completion.finish(ends);
         workers().idle.push(inbox.clone());
         match jobs.recv() {

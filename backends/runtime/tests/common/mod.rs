@@ -29,6 +29,7 @@ unsafe extern "C" {
     pub fn pgpu_rt_dtemp_mark() -> i64;
     pub fn pgpu_rt_dtempnew(bytes: i64) -> *mut u8;
     pub fn pgpu_rt_dtempfree(mark: i64);
+    pub fn pgpu_rt_device_is_cuda() -> i32;
     pub fn pgpu_rt_tasks_begin();
     pub fn pgpu_rt_task_spawn(body: Option<TaskBody>, context: *mut u8, bytes: i64);
     pub fn pgpu_rt_tasks_end();
