@@ -12,12 +12,15 @@
 //!
 //! The choice is made once, on first need, and cached:
 //! `pgpu_rt_device_is_cuda()` costs one atomic load after the first call.
-//! `pgpu_rt_init` makes it at once when the device was asked for or when
+//! `pgpu_rt_init` starts making it when the device was asked for or when
 //! the program holds CUDA kernels (modules recorded by `mgpuModuleLoad*`,
 //! which upstream's LLVM translation calls from global constructors before
-//! `main`): on the cuda device it then starts the device and loads those
-//! modules, so the PTX JIT and context creation happen before the
-//! program's first `pgpu_rt_wtime`, not inside a timed region. A program
+//! `main`): it loads the driver library (a machine without one gets the
+//! cpu device, or the error of `--device cuda`, at once), then runs
+//! `cuInit`, starts the device and loads those modules on a thread of its
+//! own while the program goes on ([`start_in_background`]). The
+//! program's first device use, `pgpu_rt_wtime` and its end wait for it,
+//! so the PTX JIT and context creation stay out of timed regions. A program
 //! without kernels (a cpu-target executable) never touches the driver
 //! unless asked to. `pgpu_rt_device_synchronize()` waits for all device
 //! work (nothing on the cpu device).
@@ -138,6 +141,15 @@ pub fn device() -> Result<Device, RtError> {
     Ok(device)
 }
 
+/// The device, if it has been chosen (one atomic load; never waits).
+pub fn chosen() -> Option<Device> {
+    match IS_CUDA.load(Ordering::Acquire) {
+        0 => Some(Device::Cpu),
+        1 => Some(Device::Cuda),
+        _ => None,
+    }
+}
+
 /// Whether the program runs on the cuda device (cheap after the first
 /// call).
 pub fn is_cuda() -> Result<bool, RtError> {
@@ -180,42 +192,61 @@ pub fn init(flag: Option<Device>) -> Result<(), RtError> {
     }
     *REQUEST.lock().unwrap_or_else(|poison| poison.into_inner()) = request;
     let has_kernels = crate::mgpu::has_modules();
-    if request.is_some() || has_kernels {
-        let device = device()?;
-        if device == Device::Cuda && has_kernels {
-            start_in_background();
+    let cuda_possible = match request {
+        Some((Device::Cpu, _)) => false,
+        Some((Device::Cuda, _)) => true,
+        None => has_kernels,
+    };
+    if !cuda_possible {
+        if request.is_some() {
+            device()?;
         }
+        return Ok(());
     }
+    // Loading the driver library is fast and tells a machine without one
+    // at once (`--device cuda` fails here, auto-detection picks the cpu);
+    // `cuInit` and the rest are slow and go to the background.
+    if crate::cuda::load_library().is_err() {
+        device()?;
+        return Ok(());
+    }
+    start_in_background(has_kernels);
     Ok(())
 }
 
 /// The thread starting the CUDA device, until it is joined.
 static STARTER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 
-/// Starts the CUDA device (its context, then every module: see
-/// [`crate::mgpu`]) on a thread of its own, while the program's host code
-/// goes on: the context alone took about half a second on the H200, which
-/// the program's first host work (reading or generating its input)
-/// now overlaps. The first device use waits for whatever is not done yet
-/// (the runtime's start-up lock, a module's lock). A failure here is left
-/// for that use to report: it starts the device or loads the module
-/// again and reports its own error. Without a thread, it starts here.
-fn start_in_background() {
-    let started = std::thread::Builder::new()
-        .name("pgpu-start".into())
-        .spawn(|| {
-            let _ = crate::mgpu::load_all();
-        });
-    match started {
-        Ok(thread) => *STARTER.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(thread),
-        Err(_) => {
+/// Chooses the device and, on the cuda device, starts it (`cuInit`, the
+/// context, then every module when `load_modules`: see [`crate::mgpu`]) on
+/// a thread of its own, while the program's host code goes on: on the
+/// H200 `cuInit` took 100-180 ms and the context 125-500 ms, which the
+/// program's first host work (reading or generating its input) now
+/// overlaps. The first device use waits for whatever is not done yet (the
+/// choice's lock, the runtime's start-up lock, a module's lock), and so do
+/// `pgpu_rt_wtime` and the program's end ([`join_starter`]), so start-up
+/// stays out of timed regions. A failure here is left for that use to
+/// report: it chooses, starts or loads again and reports its own error
+/// (`pgpu_rt_fini` makes a choice the program never needed, so an
+/// unusable `--device cuda` is still an error). Without a thread, all of
+/// it happens here.
+fn start_in_background(load_modules: bool) {
+    let start = move || {
+        if device() == Ok(Device::Cuda) && load_modules {
             let _ = crate::mgpu::load_all();
         }
+    };
+    match std::thread::Builder::new()
+        .name("pgpu-start".into())
+        .spawn(start)
+    {
+        Ok(thread) => *STARTER.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(thread),
+        Err(_) => start(),
     }
 }
 
 /// Waits until the background start-up has ended.
-fn join_starter() {
+pub fn join_starter() {
     let thread = STARTER
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
@@ -225,8 +256,10 @@ fn join_starter() {
     }
 }
 
-/// Waits for all work of the device (nothing on the cpu device).
+/// Waits for the device's start-up and all work of the device (nothing
+/// on the cpu device).
 pub fn synchronize() -> Result<(), RtError> {
+    join_starter();
     crate::cuda::synchronize_if_started()
 }
 
@@ -323,6 +356,15 @@ pub extern "C" fn pgpu_rt_device_synchronize() {
 pub extern "C" fn pgpu_rt_fini() {
     guard(|| {
         join_starter();
+        // A device asked for (or the choice a program with kernels needs)
+        // that the program never used: its error, if any, now.
+        let asked = REQUEST
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .is_some();
+        if asked || crate::mgpu::has_modules() {
+            device()?;
+        }
         synchronize()?;
         crate::profile::print_if_enabled();
         Ok(())

@@ -528,7 +528,12 @@ pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
     if !write && STALE_HOST.load(Ordering::Acquire) == 0 {
         return Ok(());
     }
-    if ptr.is_null() || !crate::device::is_cuda()? {
+    // Nothing to do on the cpu device; while the device is still being
+    // chosen (in the background: see `crate::device`), a host write before
+    // the first launch (a program filling its input) only updates the
+    // table, without waiting for the choice: only kernels on the cuda
+    // device make a host copy stale.
+    if ptr.is_null() || crate::device::chosen() == Some(crate::device::Device::Cpu) {
         return Ok(());
     }
     // A download waits for the current stream's work: wait before taking
@@ -540,9 +545,7 @@ pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
     {
         crate::cuda::runtime()?.wait_before_download()?;
     }
-    // The device only when a copy needs it: a host write before the first
-    // launch (a program filling its input) does not wait for the device's
-    // start-up (see `crate::device`).
+    // The device only when a copy needs it.
     table().to_host(&mut StartedOnUse(None), ptr as usize, write)
 }
 

@@ -50,10 +50,25 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-/// The loaded driver after `cuInit`, or why there is none.
-static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
+/// The driver library, loaded (`dlopen` and its symbols), or why not.
+static LIBRARY: OnceLock<Result<Driver, String>> = OnceLock::new();
+/// The driver after `cuInit`, with at least one device, or why not.
+static DRIVER: OnceLock<Result<&'static Driver, String>> = OnceLock::new();
 
-fn open_driver() -> Result<Driver, String> {
+/// Loads the driver library (fast: no `cuInit`), after setting the
+/// driver's environment. The program's thread calls it first, from
+/// `pgpu_rt_init`, before the runtime starts any thread of its own.
+pub fn load_library() -> Result<&'static Driver, String> {
+    LIBRARY
+        .get_or_init(|| {
+            set_driver_environment();
+            Driver::load(driver::LIBRARY)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn set_driver_environment() {
     // Tasks' streams share the device's hardware queues (8 by default,
     // `CUDA_DEVICE_MAX_CONNECTIONS`). With the tasks' host code on threads
     // of their own, the default is best: on the H200 (2026-11-24) a
@@ -61,6 +76,7 @@ fn open_driver() -> Result<Driver, String> {
     // with 16 and 576-650 ms with 32, and the context's creation took
     // 155 ms with 8 against 484 ms with 32 (which this runtime asked for
     // while the tasks' host code was sequential).
+    //
     // Kernels loaded lazily (the driver's default since CUDA 12.2) are
     // loaded at their first launch, which waits for the kernels running
     // then: a subgroup's first launch inside a task would wait for its
@@ -69,13 +85,16 @@ fn open_driver() -> Result<Driver, String> {
     // its module instead, unless the user chose a mode.
     for (variable, value) in [("CUDA_MODULE_LOADING", "EAGER")] {
         if std::env::var_os(variable).is_none() {
-            // SAFETY: the driver is probed once, from `pgpu_rt_init` on the
-            // program's thread, before the runtime starts any thread of its
-            // own, and the generated program has no other threads.
+            // SAFETY: set once, when `pgpu_rt_init` loads the library on
+            // the program's thread, before the runtime starts any thread of
+            // its own; the generated program has no other threads.
             unsafe { std::env::set_var(variable, value) };
         }
     }
-    let driver = Driver::load(LIBRARY)?;
+}
+
+fn open_driver() -> Result<&'static Driver, String> {
+    let driver = load_library()?;
     // SAFETY: driver calls with valid out-pointers.
     let code = unsafe { (driver.cuInit)(0) };
     if code != CUDA_SUCCESS {
@@ -99,8 +118,7 @@ fn open_driver() -> Result<Driver, String> {
 pub fn driver() -> Result<&'static Driver, String> {
     DRIVER
         .get_or_init(|| crate::profile::host_call("cuda-init", open_driver))
-        .as_ref()
-        .map_err(Clone::clone)
+        .clone()
 }
 
 /// Whether a CUDA device is usable, or why not.
