@@ -175,7 +175,8 @@ pub fn require_cuda(what: impl FnOnce() -> String) -> Result<(), RtError> {
 
 /// The device part of `pgpu_rt_init`: records the request (`flag`, else
 /// `PGPU_DEVICE`) and, when there is one or the program has CUDA kernels,
-/// chooses the device now (see the module header).
+/// chooses the device, in the background when the cuda device is possible
+/// (see the module header).
 pub fn init(flag: Option<Device>) -> Result<(), RtError> {
     let request = match flag {
         Some(device) => Some((device, "--device")),
@@ -192,25 +193,15 @@ pub fn init(flag: Option<Device>) -> Result<(), RtError> {
     }
     *REQUEST.lock().unwrap_or_else(|poison| poison.into_inner()) = request;
     let has_kernels = crate::mgpu::has_modules();
-    let cuda_possible = match request {
-        Some((Device::Cpu, _)) => false,
-        Some((Device::Cuda, _)) => true,
-        None => has_kernels,
-    };
-    if !cuda_possible {
-        if request.is_some() {
-            device()?;
-        }
-        return Ok(());
-    }
+    let cuda_possible = request.map_or(has_kernels, |(device, _)| device == Device::Cuda);
     // Loading the driver library is fast and tells a machine without one
     // at once (`--device cuda` fails here, auto-detection picks the cpu);
     // `cuInit` and the rest are slow and go to the background.
-    if crate::cuda::load_library().is_err() {
+    if cuda_possible && crate::cuda::load_library().is_ok() {
+        start_in_background(has_kernels);
+    } else if request.is_some() || has_kernels {
         device()?;
-        return Ok(());
     }
-    start_in_background(has_kernels);
     Ok(())
 }
 
@@ -246,7 +237,7 @@ fn start_in_background(load_modules: bool) {
 }
 
 /// Waits until the background start-up has ended.
-pub fn join_starter() {
+fn join_starter() {
     let thread = STARTER
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
@@ -355,7 +346,6 @@ pub extern "C" fn pgpu_rt_device_synchronize() {
 #[unsafe(no_mangle)]
 pub extern "C" fn pgpu_rt_fini() {
     guard(|| {
-        join_starter();
         // A device asked for (or the choice a program with kernels needs)
         // that the program never used: its error, if any, now.
         let asked = REQUEST

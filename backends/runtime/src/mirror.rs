@@ -487,7 +487,7 @@ pub fn set_deferring(on: bool) {
 
 /// The state of the block containing `ptr` in the process's table.
 pub fn state(ptr: *const u8) -> Option<State> {
-    table().state(ptr as usize)
+    table_to_read().state(ptr as usize)
 }
 
 /// `pgpu_rt_to_device`: the device address of `ptr`, its block's device
@@ -505,8 +505,7 @@ pub fn to_device(ptr: *mut u8, write: bool) -> Result<*mut u8, RtError> {
     // driver call, which task threads' launches slow down), unless the
     // cache has one; an allocation that fails is retried under the lock,
     // which empties the cache first.
-    let missing = table()
-        .state(ptr as usize)
+    let missing = state(ptr)
         .filter(|state| state.device.is_none())
         .map(|state| (state.base, state.len));
     if let Some((base, len)) = missing {
@@ -539,10 +538,7 @@ pub fn to_host(ptr: *mut u8, write: bool) -> Result<(), RtError> {
     // A download waits for the current stream's work: wait before taking
     // the table's lock, so that task threads ([`crate::cuda::tasks`]) keep
     // using the table meanwhile; the copy then finds the stream idle.
-    if table()
-        .state(ptr as usize)
-        .is_some_and(|state| !state.host_valid)
-    {
+    if state(ptr).is_some_and(|state| !state.host_valid) {
         crate::cuda::runtime()?.wait_before_download()?;
     }
     // The device only when a copy needs it.

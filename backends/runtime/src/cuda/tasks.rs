@@ -61,7 +61,7 @@
 use super::{Runtime, driver::*};
 use crate::error::RtError;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, mpsc};
 
@@ -199,11 +199,10 @@ struct Frame {
 }
 
 /// What the host threads share: the stream pool and the pending joins.
-#[derive(Default)]
 struct Shared {
     /// End events of joined tasks that a stream must wait for before its
     /// next use, by stream.
-    pending: HashMap<usize, Vec<usize>>,
+    pending: BTreeMap<usize, Vec<usize>>,
     /// The streams created for tasks that no open frame uses, least
     /// recently handed out first.
     pool: Vec<usize>,
@@ -211,30 +210,17 @@ struct Shared {
     created: usize,
 }
 
-static SHARED: Mutex<Option<Shared>> = Mutex::new(None);
+static SHARED: Mutex<Shared> = Mutex::new(Shared {
+    pending: BTreeMap::new(),
+    pool: Vec::new(),
+    created: 0,
+});
 
-struct SharedGuard(MutexGuard<'static, Option<Shared>>);
-
-impl std::ops::Deref for SharedGuard {
-    type Target = Shared;
-    fn deref(&self) -> &Shared {
-        self.0.as_ref().expect("initialized by shared()")
-    }
+fn shared() -> MutexGuard<'static, Shared> {
+    SHARED.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-impl std::ops::DerefMut for SharedGuard {
-    fn deref_mut(&mut self) -> &mut Shared {
-        self.0.as_mut().expect("initialized by shared()")
-    }
-}
-
-fn shared() -> SharedGuard {
-    let mut guard = SHARED.lock().unwrap_or_else(|poison| poison.into_inner());
-    guard.get_or_insert_with(Shared::default);
-    SharedGuard(guard)
-}
-
-/// Open frames of all threads, and whether memory is being deferred.
+/// Open frames of all threads: [`set_active`] while there are any.
 static OPEN_FRAMES: Mutex<usize> = Mutex::new(0);
 /// Whether a frame is open.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -251,9 +237,7 @@ fn frame_opened() {
         .lock()
         .unwrap_or_else(|poison| poison.into_inner());
     if *open == 0 {
-        ACTIVE.store(true, Ordering::Relaxed);
-        crate::mirror::set_deferring(true);
-        crate::mgpu::set_deferring(true);
+        set_active(true);
     }
     *open += 1;
 }
@@ -264,10 +248,16 @@ fn frame_closed() {
         .unwrap_or_else(|poison| poison.into_inner());
     *open = open.saturating_sub(1);
     if *open == 0 {
-        ACTIVE.store(false, Ordering::Relaxed);
-        crate::mirror::set_deferring(false);
-        crate::mgpu::set_deferring(false);
+        set_active(false);
     }
+}
+
+/// Whether a frame is open, and device memory released meanwhile kept
+/// from reuse (see the module header).
+fn set_active(on: bool) {
+    ACTIVE.store(on, Ordering::Relaxed);
+    crate::mirror::set_deferring(on);
+    crate::mgpu::set_deferring(on);
 }
 
 /// Runs `body` on the thread's innermost frame.
@@ -460,11 +450,15 @@ pub unsafe fn task_spawn(
 
 /// Hands the innermost frame's queued task to another thread (or runs it).
 fn dispatch_queued(runtime: &Runtime) -> Result<(), RtError> {
-    let queued = FRAMES.with_borrow_mut(|frames| frames.last_mut().and_then(|f| f.queued.take()));
-    match queued {
+    match take_queued() {
         Some(queued) => dispatch(runtime, queued),
         None => Ok(()),
     }
+}
+
+/// The innermost frame's queued task, if any.
+fn take_queued() -> Option<Spawned> {
+    FRAMES.with_borrow_mut(|frames| frames.last_mut().and_then(|frame| frame.queued.take()))
 }
 
 /// Runs `task` on an idle task thread, a new one, or (when
@@ -476,18 +470,22 @@ fn dispatch(runtime: &Runtime, task: Spawned) -> Result<(), RtError> {
         completion: completion.clone(),
     };
     match hand_over(job).err() {
-        Some(job) => {
-            let ends = run(runtime, job.task)?;
-            with_frame("task_spawn", |frame| {
-                frame.ends.extend(ends);
-                Ok(())
-            })
-        }
+        Some(job) => run_here(runtime, job.task, "task_spawn"),
         None => with_frame("task_spawn", |frame| {
             frame.running.push(completion);
             Ok(())
         }),
     }
+}
+
+/// Runs a spawned task of the innermost frame on this thread; its end
+/// events go to the frame (`step` names the caller in errors).
+fn run_here(runtime: &Runtime, task: Spawned, step: &str) -> Result<(), RtError> {
+    let ends = run(runtime, task)?;
+    with_frame(step, |frame| {
+        frame.ends.extend(ends);
+        Ok(())
+    })
 }
 
 /// Runs a spawned task's host code on this thread, on its stream; its end
@@ -507,13 +505,8 @@ fn run(runtime: &Runtime, task: Spawned) -> Result<Vec<usize>, RtError> {
 /// code of its tasks on other threads; its stream joins its tasks when
 /// next used.
 pub fn tasks_end(runtime: &Runtime) -> Result<(), RtError> {
-    let queued = FRAMES.with_borrow_mut(|frames| frames.last_mut().and_then(|f| f.queued.take()));
-    if let Some(queued) = queued {
-        let ends = run(runtime, queued)?;
-        with_frame("tasks_end", |frame| {
-            frame.ends.extend(ends);
-            Ok(())
-        })?;
+    if let Some(queued) = take_queued() {
+        run_here(runtime, queued, "tasks_end")?;
     }
     let running = with_frame("tasks_end", |frame| Ok(std::mem::take(&mut frame.running)))?;
     let mut joined = Vec::new();
