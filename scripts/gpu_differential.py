@@ -21,6 +21,10 @@ kernels and collectives are the CPU runtime's. Then, on the GPU machine
 runs every case with `--device cuda` and compares output and exit status;
 it prints one line per case and exits 1 if any differs. `check` also runs
 the out-of-bounds program and expects its kernel report.
+
+PGPU_COMPILE_FLAGS adds options to every `pgpu compile` of `build` (e.g.
+`--grid-barriers`, so that the GPU runs the grid kernels; the CPU device
+runs the split versions, so the expected outputs stay the split code's).
 """
 
 import glob
@@ -91,7 +95,10 @@ def build(directory):
     )
     for name, program in programs:
         exe = os.path.join(directory, name)
-        subprocess.run([pgpu, "compile", "--target", "cuda", program, "-o", exe], check=True)
+        flags = os.environ.get("PGPU_COMPILE_FLAGS", "").split()
+        subprocess.run(
+            [pgpu, "compile", "--target", "cuda", *flags, program, "-o", exe], check=True
+        )
         if shutil.which("strip"):
             subprocess.run(["strip", exe], check=True)
     expected = []
@@ -113,14 +120,16 @@ def check(directory):
         expected = json.load(text)
     failures = 0
     for case in expected:
-        run = subprocess.run(
-            [os.path.join(directory, case["name"]), "--device", "cuda", *case["args"].split()],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        command = [os.path.join(directory, case["name"]), "--device", "cuda", *case["args"].split()]
+        try:
+            run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            print(f"DIFF {case['name']} {case['args']}".rstrip())
+            print("  timed out after 120 s (a hang)", flush=True)
+            failures += 1
+            continue
         same = run.returncode == case["status"] and run.stdout == case["stdout"]
-        print(f"{'SAME' if same else 'DIFF'} {case['name']} {case['args']}".rstrip())
+        print(f"{'SAME' if same else 'DIFF'} {case['name']} {case['args']}".rstrip(), flush=True)
         if not same:
             failures += 1
             print(f"  status {run.returncode} (expected {case['status']})")

@@ -22,6 +22,7 @@
 // CHECK: %{{.*}}, %[[OFFSET:.*]], %{{.*}}, %{{.*}} = memref.extract_strided_metadata %[[LIST]]
 // CHECK: %[[BITS:.*]] = call @pgpu_rt_list_reduce(%{{.*}}) : (i32, i32, !llvm.ptr, i64) -> i64
 // CHECK-NEXT: %[[SUM:.*]] = arith.trunci %[[BITS]] : i64 to i32
+// CHECK: call @pgpu_rt_grid_capacity() : () -> index
 // CHECK: call @pgpu_rt_list_scan
 // CHECK: call @pgpu_rt_list_sort_idx
 // CHECK: call @pgpu_rt_list_compact
@@ -61,6 +62,7 @@ func.func @pgpu_main() -> i32 {
   %sum = pgpu.list.reduce add %values[%n] : memref<?xi32> -> i32
   %max = pgpu.list.reduce max %floats[%n] : memref<?xf32> -> f32
   %max64 = arith.extf %max : f32 to f64
+  %capacity = pgpu.grid_capacity : index
   %start = pgpu.wtime : f64
   %later = pgpu.wtime : f64
   %ok = arith.cmpf oge, %later, %start : f64

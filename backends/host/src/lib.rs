@@ -54,7 +54,9 @@ pgpu-check-division,pgpu-report-run-time-errors";
 /// version (`pgpu-outline-cpu-kernels`); the host code of tasks that may
 /// run concurrently goes to functions the runtime runs on task threads
 /// (`pgpu-outline-tasks`). Launches go through upstream's
-/// `gpu-to-llvm`, i.e. the `mgpu*` functions of our runtime. With
+/// `gpu-to-llvm`, i.e. the `mgpu*` functions of our runtime. Grid
+/// kernels get our grid barrier and a cooperative launch
+/// (`pgpu-define-grid-barrier`). With
 /// `wait_grid_dependencies` (sm_90 and later) kernels may start as
 /// programmatic dependent launches (`pgpu-wait-grid-dependencies`).
 pub fn cuda_pipeline(
@@ -78,7 +80,8 @@ pub fn cuda_pipeline(
     format!(
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
 pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
-expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),{wait}\
+expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
+pgpu-define-grid-barrier,{wait}\
 finalize-memref-to-llvm{{use-generic-functions=true}},convert-arith-to-llvm,convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
@@ -273,5 +276,24 @@ impl Machine {
                 path: path.display().to_string(),
                 message: message.to_string(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_pipeline_defines_the_grid_barrier_after_the_nvvm_lowering() {
+        let waiting = cuda_pipeline(true, "sm_90", 3, 256, true);
+        assert!(waiting.contains(
+            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,pgpu-wait-grid-dependencies,"
+        ));
+        let older = cuda_pipeline(false, "sm_80", 3, 256, false);
+        assert!(
+            older.contains(
+                "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,finalize-memref"
+            )
+        );
     }
 }

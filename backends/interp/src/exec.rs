@@ -1396,6 +1396,11 @@ impl<'p> Interp<'p> {
             K::WTime => {
                 act.slots[op.results[0] as usize] = Val::F64(self.start.elapsed().as_secs_f64());
             }
+            // The interpreter runs every spawn with whole-group barriers, so
+            // a grid spawn of any size is fine: the grid version is taken.
+            K::GridCapacity => {
+                act.slots[op.results[0] as usize] = Val::Int(i64::MAX);
+            }
             K::RandSeed => {
                 let seed = self.int_strict(op, act, 0)?;
                 self.rng = seed as u64;

@@ -307,6 +307,7 @@ pub enum K {
     Printf(Vec<FmtPiece>, Vec<Ty>),
     ArgI,
     WTime,
+    GridCapacity,
     RandSeed,
     RandU32,
     // gpu
@@ -1395,6 +1396,7 @@ impl Converter {
             }
             "pgpu.argi" => ArgI,
             "pgpu.wtime" => WTime,
+            "pgpu.grid_capacity" => GridCapacity,
             "pgpu.rand_seed" => RandSeed,
             "pgpu.rand_u32" => RandU32,
             "gpu.launch" => GpuLaunch {

@@ -8,20 +8,25 @@
 //! 2. upstream tiling by the block size, `gpu-map-parallel-loops` and
 //!    `convert-parallel-loops-to-gpu` make them `gpu.launch` with one thread
 //!    per rank and a bounds guard;
-//! 3. `gpu-kernel-outlining`, `nvvm-attach-target`, `convert-gpu-to-nvvm`
-//!    (then, for sm_90 and later, `pgpu-wait-grid-dependencies`) and the
-//!    host conversions to the LLVM dialect;
+//! 3. `gpu-kernel-outlining`, `nvvm-attach-target`, `convert-gpu-to-nvvm`,
+//!    `pgpu-define-grid-barrier` (the grid barrier of grid kernels; then,
+//!    for sm_90 and later, `pgpu-wait-grid-dependencies`) and the host
+//!    conversions to the LLVM dialect;
 //! 4. `gpu-module-to-binary{format=isa}` runs LLVM's NVPTX backend and
 //!    leaves the PTX text in each `gpu.binary`, which [`extract_ptx`] reads.
 
 pub mod collectives;
+mod define_grid_barrier;
 mod link_collectives;
 mod wait_grid_dependencies;
 
+pub use define_grid_barrier::{
+    DefineGridBarrier, FUNCTION as GRID_BARRIER_FUNCTION, MARKER as COOPERATIVE_LAUNCH_MARKER,
+};
 pub use link_collectives::LinkGpuCollectives;
 pub use wait_grid_dependencies::{MARKER as GRID_DEPENDENCY_MARKER, WaitGridDependencies};
 
-pgpu_pass_infra::declare_passes![LinkGpuCollectives, WaitGridDependencies];
+pgpu_pass_infra::declare_passes![LinkGpuCollectives, DefineGridBarrier, WaitGridDependencies];
 
 /// Whether kernels for `chip` (`sm_XX`) get `pgpu-wait-grid-dependencies`:
 /// programmatic dependent launch exists from sm_90.
@@ -154,6 +159,7 @@ pub fn pipeline(options: &Options) -> String {
         "gpu-kernel-outlining".to_string(),
         format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
         "gpu.module(convert-gpu-to-nvvm)".to_string(),
+        "pgpu-define-grid-barrier".to_string(),
         if waits_for_grid_dependencies(chip) {
             "pgpu-wait-grid-dependencies".to_string()
         } else {
@@ -239,6 +245,7 @@ mod tests {
         assert!(text.contains("parallel-loop-tile-sizes=128"));
         assert!(text.contains("nvvm-attach-target{chip=sm_80 O=2}"));
         assert!(text.ends_with("gpu-module-to-binary{format=isa})"));
+        assert!(text.contains("gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,"));
     }
 
     #[test]

@@ -333,6 +333,28 @@ pub extern "C" fn pgpu_rt_device_is_cuda() -> i32 {
     guard(|| is_cuda().map(i32::from))
 }
 
+/// Threads one grid kernel (`pgpu.spawn grid`, whose barriers are
+/// grid-wide) may have on the device: all must be co-resident. 0 on the
+/// cpu device, and on a GPU without cooperative launches.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_grid_capacity() -> i64 {
+    guard(|| match is_cuda()? {
+        true => Ok(crate::cuda::runtime()?.grid_capacity),
+        false => Ok(0),
+    })
+}
+
+/// Reports a grid kernel started where grid barriers are unavailable
+/// (code versioned on `pgpu_rt_grid_capacity` never does).
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_grid_unavailable() {
+    guard(|| -> Result<(), RtError> {
+        Err(RtError::Device(
+            "a grid kernel (pgpu.spawn grid) was started on a device without grid barriers".into(),
+        ))
+    })
+}
+
 /// Waits until all launched kernels and copies have completed; reports a
 /// kernel's fault.
 #[unsafe(no_mangle)]

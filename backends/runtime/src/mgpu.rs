@@ -87,11 +87,24 @@ struct Loaded {
     /// Whether the module defines [`GRID_DEPENDENCY_MARKER`]: its kernels
     /// start with `griddepcontrol.wait`.
     waits: bool,
+    /// Whether the module defines [`COOPERATIVE_LAUNCH_MARKER`]: its
+    /// kernels have grid barriers.
+    cooperative: bool,
 }
 
 /// The global that `pgpu-wait-grid-dependencies` adds to a module whose
 /// kernels wait for their grid dependencies.
 pub const GRID_DEPENDENCY_MARKER: &str = "pgpu_waits_for_grid_dependencies";
+
+/// The global that `pgpu-define-grid-barrier` adds to a module whose
+/// kernels have grid-wide barriers: the runtime launches them cooperatively
+/// (all blocks co-resident), one grid kernel at a time.
+pub const COOPERATIVE_LAUNCH_MARKER: &str = "pgpu_cooperative_launch";
+
+/// Threads per multiprocessor that a grid kernel is compiled to fit
+/// (`nvvm.minctasm` = this / block size caps its registers), so that
+/// `pgpu_rt_grid_capacity` is the multiprocessor count times this.
+pub const GRID_THREADS_PER_SM: u32 = 1024;
 
 /// Every recorded image, in order; never freed.
 static MODULES: Mutex<Vec<&'static Module>> = Mutex::new(Vec::new());
@@ -218,19 +231,23 @@ impl Module {
             });
         }
         loaded.module = module as usize;
-        let marker = format!("{GRID_DEPENDENCY_MARKER}\0");
-        let (mut address, mut bytes): (CUdeviceptr, usize) = (0, 0);
-        // SAFETY: a loaded module, valid out-pointers, a NUL-terminated name;
-        // a missing symbol is an ordinary (not sticky) error.
-        let code = unsafe {
-            (runtime.driver.cuModuleGetGlobal_v2)(
-                &mut address,
-                &mut bytes,
-                module,
-                marker.as_ptr().cast(),
-            )
+        let defines = |marker: &str| {
+            let marker = format!("{marker}\0");
+            let (mut address, mut bytes): (CUdeviceptr, usize) = (0, 0);
+            // SAFETY: a loaded module, valid out-pointers, a NUL-terminated
+            // name; a missing symbol is an ordinary (not sticky) error.
+            let code = unsafe {
+                (runtime.driver.cuModuleGetGlobal_v2)(
+                    &mut address,
+                    &mut bytes,
+                    module,
+                    marker.as_ptr().cast(),
+                )
+            };
+            code == CUDA_SUCCESS
         };
-        loaded.waits = code == CUDA_SUCCESS;
+        loaded.waits = defines(GRID_DEPENDENCY_MARKER);
+        loaded.cooperative = defines(COOPERATIVE_LAUNCH_MARKER);
         Ok(module)
     }
 
@@ -263,7 +280,7 @@ impl Module {
         loaded
             .functions
             .insert(name.to_bytes().to_vec(), function as usize);
-        cuda::name_function(function, &kernel, loaded.waits);
+        cuda::name_function(function, &kernel, loaded.waits, loaded.cooperative);
         Ok(function)
     }
 }

@@ -1,6 +1,6 @@
 //! `pgpu-grid-fuse{max-threads=N}`: runs a spawn whose supersteps are
 //! separated by plain barriers only as one kernel with grid-wide barriers,
-//! when its thread count fits the device's co-resident capacity `N`.
+//! when its thread count fits what the device runs at once.
 //!
 //! The Fork paper measured kernel launches and the host synchronization
 //! between them at 31% of run time (seeds/fork-to-cuda.txt, Section 4);
@@ -9,13 +9,16 @@
 //! barrier inside one kernel: no launch, and no values saved to memory, as
 //! private values stay in registers.
 //!
-//! A spawn qualifies when its body has barriers (else there is nothing to
-//! fuse), no rank reassignment, collectives, thread primitives,
+//! A spawn qualifies when its body has barriers, all of them directly in
+//! the body (not under control flow: a grid kernel's threads beyond the
+//! count skip the code between barriers but still reach every barrier), no
+//! rank reassignment, collectives, thread primitives, calls,
 //! `thread.get`/`thread.put` or `par`, and `pgpu.require` only before the
-//! first barrier. The thread count is known only at run time, so the pass
-//! versions the spawn:
+//! first barrier. The device, and so the capacity, is known only at run
+//! time, so the pass versions the spawn:
 //!
 //! ```mlir
+//! %max = pgpu.grid_capacity : index
 //! %fits = arith.cmpi ule, %n, %max
 //! scf.if %fits {
 //!   pgpu.spawn grid %n { ...barriers are grid barriers... }
@@ -24,13 +27,19 @@
 //! }
 //! ```
 //!
-//! Superstep formation and kernel splitting leave `grid` spawns alone: the
-//! backends launch each as one cooperative kernel. `N` is the device's
-//! capacity (SMs x resident threads per SM, e.g. 132 x 2048 on an H200);
-//! 0, the default, turns the pass off. We write this pass ourselves: no
-//! upstream MLIR construct has grid-wide barriers.
+//! Superstep formation and kernel splitting leave `grid` spawns alone:
+//! `pgpu-offload-kernels` launches each as one cooperative kernel. The
+//! capacity is 0 on the CPU device (which then runs the split version) and
+//! multiprocessors x `GRID_THREADS_PER_SM` on a CUDA device (the grid
+//! kernels are compiled to fit that many threads per multiprocessor). A
+//! nonzero `max-threads` also bounds the count (e.g. to try the split
+//! version); 0, the default, leaves the device's capacity as the only
+//! bound. We write this pass ourselves: no upstream MLIR construct has
+//! grid-wide barriers.
 
-use crate::{build::Builder, form_supersteps::is_boundary_op, ir::Op};
+use crate::{
+    build::Builder, form_supersteps::is_boundary_op, ir::Op, offload_kernels::is_descriptor_global,
+};
 use melior::ir::{AttributeLike, OperationRef};
 use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions};
 
@@ -46,7 +55,7 @@ impl Pass for GridFuse {
     const ANCHOR: Option<&'static str> = Some("builtin.module");
     const OPTIONS: &'static [PassOption] = &[PassOption {
         name: "max-threads",
-        description: "threads the device runs at once (0: off)",
+        description: "largest thread count of a grid spawn besides the device's capacity (0: no bound)",
         default: "0",
     }];
 
@@ -64,9 +73,6 @@ impl Pass for GridFuse {
     }
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
-        if self.max_threads == 0 {
-            return Ok(());
-        }
         let spawns: Vec<Op> = Op::of(module)
             .nested()
             .into_iter()
@@ -96,7 +102,14 @@ fn fusable(spawn: Op) -> bool {
             return false;
         }
     }
+    let nested_barriers = spawn
+        .nested()
+        .into_iter()
+        .filter(|op| op.is("pgpu.barrier"))
+        .count();
     barriers > 0
+        && nested_barriers == barriers
+        && spawn.nested().into_iter().all(runs_in_grid_kernel)
         && !spawn.nested().into_iter().any(|op| {
             let reassigns = op.is("pgpu.barrier") && op.has_attribute("rank_reassigned");
             let unsupported = matches!(
@@ -112,12 +125,19 @@ fn fusable(spawn: Op) -> bool {
         })
 }
 
-/// Wraps `spawn` in `scf.if (count <= max) { grid copy } else { spawn }`.
+/// Wraps `spawn` in `scf.if (count <= capacity) { grid copy } else {
+/// spawn }`, with `count <= max_threads` too when that is nonzero.
 fn version(spawn: Op, max_threads: u64) -> Result<(), PassFailure> {
     let host = Builder::before(spawn);
     let count = spawn.operand(0);
-    let limit = host.index(i64::try_from(max_threads).unwrap_or(i64::MAX))?;
-    let fits = host.cmpi(7, count, limit)?;
+    let capacity = host.value("pgpu.grid_capacity", &[], host.index_type(), &[])?;
+    let mut fits = host.cmpi(7, count, capacity)?;
+    if max_threads > 0 {
+        let limit = host.index(i64::try_from(max_threads).unwrap_or(i64::MAX))?;
+        let bounded = host.cmpi(7, count, limit)?;
+        let i1 = host.parse_type("i1")?;
+        fits = host.value("arith.andi", &[fits, bounded], i1, &[])?;
+    }
     let (_, then_yield, else_yield) = host.if_op(fits, &[], true)?;
     let Some(else_yield) = else_yield else {
         return Err(host.fail("scf.if without an else region"));
@@ -134,4 +154,24 @@ fn version(spawn: Op, max_threads: u64) -> Result<(), PassFailure> {
     }
     spawn.move_before(else_yield);
     Ok(())
+}
+
+/// Whether `op` (in a grid spawn's body) can run in a GPU kernel: no calls
+/// (printf, random numbers, user functions), no host globals besides
+/// arrays (whose addresses become kernel operands), no pgpu ops besides
+/// rank and size queries, barriers and host code in `pgpu.require`.
+pub(crate) fn runs_in_grid_kernel(op: Op) -> bool {
+    let in_require = std::iter::successors(op.parent(), |parent| parent.parent())
+        .any(|parent| parent.is("pgpu.require"));
+    let name = op.name();
+    let host_global = op.is("memref.get_global") && is_descriptor_global(op.result(0));
+    in_require
+        || !(name == "func.call"
+            || name == "func.call_indirect"
+            || host_global
+            || (name.starts_with("pgpu.")
+                && !matches!(
+                    name.as_str(),
+                    "pgpu.rank" | "pgpu.size" | "pgpu.barrier" | "pgpu.yield" | "pgpu.require"
+                )))
 }

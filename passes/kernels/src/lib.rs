@@ -60,6 +60,7 @@ mod lower_synchronous;
 mod lower_to_runtime;
 mod memory_effects;
 mod narrow_guarded_kernels;
+mod offload_grid;
 mod offload_kernels;
 mod outline_cpu_kernels;
 mod outline_tasks;
@@ -100,6 +101,20 @@ pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower
 /// superstep (`pgpu emit --stage kernels`); `pgpu-opt --pass-pipeline=`
 /// replays it.
 pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels,pgpu-forward-list-copies,pgpu-narrow-guarded-kernels)";
+
+/// [`KERNEL_PIPELINE`], with `pgpu-grid-fuse` after barrier elimination
+/// when `grid_barriers` (`pgpu compile --target cuda --grid-barriers`):
+/// spawns that fit the device run as one kernel with grid-wide barriers.
+pub fn kernel_pipeline(grid_barriers: bool) -> String {
+    if grid_barriers {
+        KERNEL_PIPELINE.replace(
+            "pgpu-eliminate-barriers,",
+            "pgpu-eliminate-barriers,pgpu-grid-fuse,",
+        )
+    } else {
+        KERNEL_PIPELINE.to_string()
+    }
+}
 
 pgpu_pass_infra::declare_passes![
     InlineSpmd,

@@ -4,7 +4,8 @@
 //!
 //! * `pgpu.argi`, `pgpu.wtime`, `pgpu.rand_seed`, `pgpu.rand_u32` become
 //!   calls of `pgpu_rt_argi`/`pgpu_rt_argi_width`, `pgpu_rt_wtime`,
-//!   `pgpu_rt_rand_seed`, `pgpu_rt_rand_u32`;
+//!   `pgpu_rt_rand_seed`, `pgpu_rt_rand_u32`; `pgpu.grid_capacity` becomes
+//!   `pgpu_rt_grid_capacity` (0 on the CPU device);
 //! * `pgpu.printf` becomes `pgpu_rt_printf_begin(format, length)`, one
 //!   `pgpu_rt_printf_i64(value, bits)` (integers sign-extended, `bits` the
 //!   operand's width) or `pgpu_rt_printf_f64(value)` per operand, and
@@ -88,6 +89,9 @@ impl Pass for LowerToRuntime {
             match name.as_str() {
                 "pgpu.argi" => lowering.argi(op)?,
                 "pgpu.wtime" => lowering.replace_call(op, "pgpu_rt_wtime", &[], "() -> f64")?,
+                "pgpu.grid_capacity" => {
+                    lowering.replace_call(op, "pgpu_rt_grid_capacity", &[], "() -> index")?
+                }
                 "pgpu.rand_u32" => {
                     lowering.replace_call(op, "pgpu_rt_rand_u32", &[], "() -> i32")?
                 }

@@ -48,6 +48,9 @@
 //! are host accesses. Host stack cells (`memref.alloca`) that kernels use
 //! become runtime allocations freed at the end of their block, so that
 //! they have device mirrors.
+//! A `pgpu.spawn grid` becomes one kernel with grid-wide barriers
+//! (`offload_grid.rs`).
+//!
 //! We write this pass because upstream's GPU mapping
 //! (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) maps every
 //! loop of a function and knows nothing of our runtime's device choice or
@@ -133,7 +136,10 @@ impl Pass for OffloadKernels {
         let kernels: Vec<Op> = module
             .nested()
             .into_iter()
-            .filter(|op| op.is("scf.parallel") && is_host_code(*op))
+            .filter(|op| {
+                (op.is("scf.parallel") || (op.is("pgpu.spawn") && op.has_attribute("grid")))
+                    && is_host_code(*op)
+            })
             .collect();
         for alloca in module.nested() {
             if alloca.is("memref.alloca")
@@ -147,11 +153,14 @@ impl Pass for OffloadKernels {
                 heap_allocate(alloca)?;
             }
         }
-        for kernel in &kernels {
+        for kernel in kernels.iter().filter(|kernel| kernel.is("scf.parallel")) {
             hoist_global_reads(*kernel);
         }
         for kernel in kernels {
-            if is_offloadable(kernel) {
+            if kernel.is("pgpu.spawn") {
+                let site_name = offload.site_name(kernel);
+                offload.offload_grid(kernel, &site_name)?;
+            } else if is_offloadable(kernel) {
                 offload.offload(kernel)?;
             }
         }
@@ -187,7 +196,7 @@ fn is_offloadable(kernel: Op) -> bool {
 /// kernel, so that the GPU version gets the list as an argument. A global
 /// the kernel stores into, or any global of a kernel that calls functions,
 /// stays (and keeps the kernel on the host).
-fn hoist_global_reads(kernel: Op) {
+pub(crate) fn hoist_global_reads(kernel: Op) {
     let nested = kernel.nested();
     // A global array's address is the same everywhere: the kernel takes it
     // as an operand (the runtime registers global arrays, so they have
@@ -308,8 +317,8 @@ fn descriptor_type(memref: &MemRefType) -> String {
     }
 }
 
-struct Offload {
-    runtime: RuntimeCalls,
+pub(crate) struct Offload {
+    pub(crate) runtime: RuntimeCalls,
     block_size: i64,
     kernels_of: HashMap<String, usize>,
     /// Whether an op (transitively) launches kernels or calls a user
@@ -356,7 +365,7 @@ impl Offload {
     }
 
     /// `memref` with its pointers replaced by the device mirror's.
-    fn device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
+    pub(crate) fn device_view(&mut self, at: &Builder, memref: Val, write: bool) -> Built<Val> {
         let (_, descriptor, host) = Self::host_descriptor(at, memref)?;
         let device = self.device_address(at, host, write)?;
         let first = insert(at, host, device, "0", descriptor)?;
@@ -423,7 +432,7 @@ impl Offload {
     /// `scf.if (pgpu_rt_device_is_cuda() != 0) {...} else {...}` before
     /// `at` with `results`, marked as a dispatch; returns it and the
     /// terminators of its branches.
-    fn dispatch(&mut self, at: &Builder, results: &[Type]) -> Built<(Op, Op, Op)> {
+    pub(crate) fn dispatch(&mut self, at: &Builder, results: &[Type]) -> Built<(Op, Op, Op)> {
         let i32_type = at.parse_type("i32")?;
         let is_cuda = self
             .runtime
@@ -446,7 +455,7 @@ impl Offload {
     }
 
     /// Records the source position of the next launches for error reports.
-    fn launch_site(&mut self, at: &Builder, name: &str, op: Op) -> Built<()> {
+    pub(crate) fn launch_site(&mut self, at: &Builder, name: &str, op: Op) -> Built<()> {
         let i32_type = at.parse_type("i32")?;
         let (file, line, column) = op.file_line_column();
         let site = [
@@ -562,36 +571,26 @@ impl Offload {
         Ok(())
     }
 
-    fn offload(&mut self, kernel: Op) -> Built<()> {
-        let at = Builder::before(kernel);
-        let Some(function) = kernel.enclosing_function() else {
-            return Ok(());
-        };
-        let host_name = source_name(function);
+    /// The name of `kernel` in error reports: `<function> kernel <k>`.
+    fn site_name(&mut self, kernel: Op) -> String {
+        let host_name = kernel
+            .enclosing_function()
+            .map(source_name)
+            .unwrap_or_default();
         let number = self.kernels_of.entry(host_name.clone()).or_insert(0);
         let site_name = format!("{host_name} kernel {number}");
         *number += 1;
+        site_name
+    }
 
-        // Memrefs from outside, and whether the kernel stores into them.
-        let mut lists: Vec<(Val, bool)> = vec![];
-        for op in kernel.nested() {
-            for (index, operand) in op.operands().into_iter().enumerate() {
-                if operand.is_defined_within(kernel)
-                    || MemRefType::try_from(operand.melior_type()).is_err()
-                {
-                    continue;
-                }
-                let stores = match op.name().as_str() {
-                    "memref.store" => index == 1,
-                    "memref.load" => false,
-                    _ => true,
-                };
-                match lists.iter_mut().find(|(list, _)| *list == operand) {
-                    Some((_, write)) => *write |= stores,
-                    None => lists.push((operand, stores)),
-                }
-            }
+    fn offload(&mut self, kernel: Op) -> Built<()> {
+        let at = Builder::before(kernel);
+        if kernel.enclosing_function().is_none() {
+            return Ok(());
         }
+        let site_name = self.site_name(kernel);
+
+        let lists = outside_lists(kernel);
 
         // if (cuda) { ... } else { kernel }
         let (_, then_yield, else_yield) = self.dispatch(&at, &[])?;
@@ -607,47 +606,7 @@ impl Offload {
         let index = inside.index_type();
         let span = inside.value("arith.subi", &[upper, lower], index, &[])?;
         let trips = inside.value("arith.ceildivsi", &[span, step], index, &[])?;
-        let block_size = inside.index(self.block_size)?;
-        let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
-        let one = inside.index(1)?;
-        // Launch nothing for an empty range.
-        let positive = inside.cmpi(4, trips, inside.index(0)?)?;
-        let (_, launch_yield, _) = inside.if_op(positive, &[], false)?;
-        let launcher = inside.moved_to(launch_yield);
-        // Asynchronous: nothing waits for the kernel here. The runtime's
-        // one stream orders it before later copies and launches, and every
-        // host access of a list it writes waits for the device
-        // (pgpu_rt_to_host downloads after a synchronization).
-        let token = launcher.parse_type("!gpu.async.token")?;
-        let stream = launcher.value("gpu.wait", &[], token, &[])?;
-        let segments = launcher.segment_sizes(&[1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])?;
-        let arguments: Vec<(Type, melior::ir::Location)> =
-            (0..12).map(|_| (index, kernel.melior_location())).collect();
-        let body = Block::new(&arguments);
-        let region = Region::new();
-        region.append_block(body);
-        let launch = launcher.op_with_regions(
-            "gpu.launch",
-            &[stream, blocks, one, one, block_size, one, one],
-            &[token],
-            &[("operandSegmentSizes", segments)],
-            vec![region],
-        )?;
-        let Some(launch_body) = launch.entry_block(0) else {
-            return Err(at.fail("internal error: gpu.launch without a body"));
-        };
-        let terminator = melior::ir::operation::OperationBuilder::new(
-            "gpu.terminator",
-            kernel.melior_location(),
-        )
-        .build()
-        .map_err(|error| at.fail(&format!("cannot build gpu.terminator: {error}")))?;
-        let terminator = launch_body.append(terminator);
-        let thread = at.moved_to(terminator).at_location_of(kernel);
-        let ids = launch_body.arguments();
-        // Block ids are arguments 0..3, thread ids 3..6.
-        let scaled = thread.value("arith.muli", &[ids[0], block_size], index, &[])?;
-        let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
+        let (thread, linear) = self.launch(&inside, trips, kernel)?;
         let in_range = thread.cmpi(2, linear, trips)?;
         let (_, body_yield, _) = thread.if_op(in_range, &[], false)?;
         let lane = thread.moved_to(body_yield);
@@ -683,6 +642,61 @@ impl Offload {
         }
         gpu_side.erase();
         Ok(())
+    }
+
+    /// `if (trips > 0) { gpu.launch async blocks(ceil(trips / N))
+    /// threads(N) { } }` before `inside`: a builder at the end of the
+    /// launch body and the thread's linear id there (`block_id * N +
+    /// thread_id`, which may reach past `trips`).
+    pub(crate) fn launch<'c>(
+        &mut self,
+        inside: &Builder<'c>,
+        trips: Val,
+        kernel: Op,
+    ) -> Built<(Builder<'c>, Val)> {
+        let index = inside.index_type();
+        let block_size = inside.index(self.block_size)?;
+        let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
+        let one = inside.index(1)?;
+        // Launch nothing for an empty range.
+        let positive = inside.cmpi(4, trips, inside.index(0)?)?;
+        let (_, launch_yield, _) = inside.if_op(positive, &[], false)?;
+        let launcher = inside.moved_to(launch_yield);
+        // Asynchronous: nothing waits for the kernel here. The runtime's
+        // one stream orders it before later copies and launches, and every
+        // host access of a list it writes waits for the device
+        // (pgpu_rt_to_host downloads after a synchronization).
+        let token = launcher.parse_type("!gpu.async.token")?;
+        let stream = launcher.value("gpu.wait", &[], token, &[])?;
+        let segments = launcher.segment_sizes(&[1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])?;
+        let arguments: Vec<(Type, melior::ir::Location)> =
+            (0..12).map(|_| (index, kernel.melior_location())).collect();
+        let body = Block::new(&arguments);
+        let region = Region::new();
+        region.append_block(body);
+        let launch = launcher.op_with_regions(
+            "gpu.launch",
+            &[stream, blocks, one, one, block_size, one, one],
+            &[token],
+            &[("operandSegmentSizes", segments)],
+            vec![region],
+        )?;
+        let Some(launch_body) = launch.entry_block(0) else {
+            return Err(inside.fail("internal error: gpu.launch without a body"));
+        };
+        let terminator = melior::ir::operation::OperationBuilder::new(
+            "gpu.terminator",
+            kernel.melior_location(),
+        )
+        .build()
+        .map_err(|error| inside.fail(&format!("cannot build gpu.terminator: {error}")))?;
+        let terminator = launch_body.append(terminator);
+        let thread = inside.moved_to(terminator).at_location_of(kernel);
+        let ids = launch_body.arguments();
+        // Block ids are arguments 0..3, thread ids 3..6.
+        let scaled = thread.value("arith.muli", &[ids[0], block_size], index, &[])?;
+        let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
+        Ok((thread, linear))
     }
 
     /// Whether `op` launches kernels or calls a user function (which may).
@@ -803,7 +817,7 @@ fn is_global_address(list: Val) -> bool {
 /// Whether `global` (a `memref.get_global` result) is a global list
 /// variable: it holds a list's descriptor, whose pointers are host
 /// addresses. Global arrays of plain elements are runtime blocks instead.
-fn is_descriptor_global(global: Val) -> bool {
+pub(crate) fn is_descriptor_global(global: Val) -> bool {
     MemRefType::try_from(global.melior_type())
         .is_ok_and(|memref| MemRefType::try_from(memref.element()).is_ok())
 }
@@ -842,4 +856,29 @@ fn is_host_access_site(op: Op) -> bool {
         current = parent.parent();
     }
     false
+}
+
+/// The memrefs from outside `kernel` that it uses, and whether it may
+/// store into each.
+pub(crate) fn outside_lists(kernel: Op) -> Vec<(Val, bool)> {
+    let mut lists: Vec<(Val, bool)> = vec![];
+    for op in kernel.nested() {
+        for (index, operand) in op.operands().into_iter().enumerate() {
+            if operand.is_defined_within(kernel)
+                || MemRefType::try_from(operand.melior_type()).is_err()
+            {
+                continue;
+            }
+            let stores = match op.name().as_str() {
+                "memref.store" => index == 1,
+                "memref.load" => false,
+                _ => true,
+            };
+            match lists.iter_mut().find(|(list, _)| *list == operand) {
+                Some((_, write)) => *write |= stores,
+                None => lists.push((operand, stores)),
+            }
+        }
+    }
+    lists
 }

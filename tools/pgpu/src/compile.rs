@@ -2,7 +2,7 @@
 //! `pgpu emit --stage llvm`.
 //!
 //! The program goes through the kernel pipeline
-//! (`pgpu_kernel_passes::KERNEL_PIPELINE`), the target's lowering to the
+//! (`pgpu_kernel_passes::kernel_pipeline`), the target's lowering to the
 //! LLVM dialect (`pgpu_backend_host::cpu_pipeline`), MLIR's translation to
 //! LLVM IR, LLVM's optimizer and code generator for the host, and the link
 //! with the runtime library (`pgpu_backend_host::link`). Every step runs in
@@ -43,6 +43,29 @@ pub struct NativeOptions {
     /// report a failing kernel's name and source line.
     #[arg(long)]
     pub unchecked: bool,
+    /// Run spawns whose barriers need no host code between kernels as one
+    /// kernel with grid-wide barriers when their threads fit the GPU at
+    /// once (a cooperative launch; cuda target; `pgpu-grid-fuse`).
+    #[arg(long)]
+    pub grid_barriers: bool,
+}
+
+impl NativeOptions {
+    /// An error for options that do not go together.
+    pub fn validate(&self) -> Result<(), ()> {
+        if self.grid_barriers && self.target != Target::Cuda {
+            eprintln!(
+                "error: --grid-barriers needs --target cuda (the cpu device has no grid barriers)"
+            );
+            return Err(());
+        }
+        Ok(())
+    }
+
+    /// The pipeline from the frontend's IR to the kernel stage.
+    pub fn kernel_pipeline(&self) -> String {
+        pgpu_kernel_passes::kernel_pipeline(self.grid_barriers)
+    }
 }
 
 fn report(error: HostError) {
@@ -57,6 +80,7 @@ pub struct Native {
 
 impl Native {
     pub fn new(options: &NativeOptions) -> Result<Self, ()> {
+        options.validate()?;
         let nvptx = pgpu_backend_nvptx::Options {
             chip: options.chip.clone(),
             opt_level: options.opt_level,
@@ -167,7 +191,7 @@ pub fn compile_file(
     let (name, text) = read(file)?;
     let native = Native::new(options)?;
     if print_pipeline {
-        eprintln!("{}", pgpu_kernel_passes::KERNEL_PIPELINE);
+        eprintln!("{}", options.kernel_pipeline());
         eprintln!("{}", native.lowering_pipeline());
     }
     let context = tool::create_context(PGPU_PASS_CRATES);
@@ -176,7 +200,7 @@ pub fn compile_file(
     run_pipeline(
         &context,
         &mut module,
-        pgpu_kernel_passes::KERNEL_PIPELINE,
+        &options.kernel_pipeline(),
         &name,
         &text,
     )?;
@@ -192,7 +216,9 @@ fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
     let mut found = None;
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
         let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
-        let unsupported = op_name == "pgpu.spawn"
+        // Grid spawns are the cuda target's kernels (`pgpu-grid-fuse` makes
+        // them only there).
+        let unsupported = (op_name == "pgpu.spawn" && !op.has_attribute("grid"))
             || op_name.starts_with("pgpu.group.")
             || op_name.starts_with("pgpu.spec.")
             || matches!(

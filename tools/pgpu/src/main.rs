@@ -120,11 +120,11 @@ enum Stage {
 
 impl Stage {
     /// The textual pipeline from the `pgpu` stage to this one.
-    fn pipeline(self) -> Option<&'static str> {
+    fn pipeline(self, native: &compile::NativeOptions) -> Option<String> {
         match self {
             Stage::Pgpu => None,
-            Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE),
-            Stage::Kernels | Stage::Llvm | Stage::Ptx => Some(pgpu_kernel_passes::KERNEL_PIPELINE),
+            Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE.to_string()),
+            Stage::Kernels | Stage::Llvm | Stage::Ptx => Some(native.kernel_pipeline()),
         }
     }
 }
@@ -302,11 +302,12 @@ fn emit(
     debug_info: bool,
     native: &compile::NativeOptions,
 ) -> Result<(), ()> {
+    native.validate()?;
     let (name, text) = read(file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &text)?;
-    if let Some(pipeline) = stage.pipeline() {
-        run_pipeline(&context, &mut module, pipeline, &name, &text)?;
+    if let Some(pipeline) = stage.pipeline(native) {
+        run_pipeline(&context, &mut module, &pipeline, &name, &text)?;
     }
     if let Stage::Llvm = stage {
         let llvm = compile::Native::new(native)?;

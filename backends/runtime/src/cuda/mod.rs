@@ -143,6 +143,10 @@ pub struct Runtime {
     /// launch as programmatic dependent launches: sm_90 and later, with
     /// `cuLaunchKernelEx`, unless `PGPU_DEPENDENT_LAUNCH=0`.
     pub dependent_launch: bool,
+    /// Threads a grid kernel may have (`pgpu_rt_grid_capacity`):
+    /// multiprocessors x `GRID_THREADS_PER_SM`, or 0 without cooperative
+    /// launches.
+    pub grid_capacity: i64,
 }
 
 // SAFETY: the handles are process-wide driver objects, usable from any
@@ -172,6 +176,9 @@ struct Kernel {
     /// Whether it starts with `griddepcontrol.wait` (its module defines
     /// the marker of `pgpu-wait-grid-dependencies`).
     waits: bool,
+    /// Whether it has grid barriers (its module defines the marker of
+    /// `pgpu-define-grid-barrier`): a cooperative launch.
+    cooperative: bool,
 }
 
 /// The kernels of function handles.
@@ -291,6 +298,15 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
     let dependent_launch = capability.0 >= 9
         && driver.cuLaunchKernelEx.is_some()
         && std::env::var("PGPU_DEPENDENT_LAUNCH").map_or(true, |value| value != "0");
+    let grid_capacity = if attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0
+        && driver.cuLaunchKernelEx.is_some()
+    {
+        let per_sm = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?
+            .min(crate::mgpu::GRID_THREADS_PER_SM as i32);
+        i64::from(attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?) * i64::from(per_sm)
+    } else {
+        0
+    };
     let _ = RUNTIME.set(Runtime {
         driver,
         ordinal,
@@ -301,6 +317,7 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
         capability,
         max_shared_optin,
         dependent_launch,
+        grid_capacity,
     });
     RUNTIME
         .get()
@@ -316,24 +333,33 @@ fn take_launch_site() -> Option<Site> {
     NEXT_SITE.with(|next| next.borrow_mut().take())
 }
 
-/// Remembers the kernel name of a function handle, and whether the
-/// kernel waits for its grid dependencies.
-pub fn name_function(function: CUfunction, name: &str, waits: bool) {
+/// Remembers the kernel name of a function handle, whether the kernel
+/// waits for its grid dependencies and whether it has grid barriers.
+pub fn name_function(function: CUfunction, name: &str, waits: bool, cooperative: bool) {
     kernels().get_or_insert_with(HashMap::new).insert(
         function as usize,
         Kernel {
             name: name.into(),
             waits,
+            cooperative,
         },
     );
 }
 
-fn waits_for_grid_dependencies(function: CUfunction) -> bool {
+/// Whether `function` waits for its grid dependencies, and whether it has
+/// grid barriers.
+fn launch_kind(function: CUfunction) -> (bool, bool) {
     kernels()
         .as_ref()
         .and_then(|kernels| kernels.get(&(function as usize)))
-        .is_some_and(|kernel| kernel.waits)
+        .map_or((false, false), |kernel| (kernel.waits, kernel.cooperative))
 }
+
+/// The completion of the last grid kernel launched (any stream): the next
+/// one waits for it. Each grid kernel's barrier word lives in its module,
+/// and two grid kernels that each hold part of the device while waiting
+/// for the rest could deadlock, so grid kernels run one at a time.
+static LAST_GRID_KERNEL: Mutex<usize> = Mutex::new(0);
 
 fn function_name(function: CUfunction) -> String {
     kernels()
@@ -361,6 +387,24 @@ impl Runtime {
 
     /// The calling thread's current stream: the runtime stream, or the
     /// stream of the task it runs ([`tasks`]).
+    /// Makes the current stream wait for the last grid kernel; the guard
+    /// holds the event the caller records after its own grid kernel.
+    fn after_last_grid_kernel(&self) -> Result<MutexGuard<'static, usize>, RtError> {
+        let mut last = LAST_GRID_KERNEL
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if *last == 0 {
+            *last = self.create_event(CU_EVENT_DISABLE_TIMING)? as usize;
+        } else {
+            // SAFETY: a live event and the current stream.
+            let code = unsafe {
+                (self.driver.cuStreamWaitEvent)(self.current_stream(), *last as CUevent, 0)
+            };
+            self.check("cuStreamWaitEvent", code)?;
+        }
+        Ok(last)
+    }
+
     pub fn current_stream(&self) -> CUstream {
         tasks::current(self)
     }
@@ -560,10 +604,23 @@ impl Runtime {
             // SAFETY: the caller's contract; the config lives across the call.
             Ok(unsafe { launch_ex(&config, function, params, extra) })
         };
+        let (waits, cooperative) = launch_kind(function);
+        // A grid kernel starts after the last one has completed.
+        let mut last_grid_kernel = match cooperative {
+            true => Some(self.after_last_grid_kernel()?),
+            false => None,
+        };
         let code = crate::profile::host_call("launch", || match cluster {
-            None | Some([1, 1, 1])
-                if self.dependent_launch && waits_for_grid_dependencies(function) =>
-            {
+            _ if cooperative => {
+                let mut value = [0; 16];
+                value[0] = 1;
+                launch_with(CUlaunchAttribute {
+                    id: CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+                    pad: [0; 4],
+                    value,
+                })
+            }
+            None | Some([1, 1, 1]) if self.dependent_launch && waits => {
                 let mut value = [0; 16];
                 value[0] = 1;
                 launch_with(CUlaunchAttribute {
@@ -603,6 +660,13 @@ impl Runtime {
         if code != CUDA_SUCCESS {
             return Err(failed(code));
         }
+        if let Some(last) = last_grid_kernel.as_mut() {
+            // SAFETY: the event of `after_last_grid_kernel`, the current stream.
+            let code =
+                unsafe { (self.driver.cuEventRecord)(**last as CUevent, self.current_stream()) };
+            self.check("cuEventRecord", code)?;
+        }
+        drop(last_grid_kernel);
         if let Some(start) = timing {
             kernel_times::finish(self, &site.kernel, start)?;
         }

@@ -40,6 +40,23 @@ def Pgpu_RequireOp : Pgpu_Op<"require", [RecursiveMemoryEffects,
   let hasVerifier = 1;
 }
 
+def Pgpu_GridCapacityOp : Pgpu_Op<"grid_capacity", [Pure]> {
+  let summary = "Threads one grid spawn can run at once on the device";
+  let description = [{
+    The number of threads that a `pgpu.spawn grid` may have on the device
+    the program runs on: all of them must be co-resident, as its barriers
+    are grid-wide (a cooperative launch). 0 on a device without grid
+    barriers (the runtime's CPU device). `pgpu-grid-fuse` versions a spawn
+    on it; it is constant during a run. Host code only.
+
+    ```mlir
+    %max = pgpu.grid_capacity : index
+    ```
+  }];
+  let results = (outs Index:$capacity);
+  let assemblyFormat = "attr-dict `:` type($capacity)";
+}
+
 class Pgpu_AllocOp<string mnemonic> : Pgpu_Op<mnemonic> {
   let arguments = (ins Variadic<Index>:$dynamicSizes);
   let results = (outs Res<AnyMemRef, "the new list",
