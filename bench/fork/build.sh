@@ -22,16 +22,20 @@ declare -A raise=(
   [sieve]='s/\b100001\b/100000001/g; s/\b100000\b/100000000/g'
   [quicksort]='s/\b100001\b/10000001/g; s/\b100000\b/10000000/g'
   [matmul]='s/\b128\b/4096/g'
+  [list_ranking]='s/\b4096\b/131072/g'
 )
-# The sort of quicksort (the Fork program's start block, the reference's
-# qs call) is timed by the program itself: `wtime()` waits for the device,
-# and a last line `phase-ms T` reports it (run.sh compares the outputs
-# without it), so the sort is compared apart from start-up and input.
-timed_fork='s/^  start\(p\) \{$/  double phase_start = wtime();\n  start(p) {/'
-timed_seq='s/^  qs\(0, n\);$/  double phase_start = wtime();\n  qs(0, n);/'
+# Each Fork program is also built with --grid-barriers as bin/<name>_grid
+# (bench/fork/grid.sh compares the two).
+# The sort of quicksort and list ranking's rounds (the Fork program's start
+# block; the reference's qs call, or its walk from the list's head) are
+# timed by the program itself: `wtime()` waits for the device, and a last
+# line `phase-ms T` reports it (run.sh compares the outputs without it), so
+# the phase is compared apart from start-up and input.
+timed_fork='s/^  start\(([a-z]+)\) \{$/  double phase_start = wtime();\n  start(\1) {/'
+timed_seq='s/^  (qs\(0, n\);|int head = perm\[0\];)$/  double phase_start = wtime();\n  \1/'
 timed_end='s/^  unsigned sum = 0;$/  double phase_ms = (wtime() - phase_start) * 1000.0;\n  unsigned sum = 0;/; s/^  return 0;$/  printf("phase-ms %.1f\\n", phase_ms);\n  return 0;/'
-declare -A timed=([quicksort]=1)
-for name in sieve quicksort matmul; do
+declare -A timed=([quicksort]=1 [list_ranking]=1)
+for name in sieve quicksort matmul list_ranking; do
   sed -E "${raise[$name]}" "examples/fork/$name.fork" > "$src/$name.fork"
   sed -E "${raise[$name]}" "test-suite/run/fork/ref/$name.c" > "$src/${name}_seq.c"
   if [ -n "${timed[$name]:-}" ]; then
@@ -41,6 +45,7 @@ for name in sieve quicksort matmul; do
       || { echo "build.sh: could not time $name's phase" >&2; exit 1; }
   fi
   "$PGPU" compile --target cuda "$src/$name.fork" -o "$out/$name"
+  "$PGPU" compile --target cuda --grid-barriers "$src/$name.fork" -o "$out/${name}_grid"
   "$PGPU" compile "$src/${name}_seq.c" -o "$out/${name}_seq"
 done
 echo "built: $(ls "$out" | grep -v src | tr '\n' ' ')"
