@@ -66,15 +66,13 @@
 //! `@pgpu_grid_barrier` is already defined has none: the pass is
 //! idempotent.
 
+use crate::nvvm_modules::{gpu_modules, is_kernel, marker_global};
 use melior::Context;
 use melior::dialect::DialectHandle;
 use melior::ir::{
-    Attribute, BlockLike, Identifier, Location, Module, Operation, OperationRef, Region,
-    RegionLike,
+    Attribute, BlockLike, Location, Module, Operation, OperationRef, RegionLike,
     attribute::{DenseI32ArrayAttribute, IntegerAttribute},
-    operation::{
-        OperationBuilder, OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult,
-    },
+    operation::{OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult},
     r#type::IntegerType,
 };
 use pgpu_pass_infra::{Pass, PassFailure, Severity, emit_diagnostic, emit_error};
@@ -148,18 +146,7 @@ impl Pass for DefineGridBarrier {
     }
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
-        let mut modules = Vec::new();
-        operation.walk(WalkOrder::PreOrder, |op| {
-            if op.name().as_string_ref().as_str() == Ok("gpu.module") {
-                modules.push(op.to_raw());
-                return WalkResult::Skip;
-            }
-            WalkResult::Advance
-        });
-        for raw in modules {
-            // SAFETY: collected from the live IR; only ops inside each
-            // gpu.module are replaced, never the gpu.modules themselves.
-            let module = unsafe { OperationRef::from_raw(raw) };
+        for module in gpu_modules(operation) {
             define_in_module(module)?;
         }
         Ok(())
@@ -174,10 +161,6 @@ fn symbol(op: OperationRef) -> Option<String> {
     op.attribute("sym_name")
         .ok()
         .map(|name| name.to_string().trim_matches('"').to_string())
-}
-
-fn is_kernel(op: OperationRef) -> bool {
-    is_named(op, "llvm.func") && (op.has_attribute("gpu.kernel") || op.has_attribute("nvvm.kernel"))
 }
 
 fn is_declaration(function: OperationRef) -> bool {
@@ -306,7 +289,7 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
         erase(declaration);
     }
     if !found.has_marker {
-        body.insert_operation(0, marker(context, location)?);
+        body.insert_operation(0, marker_global(context, MARKER, location)?);
     }
     for kernel in found.kernels {
         limit_registers(context, kernel);
@@ -346,32 +329,6 @@ fn insert_definition<'c>(
         moved.move_before(anchor);
     }
     Ok(())
-}
-
-/// `@pgpu_cooperative_launch`, the external constant 1 : i32 in global memory.
-fn marker<'c>(context: &'c Context, location: Location<'c>) -> Result<Operation<'c>, PassFailure> {
-    let parse = |text: &str| {
-        Attribute::parse(context, text)
-            .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
-    };
-    OperationBuilder::new("llvm.mlir.global", location)
-        .add_attributes(&[
-            (Identifier::new(context, "addr_space"), parse("1 : i32")?),
-            (Identifier::new(context, "constant"), parse("unit")?),
-            (Identifier::new(context, "global_type"), parse("i32")?),
-            (
-                Identifier::new(context, "linkage"),
-                parse("#llvm.linkage<external>")?,
-            ),
-            (
-                Identifier::new(context, "sym_name"),
-                parse(&format!("\"{MARKER}\""))?,
-            ),
-            (Identifier::new(context, "value"), parse("1 : i32")?),
-        ])
-        .add_regions([Region::new()])
-        .build()
-        .map_err(|_| emit_error(location, "cannot build the cooperative-launch marker"))
 }
 
 /// Sets `nvvm.minctasm` of `kernel` so that [`GRID_THREADS_PER_SM`] of its

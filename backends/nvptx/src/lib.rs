@@ -18,6 +18,7 @@
 pub mod collectives;
 mod define_grid_barrier;
 mod link_collectives;
+mod nvvm_modules;
 mod wait_grid_dependencies;
 
 pub use define_grid_barrier::{

@@ -27,9 +27,10 @@
 //! program kernels are not marked. Upstream MLIR has no pass that emits
 //! grid-dependency control, hence this one.
 
+use crate::nvvm_modules::{gpu_modules, is_kernel, marker_global};
 use melior::Context;
 use melior::ir::{
-    Attribute, BlockLike, Identifier, Location, Operation, OperationRef, Region, RegionLike,
+    Attribute, BlockLike, Identifier, Location, Operation, OperationRef, RegionLike,
     operation::{OperationBuilder, OperationLike, WalkOrder, WalkResult},
 };
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
@@ -51,26 +52,11 @@ impl Pass for WaitGridDependencies {
          so the runtime may launch it as a programmatic dependent launch (sm_90+)";
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
-        let mut modules = Vec::new();
-        operation.walk(WalkOrder::PreOrder, |op| {
-            if op.name().as_string_ref().as_str() == Ok("gpu.module") {
-                modules.push(op.to_raw());
-                return WalkResult::Skip;
-            }
-            WalkResult::Advance
-        });
-        for raw in modules {
-            // SAFETY: collected from the live IR; this pass only adds ops.
-            let module = unsafe { OperationRef::from_raw(raw) };
+        for module in gpu_modules(operation) {
             mark_module(module)?;
         }
         Ok(())
     }
-}
-
-fn is_kernel(op: OperationRef) -> bool {
-    op.name().as_string_ref().as_str() == Ok("llvm.func")
-        && (op.has_attribute("gpu.kernel") || op.has_attribute("nvvm.kernel"))
 }
 
 /// `nvvm.griddepcontrol` of `kind` (wait or launch_dependents).
@@ -159,24 +145,7 @@ fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
         }
     }
     if !marked {
-        let marker = OperationBuilder::new("llvm.mlir.global", Location::unknown(context))
-            .add_attributes(&[
-                (Identifier::new(context, "addr_space"), parse("1 : i32")?),
-                (Identifier::new(context, "constant"), parse("unit")?),
-                (Identifier::new(context, "global_type"), parse("i32")?),
-                (
-                    Identifier::new(context, "linkage"),
-                    parse("#llvm.linkage<external>")?,
-                ),
-                (
-                    Identifier::new(context, "sym_name"),
-                    parse(&format!("\"{MARKER}\""))?,
-                ),
-                (Identifier::new(context, "value"), parse("1 : i32")?),
-            ])
-            .add_regions([Region::new()])
-            .build()
-            .map_err(|_| emit_error(location, "cannot build the grid-dependency marker"))?;
+        let marker = marker_global(context, MARKER, Location::unknown(context))?;
         body.insert_operation(0, marker);
     }
     Ok(())
