@@ -102,15 +102,12 @@ fn fusable(spawn: Op) -> bool {
             return false;
         }
     }
-    let nested_barriers = spawn
-        .nested()
-        .into_iter()
-        .filter(|op| op.is("pgpu.barrier"))
-        .count();
+    let nested = spawn.nested();
+    let nested_barriers = nested.iter().filter(|op| op.is("pgpu.barrier")).count();
     barriers > 0
         && nested_barriers == barriers
-        && spawn.nested().into_iter().all(runs_in_grid_kernel)
-        && !spawn.nested().into_iter().any(|op| {
+        && nested.iter().all(|op| runs_in_grid_kernel(*op))
+        && !nested.iter().any(|&op| {
             let reassigns = op.is("pgpu.barrier") && op.has_attribute("rank_reassigned");
             let unsupported = matches!(
                 op.name().as_str(),

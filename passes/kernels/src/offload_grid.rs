@@ -22,7 +22,8 @@
 //! `scf.if` as results (poison in the skipping threads, which never use
 //! them); they stay in registers. `pgpu.rank` is `%j`, `pgpu.size` is `n`;
 //! `pgpu.require` bodies (host code before the first barrier) run before
-//! the launch. `@pgpu_grid_barrier` is declared here and defined per kernel
+//! the launch, and global reads move out of the body as they do out of any
+//! kernel (`hoist_global_reads`). `@pgpu_grid_barrier` is declared here and defined per kernel
 //! module by the NVPTX backend (`pgpu-define-grid-barrier`), which also
 //! marks the module so that the runtime launches it cooperatively.
 
@@ -30,7 +31,7 @@ use crate::{
     build::{Builder, Built},
     grid_fuse::runs_in_grid_kernel,
     ir::{Op, Val},
-    offload_kernels::{Offload, hoist_global_reads, outside_lists},
+    offload_kernels::{Offload, outside_lists},
 };
 use melior::ir::Type;
 use std::collections::HashMap;
@@ -40,8 +41,9 @@ pub(crate) const GRID_BARRIER: &str = "pgpu_grid_barrier";
 
 impl Offload {
     /// Offloads the grid spawn `spawn` (host code).
-    pub(crate) fn offload_grid(&mut self, spawn: Op, site_name: &str) -> Built<()> {
+    pub(crate) fn offload_grid(&mut self, spawn: Op) -> Built<()> {
         let at = Builder::before(spawn);
+        let site_name = self.site_name(spawn);
         let count = spawn.operand(0);
         for op in spawn.nested() {
             if op.is("pgpu.size") {
@@ -50,7 +52,6 @@ impl Offload {
             }
         }
         inline_requires(spawn)?;
-        hoist_global_reads(spawn);
         if let Some(bad) = spawn
             .nested()
             .into_iter()
@@ -67,7 +68,7 @@ impl Offload {
         self.runtime
             .call(&on_cpu, "pgpu_rt_grid_unavailable", &[], "()")?;
         let inside = at.moved_to(then_yield).at_location_of(spawn);
-        self.launch_site(&inside, site_name, spawn)?;
+        self.launch_site(&inside, &site_name, spawn)?;
         let mut views = HashMap::new();
         for (list, write) in &lists {
             views.insert(*list, self.device_view(&inside, *list, *write)?);

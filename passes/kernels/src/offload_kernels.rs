@@ -153,13 +153,12 @@ impl Pass for OffloadKernels {
                 heap_allocate(alloca)?;
             }
         }
-        for kernel in kernels.iter().filter(|kernel| kernel.is("scf.parallel")) {
+        for kernel in &kernels {
             hoist_global_reads(*kernel);
         }
         for kernel in kernels {
             if kernel.is("pgpu.spawn") {
-                let site_name = offload.site_name(kernel);
-                offload.offload_grid(kernel, &site_name)?;
+                offload.offload_grid(kernel)?;
             } else if is_offloadable(kernel) {
                 offload.offload(kernel)?;
             }
@@ -196,7 +195,7 @@ fn is_offloadable(kernel: Op) -> bool {
 /// kernel, so that the GPU version gets the list as an argument. A global
 /// the kernel stores into, or any global of a kernel that calls functions,
 /// stays (and keeps the kernel on the host).
-pub(crate) fn hoist_global_reads(kernel: Op) {
+fn hoist_global_reads(kernel: Op) {
     let nested = kernel.nested();
     // A global array's address is the same everywhere: the kernel takes it
     // as an operand (the runtime registers global arrays, so they have
@@ -572,7 +571,7 @@ impl Offload {
     }
 
     /// The name of `kernel` in error reports: `<function> kernel <k>`.
-    fn site_name(&mut self, kernel: Op) -> String {
+    pub(crate) fn site_name(&mut self, kernel: Op) -> String {
         let host_name = kernel
             .enclosing_function()
             .map(source_name)

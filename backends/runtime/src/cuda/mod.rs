@@ -606,28 +606,25 @@ impl Runtime {
         };
         let (waits, cooperative) = launch_kind(function);
         // A grid kernel starts after the last one has completed.
-        let mut last_grid_kernel = match cooperative {
-            true => Some(self.after_last_grid_kernel()?),
-            false => None,
+        let mut last_grid_kernel = if cooperative {
+            Some(self.after_last_grid_kernel()?)
+        } else {
+            None
+        };
+        // A launch attribute whose value is the flag 1.
+        let flag = |id: c_uint| {
+            let mut value = [0; 16];
+            value[0] = 1;
+            CUlaunchAttribute {
+                id,
+                pad: [0; 4],
+                value,
+            }
         };
         let code = crate::profile::host_call("launch", || match cluster {
-            _ if cooperative => {
-                let mut value = [0; 16];
-                value[0] = 1;
-                launch_with(CUlaunchAttribute {
-                    id: CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
-                    pad: [0; 4],
-                    value,
-                })
-            }
+            _ if cooperative => launch_with(flag(CU_LAUNCH_ATTRIBUTE_COOPERATIVE)),
             None | Some([1, 1, 1]) if self.dependent_launch && waits => {
-                let mut value = [0; 16];
-                value[0] = 1;
-                launch_with(CUlaunchAttribute {
-                    id: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                    pad: [0; 4],
-                    value,
-                })
+                launch_with(flag(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION))
             }
             None | Some([1, 1, 1]) => {
                 // SAFETY: the caller's contract.
