@@ -317,7 +317,8 @@ addBarrierEffects(bool rankReassigned,
 LogicalResult PgpuDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().strref();
-  if (name != getSpmdInlineAttrName() && name != getSynchronousAttrName())
+  if (name != getSpmdInlineAttrName() && name != getSynchronousAttrName() &&
+      name != getBlockGroupAttrName())
     return success();
   if (!isa<UnitAttr>(attribute.getValue()))
     return op->emitError() << "'" << name << "' must be a unit attribute";
@@ -364,10 +365,31 @@ static LogicalResult verifyGridSpawn(SpawnOp spawn) {
   return failure(result.wasInterrupted());
 }
 
+/// Checks the body of a `block` spawn: one kernel of one thread block whose
+/// threads synchronize in ranges.
+static LogicalResult verifyBlockSpawn(SpawnOp spawn) {
+  if (spawn.getSynchronous() || spawn.getGrid())
+    return spawn.emitOpError(
+        "cannot be 'block' and 'synchronous' or 'grid' at once");
+  WalkResult result = spawn.getBody().walk([&](Operation *op) {
+    if (isa<BarrierOp, SuperstepOp, ParOp, ThreadGetOp, ThreadPutOp,
+            SetOldRankOp, RequireOp>(op) ||
+        isSuperstepBoundary(op)) {
+      op->emitOpError("cannot be in a 'block' spawn (one thread block "
+                      "synchronizing with 'pgpu.range_barrier')");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult SpawnOp::verify() {
   if (getSpmdScope(*this))
     return emitOpError("cannot be nested in another SPMD region");
   if (getGrid() && failed(verifyGridSpawn(*this)))
+    return failure();
+  if (getBlock() && failed(verifyBlockSpawn(*this)))
     return failure();
   Operation *superstep = nullptr, *other = nullptr;
   for (Operation &op : getBody().front().without_terminator()) {
@@ -381,6 +403,24 @@ LogicalResult SpawnOp::verify() {
       emitOpError("body must be all 'pgpu.superstep' regions or none");
   diag.attachNote(other->getLoc()) << "this op is not in a superstep";
   return diag;
+}
+
+LogicalResult RangeBarrierOp::verify() {
+  for (Operation *parent = (*this)->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (auto spawn = dyn_cast<SpawnOp>(parent)) {
+      if (spawn.getBlock())
+        return success();
+      break;
+    }
+    if (isa<FunctionOpInterface>(parent)) {
+      if (parent->hasAttr(PgpuDialect::getBlockGroupAttrName()))
+        return success();
+      break;
+    }
+  }
+  return emitOpError("must be nested in a 'pgpu.spawn block' or a function "
+                     "marked 'pgpu.block_group'");
 }
 
 LogicalResult BarrierOp::verify() {

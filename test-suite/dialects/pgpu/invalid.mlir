@@ -1561,3 +1561,48 @@ func.func @sorted_keys_of_another_type(%k: memref<?xi32>, %i: memref<?xindex>, %
   pgpu.list.sort_idx %k, %i[%n] sorted %s : memref<?xi32>, memref<?xindex>, memref<?xi64>
   return
 }
+
+// -----
+
+func.func @block_with_barrier(%n: index) {
+  pgpu.spawn block %n {
+    // expected-error @+1 {{'pgpu.barrier' op cannot be in a 'block' spawn (one thread block synchronizing with 'pgpu.range_barrier')}}
+    pgpu.barrier
+  }
+  return
+}
+
+// -----
+
+func.func @block_and_grid(%n: index) {
+  // expected-error @+1 {{'pgpu.spawn' op cannot be 'block' and 'synchronous' or 'grid' at once}}
+  pgpu.spawn grid block %n {
+  }
+  return
+}
+
+// -----
+
+func.func @range_barrier_in_plain_spawn(%n: index) {
+  %c0 = arith.constant 0 : index
+  pgpu.spawn %n {
+    // expected-error @+1 {{'pgpu.range_barrier' op must be nested in a 'pgpu.spawn block' or a function marked 'pgpu.block_group'}}
+    pgpu.range_barrier %c0, %n, %c0
+  }
+  return
+}
+
+// -----
+
+func.func @range_barrier_in_plain_function(%n: index) {
+  // expected-error @+1 {{'pgpu.range_barrier' op must be nested in a 'pgpu.spawn block' or a function marked 'pgpu.block_group'}}
+  pgpu.range_barrier %n, %n, %n
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pgpu.block_group' must be a unit attribute}}
+func.func @block_group_not_unit() attributes {pgpu.block_group = 1 : i32} {
+  return
+}

@@ -743,6 +743,33 @@ func.func @grid_spawn(%n: index) {
   return
 }
 
+// A block spawn: one thread block whose threads synchronize in ranges, also
+// in the block-group functions it calls.
+// CHECK-LABEL: func.func private @block_half
+// CHECK-SAME: attributes {pgpu.block_group}
+// CHECK: pgpu.range_barrier %{{.*}}, %{{.*}}, %{{.*}}
+func.func private @block_half(%first: index, %count: index, %slot: index) attributes {pgpu.block_group} {
+  pgpu.range_barrier %first, %count, %slot
+  return
+}
+
+// CHECK-LABEL: func.func @block_spawn
+// CHECK: pgpu.block_capacity : index
+// CHECK: pgpu.spawn block %{{.*}} {
+// CHECK-NEXT: pgpu.rank
+// CHECK-NEXT: pgpu.range_barrier
+// CHECK-NEXT: func.call @block_half
+func.func @block_spawn(%n: index, %half: index, %slot: index) {
+  %c0 = arith.constant 0 : index
+  %max = pgpu.block_capacity : index
+  pgpu.spawn block %n {
+    %r = pgpu.rank : index
+    pgpu.range_barrier %c0, %n, %slot
+    func.call @block_half(%c0, %half, %c0) : (index, index, index) -> ()
+  }
+  return
+}
+
 // Fork's async functions read the group structure.
 // CHECK-LABEL: func.func @async_reads_group
 // CHECK: pgpu.group.rank : index

@@ -40,6 +40,15 @@ def Pgpu_Dialect : Dialect {
     - `pgpu.synchronous`: a Fork `sync` function, called from synchronous
       group code (fork-to-cuda.txt, Section 3); group queries, group splits
       and barriers are allowed in it.
+
+    A third marks device functions of one thread block:
+
+    - `pgpu.block_group`: a function that `pgpu-block-groups` made from a
+      Fork `sync` function to run a whole group inside a `pgpu.spawn
+      block` (its members are the block's threads, its recursion stays in
+      the kernel); it is called per thread, may recurse, and synchronizes
+      with `pgpu.range_barrier`. It uses no rank query: the thread's index
+      and its group's range are arguments.
   }];
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
@@ -50,6 +59,10 @@ def Pgpu_Dialect : Dialect {
     /// The unit attribute marking a Fork synchronous function.
     static constexpr ::llvm::StringLiteral getSynchronousAttrName() {
       return ::llvm::StringLiteral("pgpu.synchronous");
+    }
+    /// The unit attribute marking a function run by one block's threads.
+    static constexpr ::llvm::StringLiteral getBlockGroupAttrName() {
+      return ::llvm::StringLiteral("pgpu.block_group");
     }
   }];
 }

@@ -57,6 +57,23 @@ def Pgpu_GridCapacityOp : Pgpu_Op<"grid_capacity", [Pure]> {
   let assemblyFormat = "attr-dict `:` type($capacity)";
 }
 
+def Pgpu_BlockCapacityOp : Pgpu_Op<"block_capacity", [Pure]> {
+  let summary = "Threads one block spawn can have on the device";
+  let description = [{
+    The largest thread count of a `pgpu.spawn block` on the device the
+    program runs on: its threads form one thread block (1024 on CUDA
+    GPUs; the interpreter also answers 1024). 0 on a device without
+    block spawns (the runtime's CPU device). `pgpu-lower-groups` versions
+    a Fork group call on it; it is constant during a run. Host code only.
+
+    ```mlir
+    %max = pgpu.block_capacity : index
+    ```
+  }];
+  let results = (outs Index:$capacity);
+  let assemblyFormat = "attr-dict `:` type($capacity)";
+}
+
 class Pgpu_AllocOp<string mnemonic> : Pgpu_Op<mnemonic> {
   let arguments = (ins Variadic<Index>:$dynamicSizes);
   let results = (outs Res<AnyMemRef, "the new list",

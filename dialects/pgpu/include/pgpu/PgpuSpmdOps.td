@@ -74,6 +74,13 @@ def Pgpu_SpawnOp : Pgpu_Op<"spawn", [RecursiveMemoryEffects,
     `thread.put`, and `pgpu.require` only before the first barrier (host
     code runs before the launch).
 
+    With `block` the threads form one thread block (at most
+    `pgpu.block_capacity` of them) and the body runs as one kernel: it
+    synchronizes ranges of its threads with `pgpu.range_barrier` (directly
+    or in the `pgpu.block_group` functions it calls), never all of them
+    with `pgpu.barrier`. `pgpu-block-groups` and `pgpu-lower-groups` make
+    such spawns for Fork group calls that fit a block.
+
     A spawn is host-level code: it cannot be nested in another SPMD region.
 
     ```mlir
@@ -87,12 +94,49 @@ def Pgpu_SpawnOp : Pgpu_Op<"spawn", [RecursiveMemoryEffects,
     pgpu.spawn grid %n {
       pgpu.barrier
     }
+    pgpu.spawn block %n {
+      %t = pgpu.rank : index
+      pgpu.range_barrier %c0, %n, %slot
+    }
     ```
   }];
-  let arguments = (ins Index:$count, UnitAttr:$synchronous, UnitAttr:$grid);
+  let arguments = (ins Index:$count, UnitAttr:$synchronous, UnitAttr:$grid,
+                   UnitAttr:$block);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat =
-      "(`synchronous` $synchronous^)? (`grid` $grid^)? $count $body attr-dict";
+      "(`synchronous` $synchronous^)? (`grid` $grid^)? (`block` $block^)? "
+      "$count $body attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// pgpu.range_barrier
+//===----------------------------------------------------------------------===//
+
+def Pgpu_RangeBarrierOp : Pgpu_Op<"range_barrier"> {
+  let summary = "Threads `first .. first+count-1` of a block spawn synchronize";
+  let description = [{
+    The barrier of a Fork group that runs inside a `pgpu.spawn block`: the
+    threads whose ranks in the spawn are `first .. first + count - 1` all
+    finish the code before it before any of them runs the code after it,
+    and their memory writes before it are visible after it. Other threads
+    of the block go on. Every thread of the range reaches it with the same
+    operands; it may stand under control flow that is the same in all of
+    them.
+
+    `slot` names the synchronization word the barrier uses on the device:
+    ranges that may be waiting at the same time must use different slots
+    (ranges of one thread set may share one). `pgpu-block-groups` gives the
+    whole block's range slot `2 * n` (n threads) and the two sides of a
+    split at thread `s` slots `2 * s` and `2 * s + 1`: ranges alive at one
+    time never split at the same thread. Slots are below `2 * n + 1`.
+
+    ```mlir
+    pgpu.range_barrier %first, %count, %slot
+    ```
+  }];
+  let arguments = (ins Index:$first, Index:$count, Index:$slot);
+  let assemblyFormat = "$first `,` $count `,` $slot attr-dict";
   let hasVerifier = 1;
 }
 
