@@ -18,7 +18,10 @@
 //! (module `spmd`) resolves the sync for all threads (computing collective
 //! results into their slots), clears `waiting` and sets `passed`; resumed,
 //! the fiber executes the op again, sees `passed`, and moves on (a
-//! `pgpu.superstep` then enters its region).
+//! `pgpu.superstep` then enters its region). A `pgpu.range_barrier` follows
+//! the same protocol under the block scheduler (module `block`), which
+//! releases the threads of a range once all of them wait; outside a block
+//! spawn it is an error, and inside one `pgpu.par` is.
 
 use crate::ir::*;
 use crate::memory::{AccessError, AllocKind, Memory};
@@ -142,6 +145,9 @@ pub struct Interp<'p> {
     pub require_size: Option<usize>,
     /// Lock-step execution (Fork): a fiber stops after every op.
     pub step_mode: bool,
+    /// The threads of a `pgpu.spawn block` run (module `block`): range
+    /// barriers are allowed, whole-spawn synchronization is not.
+    pub in_block: bool,
 }
 
 pub type R<T> = Result<T, InterpError>;
@@ -171,6 +177,7 @@ impl<'p> Interp<'p> {
             puts: Vec::new(),
             require_size: None,
             step_mode: false,
+            in_block: false,
         };
         for global in &prog.globals {
             let id = interp
@@ -1089,7 +1096,7 @@ impl<'p> Interp<'p> {
             }
 
             // ---------------------------------------------------- pgpu
-            K::Spawn { synchronous } => {
+            K::Spawn { synchronous, block } => {
                 let count = self.int_strict(op, act, 0)?;
                 if count < 0 {
                     return Err(
@@ -1099,6 +1106,8 @@ impl<'p> Interp<'p> {
                 let host = act.clone();
                 let dtemps = if *synchronous {
                     self.run_sync_spawn(&host, op, count as usize)?
+                } else if *block {
+                    self.run_block_spawn(&host, op, count as usize)?
                 } else {
                     self.run_spawn(&host, op, count as usize)?
                 };
@@ -1122,6 +1131,18 @@ impl<'p> Interp<'p> {
                     return Ok(Some(stop));
                 }
             }
+            K::RangeBarrier => {
+                // Only the block scheduler (module `block`) resolves it.
+                if !self.in_block {
+                    return Err(self.fail(
+                        op,
+                        "'pgpu.range_barrier' outside a block spawn: only the threads of a 'pgpu.spawn block' (and the pgpu.block_group functions they call) synchronize in ranges",
+                    ));
+                }
+                if let Some(stop) = self.sync_point(fiber, op_id, op)? {
+                    return Ok(Some(stop));
+                }
+            }
             K::Superstep { .. } => {
                 if let Some(stop) = self.sync_point(fiber, op_id, op)? {
                     return Ok(Some(stop));
@@ -1133,6 +1154,12 @@ impl<'p> Interp<'p> {
             K::Par => {
                 if self.cur.is_none() {
                     return Err(self.fail(op, "'pgpu.par' outside an SPMD region"));
+                }
+                if self.in_block {
+                    return Err(self.fail(
+                        op,
+                        "'pgpu.par' cannot run in a block spawn: its branches align whole-spawn barriers, and a block's threads synchronize in ranges with 'pgpu.range_barrier'",
+                    ));
                 }
                 let mut branches = Vec::new();
                 for &region in op.regions.iter() {
@@ -1400,6 +1427,9 @@ impl<'p> Interp<'p> {
             // a grid spawn of any size is fine: the grid version is taken.
             K::GridCapacity => {
                 act.slots[op.results[0] as usize] = Val::Int(i64::MAX);
+            }
+            K::BlockCapacity => {
+                act.slots[op.results[0] as usize] = Val::Int(BLOCK_CAPACITY as i64);
             }
             K::RandSeed => {
                 let seed = self.int_strict(op, act, 0)?;

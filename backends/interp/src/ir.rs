@@ -192,6 +192,11 @@ pub struct ViewInfo {
     pub kept: Vec<bool>,
 }
 
+/// The largest thread count of a `pgpu.spawn block`, what
+/// `pgpu.block_capacity` returns: 1024, the largest thread block of CUDA
+/// GPUs (compute capability 2.0 and later).
+pub const BLOCK_CAPACITY: usize = 1024;
+
 /// A piece of a printf format (shared with compiled programs' runtime).
 pub use pgpu_runtime::printf::Piece as FmtPiece;
 
@@ -252,9 +257,14 @@ pub enum K {
     // ub
     Poison,
     // pgpu SPMD
+    /// `block`: one thread block synchronizing ranges of its threads with
+    /// `pgpu.range_barrier` (module `block`).
     Spawn {
         synchronous: bool,
+        block: bool,
     },
+    /// `pgpu.range_barrier %first, %count, %slot` of a block spawn.
+    RangeBarrier,
     Barrier {
         rank_reassigned: bool,
     },
@@ -308,6 +318,10 @@ pub enum K {
     ArgI,
     WTime,
     GridCapacity,
+    /// `pgpu.block_capacity`: the interpreter answers 1024
+    /// ([`BLOCK_CAPACITY`]), a CUDA GPU's largest thread block, so that
+    /// programs take the same block-spawn versions as on the device.
+    BlockCapacity,
     RandSeed,
     RandU32,
     // gpu
@@ -1341,7 +1355,9 @@ impl Converter {
             "ub.poison" => Poison,
             "pgpu.spawn" => Spawn {
                 synchronous: has_attr(op, "synchronous"),
+                block: has_attr(op, "block"),
             },
+            "pgpu.range_barrier" => RangeBarrier,
             "pgpu.barrier" => Barrier {
                 rank_reassigned: has_attr(op, "rank_reassigned"),
             },
@@ -1397,6 +1413,7 @@ impl Converter {
             "pgpu.argi" => ArgI,
             "pgpu.wtime" => WTime,
             "pgpu.grid_capacity" => GridCapacity,
+            "pgpu.block_capacity" => BlockCapacity,
             "pgpu.rand_seed" => RandSeed,
             "pgpu.rand_u32" => RandU32,
             "gpu.launch" => GpuLaunch {

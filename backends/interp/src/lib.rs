@@ -10,16 +10,21 @@
 //! bulk-synchronously (module `spmd`): every thread runs to its next
 //! barrier or collective, then all continue. `pgpu.spawn synchronous`
 //! (Fork) runs its group in lock-step with PRAM semantics (module `fork`).
+//! `pgpu.spawn block` (one thread block, at most 1024 threads) runs its
+//! threads until they end or wait at a `pgpu.range_barrier`, and releases
+//! each range whose threads all wait (module `block`).
 //!
 //! Every memory access is checked (module `memory`): bounds, use after
 //! free, null (poison) pointers, reads of uninitialised memory, and data
-//! races between the threads of one superstep. Errors carry the op's
+//! races between the threads of one superstep (in a block spawn: between
+//! accesses that no chain of range barriers orders). Errors carry the op's
 //! `file:line:col`; the run stops at the first one.
 //!
 //! Host output (`pgpu.printf`) is collected (and optionally echoed to the
 //! process's stdout as it is produced); SPMD threads' output is printed per
-//! superstep in rank order.
+//! superstep (in a block spawn: per scheduling step) in rank order.
 
+mod block;
 mod exec;
 mod fork;
 mod ir;
@@ -36,7 +41,8 @@ use std::fmt;
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Check data races between the threads of a superstep.
+    /// Check data races between the threads of a superstep (in a block
+    /// spawn: accesses of threads that no range barriers order).
     pub race_detection: bool,
     /// Also write program output to the process's stdout as it is produced.
     pub echo_stdout: bool,

@@ -18,6 +18,15 @@
 //! code in `pgpu.require` runs before its superstep: its accesses are
 //! checked against the threads' accesses of that superstep so far (which a
 //! compiled program would not have made yet) but not recorded.
+//!
+//! A block spawn has no supersteps: its range barriers order only the
+//! threads of a range. There the detector works with happens-before
+//! ([`Clocks`], set by module `block`): every thread has a vector clock, a
+//! released range joins its members' clocks, and each accessed element
+//! records its last write and the reads since it with the accessing
+//! thread's epoch. An access races with an earlier one of another thread
+//! unless a chain of range barriers orders the two (write after read, read
+//! after write, write after write).
 
 use crate::value::{MemDesc, Val};
 use std::collections::HashMap;
@@ -73,6 +82,129 @@ pub struct Memory {
     pub total_elements: usize,
     /// Writes of the current lock-step (PRAM) step, committed together.
     pub pending: Option<Vec<(u32, usize, Val)>>,
+    /// Happens-before race detection (block spawns) instead of the
+    /// per-superstep shadow map.
+    pub clocks: Option<Clocks>,
+}
+
+/// One recorded access of the happens-before detector.
+#[derive(Debug, Clone, Copy)]
+struct Access {
+    thread: u32,
+    /// The thread's epoch at the access.
+    epoch: u32,
+    loc: u32,
+}
+
+/// The accesses of one element the next access must be ordered after.
+#[derive(Debug, Default)]
+struct Accesses {
+    writer: Option<Access>,
+    /// Reads since the last write that are not ordered before a later read
+    /// (at most one per thread).
+    readers: Vec<Access>,
+}
+
+/// Vector clocks of the threads of a block spawn and the accesses of its
+/// run: the race detector of ranges that synchronize independently.
+#[derive(Debug, Default)]
+pub struct Clocks {
+    /// `clocks[t][u]`: the newest epoch of thread `u` that thread `t` is
+    /// ordered after; `clocks[t][t]` is `t`'s own epoch (from 1; a range
+    /// barrier starts a new one).
+    clocks: Vec<Vec<u32>>,
+    shadow: HashMap<(u32, usize), Accesses>,
+}
+
+impl Clocks {
+    /// `threads` threads that no barrier has ordered yet.
+    pub fn new(threads: usize) -> Self {
+        let clocks = (0..threads)
+            .map(|thread| {
+                let mut clock = vec![0; threads];
+                clock[thread] = 1;
+                clock
+            })
+            .collect();
+        Self {
+            clocks,
+            shadow: HashMap::new(),
+        }
+    }
+
+    /// A barrier of the threads `members`: each of them is now ordered
+    /// after everything any of them did before it, and starts a new epoch.
+    pub fn synchronize(&mut self, members: std::ops::Range<usize>) {
+        let first = members.start;
+        let Some(clocks) = self.clocks.get_mut(members) else {
+            return;
+        };
+        let mut joined = vec![0u32; clocks.first().map_or(0, Vec::len)];
+        for clock in clocks.iter() {
+            for (max, &value) in joined.iter_mut().zip(clock) {
+                *max = (*max).max(value);
+            }
+        }
+        for (offset, clock) in clocks.iter_mut().enumerate() {
+            clock.copy_from_slice(&joined);
+            if let Some(own) = clock.get_mut(first + offset) {
+                *own += 1;
+            }
+        }
+    }
+
+    fn track(
+        &mut self,
+        alloc: u32,
+        element: usize,
+        write: bool,
+        loc: u32,
+        thread: u32,
+    ) -> Result<(), AccessError> {
+        let Some(clock) = self.clocks.get(thread as usize) else {
+            return Ok(());
+        };
+        let ordered = |access: &Access| {
+            access.thread == thread
+                || clock
+                    .get(access.thread as usize)
+                    .is_some_and(|&seen| seen >= access.epoch)
+        };
+        let entry = self.shadow.entry((alloc, element)).or_default();
+        let race = |what: &str, other: &Access, other_what: &'static str| AccessError::Race {
+            message: format!(
+                "data race: thread {thread} {} element {element} that thread {} {what}, and no range barrier orders the two accesses",
+                if write { "writes" } else { "reads" },
+                other.thread
+            ),
+            other_loc: other.loc,
+            other_what,
+        };
+        if let Some(writer) = &entry.writer
+            && !ordered(writer)
+        {
+            return Err(race("wrote", writer, "the other thread's write"));
+        }
+        let current = Access {
+            thread,
+            epoch: clock[thread as usize],
+            loc,
+        };
+        if write {
+            if let Some(reader) = entry.readers.iter().find(|reader| !ordered(reader)) {
+                return Err(race("read", reader, "the other thread's read"));
+            }
+            // Later accesses ordered after this write are ordered after
+            // everything it is ordered after.
+            entry.writer = Some(current);
+            entry.readers.clear();
+        } else {
+            // Reads ordered before this one are covered by it.
+            entry.readers.retain(|reader| !ordered(reader));
+            entry.readers.push(current);
+        }
+        Ok(())
+    }
 }
 
 /// The race detector's id for host code inside `pgpu.require`.
@@ -233,6 +365,9 @@ impl Memory {
         let Some(thread) = self.race_thread else {
             return Ok(());
         };
+        if let Some(clocks) = &mut self.clocks {
+            return clocks.track(alloc, element, write, loc, thread);
+        }
         let host = thread == HOST_THREAD;
         let who = |id: u32| {
             if id == HOST_THREAD {

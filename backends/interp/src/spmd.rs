@@ -18,6 +18,10 @@
 //!    positions in it, and the old rank of each thread is remembered;
 //! 5. the threads' contexts are saved for `pgpu.thread.get` when the program
 //!    uses it, and the race detector's shadow map starts afresh.
+//!
+//! A `pgpu.spawn block` has a scheduler of its own (module `block`): its
+//! ranges synchronize independently, so no step here applies to it, and a
+//! `pgpu.range_barrier` reached under this scheduler is an error.
 
 use crate::InterpError;
 use crate::exec::*;

@@ -390,3 +390,543 @@ func.func @main() -> i32 {
     );
     assert_eq!(out, "0:0.0/3 1:1.0/3 2:1.1/3 ");
 }
+
+// ---------------------------------------------------------------------------
+// Block spawns: ranges of one thread block synchronize independently.
+// ---------------------------------------------------------------------------
+
+fn run_error(source: &str) -> InterpError {
+    match run(source, &[]) {
+        Ok(outcome) => panic!(
+            "the run succeeded: {}",
+            String::from_utf8_lossy(&outcome.stdout)
+        ),
+        Err(error) => error,
+    }
+}
+
+/// The line of an error's location.
+fn line(error: &InterpError) -> u32 {
+    error.location.as_ref().map_or(0, |p| p.line)
+}
+
+/// The (1-based) line of `source` where `needle` first occurs.
+fn line_of(source: &str, needle: &str) -> u32 {
+    let position = source.find(needle).expect("the needle occurs");
+    source[..position].matches('\n').count() as u32 + 1
+}
+
+#[test]
+fn block_capacity_is_a_cuda_block() {
+    let out = output(
+        r#"
+func.func @main() -> i32 {
+  %max = pgpu.block_capacity : index
+  pgpu.printf "%d\n"(%max) : index
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#,
+    );
+    assert_eq!(out, "1024\n");
+}
+
+#[test]
+fn block_halves_synchronize_separately() {
+    // Threads 0..3 pass three barriers of their half while threads 4..7
+    // pass one of theirs and wait for the whole block: each half advances
+    // on its own, and the whole-block barrier waits for both. Memory
+    // written before a barrier is read after it by other threads of the
+    // range (no race).
+    let out = output(
+        r#"
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  %a = memref.alloc() : memref<8xindex>
+  pgpu.spawn block %c8 {
+    %t = pgpu.rank : index
+    %n = pgpu.size : index
+    memref.store %t, %a[%t] : memref<8xindex>
+    %left = arith.cmpi ult, %t, %c4 : index
+    scf.if %left {
+      scf.for %i = %c0 to %c3 step %c1 {
+        pgpu.printf "L%d.%d "(%t, %i) : index, index
+        pgpu.range_barrier %c0, %c4, %c8
+        %t1 = arith.addi %t, %c1 : index
+        %next = arith.remui %t1, %c4 : index
+        %v = memref.load %a[%next] : memref<8xindex>
+        pgpu.range_barrier %c0, %c4, %c8
+        memref.store %v, %a[%t] : memref<8xindex>
+      }
+    } else {
+      pgpu.printf "R%d "(%t) : index
+      pgpu.range_barrier %c4, %c4, %c9
+    }
+    pgpu.range_barrier %c0, %n, %c16
+    %v = memref.load %a[%t] : memref<8xindex>
+    pgpu.printf "%d:%d/%d "(%t, %v, %n) : index, index, index
+  }
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#,
+    );
+    assert_eq!(
+        out,
+        "L0.0 L1.0 L2.0 L3.0 R4 R5 R6 R7 \
+         L0.1 L1.1 L2.1 L3.1 \
+         L0.2 L1.2 L2.2 L3.2 \
+         0:3/8 1:0/8 2:1/8 3:2/8 4:4/8 5:5/8 6:6/8 7:7/8 "
+    );
+}
+
+/// A recursive block-group function: the range synchronizes, every
+/// thread writes its element, the range splits at `s = first + count/2`
+/// into halves with slots `2s` and `2s+1` (the whole block has `2n`),
+/// each half recurses, and the range synchronizes again, after which its
+/// first thread combines the halves' results.
+const RECURSIVE_SUM: &str = r#"
+func.func private @level(%t: index, %first: index, %count: index, %slot: index, %a: memref<?xi32>, %d: memref<?xi32>) attributes {pgpu.block_group} {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  pgpu.range_barrier %first, %count, %slot
+  %depth = memref.load %d[%t] : memref<?xi32>
+  %one = arith.constant 1 : i32
+  %deeper = arith.addi %depth, %one : i32
+  memref.store %deeper, %d[%t] : memref<?xi32>
+  %split = arith.cmpi ugt, %count, %c1 : index
+  scf.if %split {
+    %half = arith.divui %count, %c2 : index
+    %s = arith.addi %first, %half : index
+    %left_slot = arith.muli %s, %c2 : index
+    %in_left = arith.cmpi ult, %t, %s : index
+    scf.if %in_left {
+      func.call @level(%t, %first, %half, %left_slot, %a, %d) : (index, index, index, index, memref<?xi32>, memref<?xi32>) -> ()
+    } else {
+      %rest = arith.subi %count, %half : index
+      %right_slot = arith.addi %left_slot, %c1 : index
+      func.call @level(%t, %s, %rest, %right_slot, %a, %d) : (index, index, index, index, memref<?xi32>, memref<?xi32>) -> ()
+    }
+    pgpu.range_barrier %first, %count, %slot
+    %lead = arith.cmpi eq, %t, %first : index
+    scf.if %lead {
+      %x = memref.load %a[%first] : memref<?xi32>
+      %y = memref.load %a[%s] : memref<?xi32>
+      %sum = arith.addi %x, %y : i32
+      memref.store %sum, %a[%first] : memref<?xi32>
+      pgpu.printf "[%d+%d)=%d "(%first, %count, %sum) : index, index, i32
+    }
+  }
+  return
+}
+
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %k = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %arg = pgpu.argi %k default %one : i32, i32
+  %n = arith.index_cast %arg : i32 to index
+  %a = memref.alloc(%n) : memref<?xi32>
+  %d = memref.alloc(%n) : memref<?xi32>
+  %zero = arith.constant 0 : i32
+  scf.for %i = %c0 to %n step %c1 {
+    %i1 = arith.addi %i, %c1 : index
+    %v = arith.index_cast %i1 : index to i32
+    memref.store %v, %a[%i] : memref<?xi32>
+    memref.store %zero, %d[%i] : memref<?xi32>
+  }
+  %whole = arith.muli %n, %c2 : index
+  pgpu.spawn block %n {
+    %t = pgpu.rank : index
+    func.call @level(%t, %c0, %n, %whole, %a, %d) : (index, index, index, index, memref<?xi32>, memref<?xi32>) -> ()
+  }
+  %total = memref.load %a[%c0] : memref<?xi32>
+  pgpu.printf "total %d depths"(%total) : i32
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %d[%i] : memref<?xi32>
+    pgpu.printf " %d"(%x) : i32
+  }
+  pgpu.printf "\n"
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#;
+
+#[test]
+fn recursive_block_group_halves_its_range() {
+    let outcome = run(RECURSIVE_SUM, &["8"]).unwrap();
+    // The ranges of one level finish in the same step, the smaller first
+    // (they are released together; their first threads run in rank order).
+    assert_eq!(
+        String::from_utf8(outcome.stdout).unwrap(),
+        "[0+2)=3 [2+2)=7 [4+2)=11 [6+2)=15 [0+4)=10 [4+4)=26 [0+8)=36 \
+         total 36 depths 4 4 4 4 4 4 4 4\n"
+    );
+    // Uneven splits: 5 = 2 + 3, 3 = 1 + 2.
+    let outcome = run(RECURSIVE_SUM, &["5"]).unwrap();
+    assert_eq!(
+        String::from_utf8(outcome.stdout).unwrap(),
+        "[0+2)=3 [3+2)=9 [2+3)=12 [0+5)=15 total 15 depths 3 3 3 4 4\n"
+    );
+    // The largest block, and one thread.
+    let outcome = run(RECURSIVE_SUM, &["1024"]).unwrap();
+    let text = String::from_utf8(outcome.stdout).unwrap();
+    assert!(text.contains("total 524800 depths 11 11"), "{text}");
+    let outcome = run(RECURSIVE_SUM, &["1"]).unwrap();
+    assert_eq!(outcome.stdout, b"total 1 depths 1\n");
+}
+
+#[test]
+fn block_races_follow_range_barriers() {
+    // Threads of different halves are ordered only by the whole-block
+    // barrier: thread 4 reading what thread 0 wrote before it is fine,
+    // reading it in the same phase (after only its own half's barrier) is
+    // a race.
+    let source = |barrier: &str| {
+        format!(
+            r#"
+func.func @main() -> i32 {{
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c9 = arith.constant 9 : index
+  %c16 = arith.constant 16 : index
+  %a = memref.alloc() : memref<1xindex>
+  pgpu.spawn block %c8 {{
+    %t = pgpu.rank : index
+    %first = arith.cmpi eq, %t, %c0 : index
+    scf.if %first {{
+      memref.store %t, %a[%c0] : memref<1xindex>
+    }}
+    %left = arith.cmpi ult, %t, %c4 : index
+    scf.if %left {{
+      pgpu.range_barrier %c0, %c4, %c8
+    }} else {{
+      pgpu.range_barrier %c4, %c4, %c9
+    }}
+    {barrier}
+    %four = arith.cmpi eq, %t, %c4 : index
+    scf.if %four {{
+      %v = memref.load %a[%c0] : memref<1xindex>
+      pgpu.printf "%d\n"(%v) : index
+    }}
+  }}
+  %z = arith.constant 0 : i32
+  return %z : i32
+}}
+"#
+        )
+    };
+    let ordered = source("pgpu.range_barrier %c0, %c8, %c16");
+    assert_eq!(output(&ordered), "0\n");
+    let error = run_error(&source(""));
+    assert!(
+        error.message.starts_with(
+            "data race: thread 4 reads element 0 that thread 0 wrote, and no range barrier orders the two accesses"
+        ),
+        "{}",
+        error.message
+    );
+    assert_eq!(error.notes.len(), 1);
+    assert_eq!(error.notes[0].message, "the other thread's write");
+    // Without the detector the program runs.
+    let context = tool::create_context(&[]);
+    let module = tool::parse_module(&context, &source(""), "test.mlir").unwrap();
+    let options = Options {
+        race_detection: false,
+        ..Options::default()
+    };
+    let outcome = run_module(&module, "main", &[], &options).unwrap();
+    assert_eq!(outcome.stdout, b"0\n");
+}
+
+/// A block of `n` threads whose body is `body` (with `%t` the rank and
+/// constants `%c0` .. `%c5`, `%c8`, `%c9`), after the functions `functions`.
+fn block_program(functions: &str, n: usize, body: &str) -> String {
+    format!(
+        r#"
+{functions}
+func.func @main() -> i32 {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c8 = arith.constant 8 : index
+  %c9 = arith.constant 9 : index
+  %n = arith.constant {n} : index
+  pgpu.spawn block %n {{
+    %t = pgpu.rank : index
+{body}
+  }}
+  %z = arith.constant 0 : i32
+  return %z : i32
+}}
+"#
+    )
+}
+
+#[test]
+fn block_range_must_contain_the_thread() {
+    let source = block_program(
+        "",
+        4,
+        "    %left = arith.cmpi ult, %t, %c2 : index
+    scf.if %left {
+      pgpu.range_barrier %c0, %c2, %c4
+    } else {
+      pgpu.range_barrier %c0, %c3, %c5
+    }",
+    );
+    let error = run_error(&source);
+    assert_eq!(
+        error.message,
+        "thread 3 reaches a range barrier of threads 0..2, which does not contain it"
+    );
+    assert_eq!(line(&error), line_of(&source, "%c0, %c3, %c5"));
+    let error = error_of_range("%c2, %c4, %c1");
+    assert!(
+        error
+            .message
+            .contains("threads 2..5 (count 4), but the block has 4 threads"),
+        "{}",
+        error.message
+    );
+    let error = error_of_range("%c0, %c0, %c1");
+    assert!(
+        error.message.contains("no threads (count 0)"),
+        "{}",
+        error.message
+    );
+    let error = error_of_range("%c0, %c4, %c9");
+    assert!(
+        error
+            .message
+            .contains("slot 9 is outside the block's synchronization words 0..8"),
+        "{}",
+        error.message
+    );
+}
+
+/// The error of a block of 4 threads (slots 0 ..= 8) whose threads reach
+/// one range barrier with `operands`.
+fn error_of_range(operands: &str) -> InterpError {
+    run_error(&block_program(
+        "",
+        4,
+        &format!("    pgpu.range_barrier {operands}"),
+    ))
+}
+
+#[test]
+fn block_range_members_share_one_slot() {
+    let source = block_program(
+        "",
+        4,
+        "    %low = arith.cmpi ult, %t, %c3 : index
+    scf.if %low {
+      pgpu.range_barrier %c0, %c4, %c8
+    } else {
+      pgpu.range_barrier %c0, %c4, %c5
+    }",
+    );
+    let error = run_error(&source);
+    assert_eq!(
+        error.message,
+        "thread 3 waits at the range barrier of threads 0..3 with slot 5, but thread 0 waits at it with slot 8: the threads of a range must use one slot"
+    );
+    assert_eq!(line(&error), line_of(&source, "%c0, %c4, %c5"));
+    assert_eq!(error.notes[0].message, "thread 0 waits here with slot 8");
+    let note = error.notes[0].location.as_ref().map_or(0, |p| p.line);
+    assert_eq!(note, line_of(&source, "%c0, %c4, %c8"));
+}
+
+#[test]
+fn block_ranges_waiting_together_need_different_slots() {
+    // The halves split at thread 2 (slots 4 and 5 would be right) both use
+    // slot 4, and wait at the same time.
+    let source = block_program(
+        "",
+        4,
+        "    %left = arith.cmpi ult, %t, %c2 : index
+    scf.if %left {
+      pgpu.range_barrier %c0, %c2, %c4
+    } else {
+      pgpu.range_barrier %c2, %c2, %c4
+    }",
+    );
+    let error = run_error(&source);
+    assert_eq!(
+        error.message,
+        "slot 4 is used by two ranges waiting at the same time: threads 2..3 (thread 2 waits here) and threads 0..1 (thread 0); ranges that may wait at the same time need different slots"
+    );
+    assert_eq!(line(&error), line_of(&source, "%c2, %c2, %c4"));
+    let note = error.notes[0].location.as_ref().map_or(0, |p| p.line);
+    assert_eq!(note, line_of(&source, "%c0, %c2, %c4"));
+    // The right slots run.
+    let fixed = source.replace("%c2, %c2, %c4", "%c2, %c2, %c5");
+    output(&fixed);
+    // One slot for ranges that never wait together is fine: the whole
+    // block's barrier and, after it, a half's.
+    output(&block_program(
+        "",
+        4,
+        "    pgpu.range_barrier %c0, %c4, %c8
+    %left = arith.cmpi ult, %t, %c2 : index
+    scf.if %left {
+      pgpu.range_barrier %c0, %c2, %c8
+    }",
+    ));
+}
+
+#[test]
+fn block_deadlocks_name_a_missing_thread() {
+    // Thread 3 finishes without the whole block's barrier.
+    let source = block_program(
+        "",
+        4,
+        "    %early = arith.cmpi ult, %t, %c3 : index
+    scf.if %early {
+      pgpu.range_barrier %c0, %c4, %c8
+    }",
+    );
+    let error = run_error(&source);
+    assert_eq!(
+        error.message,
+        "deadlock in a block spawn: no thread can run and no range is complete; 3 of the 4 threads of the range barrier of threads 0..3 (slot 8) wait; thread 3 has finished"
+    );
+    assert_eq!(line(&error), line_of(&source, "%c0, %c4, %c8"));
+    assert!(error.notes.is_empty());
+    // Threads 0 and 1 wait for the whole block, threads 2 and 3 for a range
+    // 1..3 that needs thread 1.
+    let source = block_program(
+        "",
+        4,
+        "    %left = arith.cmpi ult, %t, %c2 : index
+    scf.if %left {
+      pgpu.range_barrier %c0, %c4, %c8
+    } else {
+      pgpu.range_barrier %c1, %c3, %c3
+    }",
+    );
+    let error = run_error(&source);
+    assert_eq!(
+        error.message,
+        "deadlock in a block spawn: no thread can run and no range is complete; 2 of the 4 threads of the range barrier of threads 0..3 (slot 8) wait; thread 2 waits at the range barrier of threads 1..3 (slot 3)"
+    );
+    assert_eq!(error.notes[0].message, "thread 2 waits here");
+    let note = error.notes[0].location.as_ref().map_or(0, |p| p.line);
+    assert_eq!(note, line_of(&source, "%c1, %c3, %c3"));
+}
+
+#[test]
+fn block_spawn_fits_one_block() {
+    let error = run_error(
+        r#"
+func.func @main() -> i32 {
+  %n = arith.constant 1025 : index
+  pgpu.spawn block %n {
+  }
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#,
+    );
+    assert_eq!(
+        error.message,
+        "pgpu.spawn block of 1025 threads exceeds the block capacity of 1024 (pgpu.block_capacity): its threads must form one thread block"
+    );
+    assert_eq!(line(&error), 4);
+}
+
+#[test]
+fn block_spawn_rejects_whole_spawn_synchronization() {
+    // A barrier and a collective reached through calls (the verifier
+    // forbids them in the body itself).
+    let functions = r#"
+func.func private @sync() attributes {pgpu.spmd_inline} {
+  pgpu.barrier
+  return
+}
+func.func private @total(%x: index) -> index attributes {pgpu.spmd_inline} {
+  %s = pgpu.reduce add %x : index
+  return %s : index
+}
+func.func private @branches() attributes {pgpu.spmd_inline} {
+  pgpu.par {
+    pgpu.barrier
+  }, {
+    pgpu.barrier
+  }
+  return
+}
+"#;
+    let source = block_program(functions, 2, "    func.call @sync() : () -> ()");
+    let error = run_error(&source);
+    assert_eq!(
+        error.message,
+        "'pgpu.barrier' synchronizes all threads of a spawn: it cannot be reached in a block spawn, whose threads synchronize in ranges with 'pgpu.range_barrier' (thread 0)"
+    );
+    assert_eq!(line(&error), line_of(&source, "pgpu.barrier"));
+    let source = block_program(
+        functions,
+        2,
+        "    %s = func.call @total(%t) : (index) -> index",
+    );
+    let error = run_error(&source);
+    assert!(
+        error
+            .message
+            .starts_with("'pgpu.reduce' synchronizes all threads"),
+        "{}",
+        error.message
+    );
+    assert_eq!(line(&error), line_of(&source, "pgpu.reduce"));
+    let source = block_program(functions, 2, "    func.call @branches() : () -> ()");
+    let error = run_error(&source);
+    assert!(
+        error
+            .message
+            .starts_with("'pgpu.par' cannot run in a block spawn"),
+        "{}",
+        error.message
+    );
+}
+
+#[test]
+fn range_barriers_need_a_block_spawn() {
+    // A block-group function called from an ordinary spawn.
+    let source = r#"
+func.func private @half(%first: index, %count: index, %slot: index) attributes {pgpu.block_group} {
+  pgpu.range_barrier %first, %count, %slot
+  return
+}
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  pgpu.spawn %c2 {
+    func.call @half(%c0, %c2, %c0) : (index, index, index) -> ()
+  }
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#;
+    let error = run_error(source);
+    assert!(
+        error
+            .message
+            .starts_with("'pgpu.range_barrier' outside a block spawn"),
+        "{}",
+        error.message
+    );
+    assert_eq!(line(&error), 3);
+}

@@ -254,6 +254,18 @@ impl Op {
         }
     }
 
+    /// Sets the attribute `name` to `value`.
+    pub fn set_attribute(self, name: &str, value: melior::ir::Attribute) {
+        // SAFETY: live operation and attribute of its context.
+        unsafe {
+            mlir_sys::mlirOperationSetAttributeByName(
+                self.0,
+                string_ref(name),
+                melior::ir::attribute::AttributeLike::to_raw(&value),
+            )
+        };
+    }
+
     /// Removes the attribute `name` (if present).
     pub fn remove_attribute(self, name: &str) {
         // SAFETY: live operation.

@@ -34,6 +34,8 @@
 //!   kernel and source line;
 //! * `pgpu-split-private-control` turns control flow on private values in
 //!   Fork's synchronous code into group splits and shrinking loops;
+//! * `pgpu-block-groups` gives Fork synchronous functions a version that
+//!   runs a whole group, recursion included, in one thread block;
 //! * `pgpu-lower-groups` runs Fork groups that split, fork or synchronize
 //!   under control flow as host code launching synchronous segments;
 //! * `pgpu-lower-synchronous` runs Fork groups that do not split as BSGP
@@ -43,6 +45,7 @@
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
 //!   threads (`convert-scf-to-openmp`).
 
+mod block_groups;
 pub mod buffer_flow;
 mod buffer_plan;
 mod build;
@@ -73,6 +76,7 @@ mod uniformity;
 mod unsynchronized;
 mod value_saving;
 
+pub use block_groups::BlockGroups;
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use check_division::CheckDivision;
 pub use eliminate_barriers::EliminateBarriers;
@@ -136,6 +140,7 @@ pgpu_pass_infra::declare_passes![
     CheckDivision,
     SpawnToParallel,
     SplitPrivateControl,
+    BlockGroups,
     LowerGroups,
     LowerSynchronous
 ];

@@ -72,6 +72,7 @@
 //! counterpart.
 
 use crate::{
+    block_groups::BLOCK_VERSION,
     build::{Builder, Built},
     ir::{Blk, Op, Val, static_shape},
     lower_synchronous::{combine_op, is_same_everywhere},
@@ -169,16 +170,16 @@ struct Decisions {
 /// k`, `$ >= k`, ...): when ranks are positions, its sides are the
 /// positions below and from a threshold, known without a compaction.
 #[derive(Clone, Copy)]
-struct RankRange {
+pub(crate) struct RankRange {
     /// The `arith.cmpi` and the index of its bound operand.
-    compare: Op,
-    bound: usize,
+    pub compare: Op,
+    pub bound: usize,
     /// The threshold is the bound plus one (`<=`, `>`).
-    plus_one: bool,
+    pub plus_one: bool,
     /// The then side is the ranks below the threshold (else from it).
-    then_below: bool,
+    pub then_below: bool,
     /// The comparison is unsigned.
-    unsigned: bool,
+    pub unsigned: bool,
 }
 
 impl Decisions {
@@ -227,7 +228,7 @@ impl Decisions {
         // The rank's group is known once those splits are branches.
         for op in module.nested() {
             if op.is("pgpu.group.split")
-                && let Some(range) = rank_range(op, &uniformity)
+                && let Some(range) = rank_range(op, &|value| uniformity.is_uniform(value))
             {
                 rank_ranges.insert(op, range);
             }
@@ -271,7 +272,7 @@ fn forking_functions(module: Op) -> HashSet<String> {
 
 /// The split `split` as a [`RankRange`], if its condition compares the
 /// rank of the split's group with a uniform value.
-fn rank_range(split: Op, uniformity: &Uniformity) -> Option<RankRange> {
+pub(crate) fn rank_range(split: Op, is_uniform: &dyn Fn(Val) -> bool) -> Option<RankRange> {
     let compare = split
         .operand(0)
         .defining_op()
@@ -303,7 +304,7 @@ fn rank_range(split: Op, uniformity: &Uniformity) -> Option<RankRange> {
     } else {
         return None;
     };
-    if !uniformity.is_uniform(compare.operand(bound)) {
+    if !is_uniform(compare.operand(bound)) {
         return None;
     }
     let unsigned = predicate >= 6;
@@ -325,7 +326,7 @@ fn rank_range(split: Op, uniformity: &Uniformity) -> Option<RankRange> {
 
 /// The innermost group `op` runs in: its nearest enclosing split, fork,
 /// synchronous spawn or synchronous function.
-fn group_context(op: Op) -> Option<Op> {
+pub(crate) fn group_context(op: Op) -> Option<Op> {
     let mut current = op.parent();
     while let Some(parent) = current {
         let group = parent.is("pgpu.group.split")
@@ -343,7 +344,7 @@ fn group_context(op: Op) -> Option<Op> {
 /// Replaces the split `split`, whose condition is the same in all members,
 /// by an `scf.if`: the whole group takes one side, with its ranks, size
 /// and id unchanged.
-fn branch_on_uniform_condition(split: Op) -> Built<()> {
+pub(crate) fn branch_on_uniform_condition(split: Op) -> Built<Op> {
     let at = Builder::before(split);
     let types: Vec<Type> = split
         .results()
@@ -368,7 +369,7 @@ fn branch_on_uniform_condition(split: Op) -> Built<()> {
         result.replace_all_uses(new);
     }
     split.erase();
-    Ok(())
+    Ok(branch)
 }
 
 /// Whether `op` (in the synchronous `scope`) must run as host code: a
@@ -1986,9 +1987,98 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
         anchor,
         end: new_return,
     })?;
+    if let Some(version) = crate::inline_spmd::symbol_attribute(function, BLOCK_VERSION) {
+        run_in_one_block(host, &version, &uniform, argument_count)?;
+    }
     // Erased last: calls in the body recognize the callee by it.
     function.erase();
     unmark(host);
+    Ok(())
+}
+
+/// Versions the host version `host` of a synchronous function on the
+/// block capacity: a group of `1 ..= pgpu.block_capacity` members whose
+/// ranks are the positions runs as one `pgpu.spawn block` of the block
+/// version `version` (thread = position = rank, the whole block's range,
+/// slot `2 * size`), with the scratch lists it needs; otherwise the host
+/// code runs.
+fn run_in_one_block(host: Op, version: &str, uniform: &[bool], argument_count: usize) -> Built<()> {
+    let block = host.entry_block(0).ok_or(PassFailure)?;
+    let parameters = block.arguments();
+    let first = block.first().ok_or(PassFailure)?;
+    let at = Builder::before(first);
+    let Some(version_op) = crate::block_groups::module_function(host, version) else {
+        return Err(at.fail(&format!("internal error: no function @{version}")));
+    };
+    let index_type = at.index_type();
+    let i1 = at.parse_type("i1")?;
+    let size = parameters[0];
+    let capacity = at.value("pgpu.block_capacity", &[], index_type, &[])?;
+    let zero = at.index(0)?;
+    let some = at.cmpi(8, size, zero)?;
+    let fits = at.cmpi(7, size, capacity)?;
+    let fits = at.value("arith.andi", &[some, fits], i1, &[])?;
+    let fits = at.value("arith.andi", &[fits, parameters[4]], i1, &[])?;
+    let (branch, then_yield, else_yield) = at.if_op(fits, &[], true)?;
+    let else_yield = else_yield.ok_or(PassFailure)?;
+    let terminator = block.terminator().ok_or(PassFailure)?;
+    let mut moving = false;
+    for op in block.ops() {
+        if op == terminator {
+            break;
+        }
+        if moving {
+            op.move_before(else_yield);
+        }
+        moving |= op == branch;
+    }
+    let inside = Builder::before(then_yield);
+    let scratch: Vec<Val> = crate::block_groups::scratch_types(version_op)
+        .into_iter()
+        .map(|element| inside.alloc(element, size))
+        .collect::<Built<_>>()?;
+    let two = inside.index(2)?;
+    let slot = inside.value("arith.muli", &[size, two], index_type, &[])?;
+    let unit = inside.unit_attribute();
+    let (spawn, end) = inside.op_with_body("pgpu.spawn", &[size], &[("block", unit)])?;
+    for list in &scratch {
+        inside.dealloc(*list)?;
+    }
+    let body = inside.moved_to(end);
+    let thread = body.value("pgpu.rank", &[], index_type, &[])?;
+    let mut operands = vec![];
+    for index in 0..argument_count {
+        let parameter = parameters[FIRST_ARGUMENT + index];
+        operands.push(if uniform.get(index) == Some(&true) {
+            parameter
+        } else {
+            body.load(parameter, thread)?
+        });
+    }
+    operands.extend([parameters[1], thread, zero, size, slot]);
+    operands.extend(&scratch);
+    let version_parameters = version_op.entry_block(0).ok_or(PassFailure)?.arguments();
+    let globals = crate::block_groups::global_names(version_op);
+    let first_global = version_parameters.len() - globals.len();
+    for (name, parameter) in globals.iter().zip(&version_parameters[first_global..]) {
+        operands.push(body.value(
+            "memref.get_global",
+            &[],
+            parameter.melior_type(),
+            &[("name", body.parse_attribute(&format!("@{name}"))?)],
+        )?);
+    }
+    let result_buffers = &parameters[FIRST_ARGUMENT + argument_count..];
+    let types: Vec<Type> = result_buffers
+        .iter()
+        .map(|buffer| crate::build::memref_element_type(*buffer))
+        .collect::<Built<_>>()?;
+    let symbol = body.parse_attribute(&format!("@{version}"))?;
+    let call = body.op("func.call", &operands, &types, &[("callee", symbol)])?;
+    for (result, buffer) in call.results().into_iter().zip(result_buffers) {
+        body.store(result, *buffer, thread)?;
+    }
+    let _ = spawn;
     Ok(())
 }
 

@@ -219,11 +219,32 @@ fn mode_ancestor(op: Op, spawn: Op) -> Option<Op> {
     None
 }
 
+/// How lowered synchronous code names its member's rank and the group's
+/// barrier: the spawn's threads here, a range of a block's
+/// threads in `pgpu-block-groups`.
+pub(crate) trait Members {
+    fn rank(&self, at: &Builder) -> Built<Val>;
+    fn barrier(&self, at: &Builder) -> Built<()>;
+}
+
+/// The group is the whole spawn.
+struct SpawnMembers;
+
+impl Members for SpawnMembers {
+    fn rank(&self, at: &Builder) -> Built<Val> {
+        at.value("pgpu.rank", &[], at.index_type(), &[])
+    }
+
+    fn barrier(&self, at: &Builder) -> Built<()> {
+        at.op("pgpu.barrier", &[], &[], &[]).map(|_| ())
+    }
+}
+
 /// Fork's `seq`: rank 0 runs the region, between barriers. Returns the
 /// `scf.if` that replaces it.
-fn sequential(op: Op) -> Built<Op> {
+pub(crate) fn sequential(op: Op, members: &dyn Members) -> Built<Op> {
     let at = Builder::before(op);
-    let rank = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+    let rank = members.rank(&at)?;
     let zero = at.index(0)?;
     let first = at.cmpi(0, rank, zero)?;
     let (only, then_yield, _) = at.if_op(first, &[], false)?;
@@ -235,7 +256,7 @@ fn sequential(op: Op) -> Built<Op> {
 /// Fork's `farm`: every processor runs the region, between barriers, its
 /// explicit barriers now the spawn's. Returns the last op moved out (or
 /// the barrier before it).
-fn farm(op: Op) -> Built<Op> {
+pub(crate) fn farm(op: Op) -> Built<Op> {
     let at = Builder::before(op);
     let yielded = move_body(op, op)?;
     for (result, value) in op.results().into_iter().zip(yielded) {
@@ -292,7 +313,7 @@ pub(crate) fn is_same_everywhere(value: Val, spawn: Op) -> bool {
 }
 
 /// The combining kind of a multiprefix (the dialect's numbering).
-fn combining_kind(op: Op) -> Option<i64> {
+pub(crate) fn combining_kind(op: Op) -> Option<i64> {
     op.melior()
         .attribute("kind")
         .ok()
@@ -385,7 +406,7 @@ fn multiprefix(op: Op) -> Built<Op> {
 
 /// The `arith::AtomicRMWKind` (MLIR 22 numbering) that combines like the
 /// integer multiprefix `op` in any order, if there is one.
-fn atomic_kind(op: Op) -> Option<i64> {
+pub(crate) fn atomic_kind(op: Op) -> Option<i64> {
     if op.result(0).melior_type().is_float() {
         return None;
     }
@@ -400,10 +421,6 @@ fn atomic_kind(op: Op) -> Option<i64> {
         7 => 14, // or: ori
         _ => return None,
     })
-}
-
-fn barrier(at: &Builder) -> Built<()> {
-    at.op("pgpu.barrier", &[], &[], &[]).map(|_| ())
 }
 
 fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Built<()> {
@@ -427,22 +444,22 @@ fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Bui
     }
     for store in stores {
         let at = Builder::before(store.op);
-        barrier(&at)?;
+        SpawnMembers.barrier(&at)?;
         let last = if store.op.is("pgpu.multiprefix") {
             multiprefix(store.op)?
         } else if store.op.is("pgpu.seq") {
-            sequential(store.op)?
+            sequential(store.op, &SpawnMembers)?
         } else if store.op.is("pgpu.farm") {
             farm(store.op)?
         } else if store.conflicting {
-            resolve_conflicts(runtime, spawn, store.op)?
+            resolve_conflicts(runtime, spawn, store.op, &SpawnMembers)?
         } else {
             store.op
         };
         let after = last
             .next()
             .ok_or_else(|| at.fail("internal error: a store ends the group"))?;
-        barrier(&at.moved_to(after))?;
+        SpawnMembers.barrier(&at.moved_to(after))?;
     }
     // SAFETY: live op; removes the attribute by name.
     unsafe {
@@ -455,13 +472,18 @@ fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Bui
 /// `atomic min` of the rank on the element's claim cell, barrier, the
 /// winner stores, barrier, the winner resets the cell. Returns the last op
 /// (the reset).
-fn resolve_conflicts(runtime: &mut RuntimeCalls, spawn: Op, store: Op) -> Built<Op> {
+pub(crate) fn resolve_conflicts(
+    runtime: &mut RuntimeCalls,
+    spawn: Op,
+    store: Op,
+    members: &dyn Members,
+) -> Built<Op> {
     let at = Builder::before(store);
     let target = store.operand(1);
     let indices: Vec<Val> = store.operands()[2..].to_vec();
     let i32_type = at.parse_type("i32")?;
     let claim = claim_cells(runtime, spawn, target, &at)?;
-    let rank = at.value("pgpu.rank", &[], at.index_type(), &[])?;
+    let rank = members.rank(&at)?;
     let rank = at.value("arith.index_cast", &[rank], i32_type, &[])?;
     // The priority INT32_MAX - rank: the lowest rank has the highest, and
     // unclaimed cells hold 0 (zero-initialized memory).
@@ -478,7 +500,7 @@ fn resolve_conflicts(runtime: &mut RuntimeCalls, spawn: Op, store: Op) -> Built<
         &[i32_type],
         &[("kind", max_kind)],
     )?;
-    barrier(&at)?;
+    members.barrier(&at)?;
     let mut cell = vec![claim];
     cell.extend(&indices);
     let winner = at.value("memref.load", &cell, i32_type, &[])?;
@@ -491,7 +513,7 @@ fn resolve_conflicts(runtime: &mut RuntimeCalls, spawn: Op, store: Op) -> Built<
             .and_then(|op| op.next())
             .ok_or_else(|| at.fail("internal error: nothing after the claim"))?,
     );
-    barrier(&after)?;
+    members.barrier(&after)?;
     let (reset, reset_yield, _) = after.if_op(wins, &[], false)?;
     let inside = after.moved_to(reset_yield);
     let unclaimed = inside.constant(i32_type, 0)?;
