@@ -25,7 +25,8 @@ declare -A raise=(
   [list_ranking]='s/\b4096\b/131072/g'
 )
 # Each Fork program is also built with --grid-barriers as bin/<name>_grid
-# (bench/fork/grid.sh compares the two).
+# and with --no-block-groups as bin/<name>_host (every group call on the
+# host path; bench/fork/grid.sh compares either with bin/<name>).
 # The sort of quicksort and list ranking's rounds (the Fork program's start
 # block; the reference's qs call, or its walk from the list's head) are
 # timed by the program itself: `wtime()` waits for the device, and a last
@@ -46,6 +47,7 @@ for name in sieve quicksort matmul list_ranking; do
   fi
   "$PGPU" compile --target cuda "$src/$name.fork" -o "$out/$name"
   "$PGPU" compile --target cuda --grid-barriers "$src/$name.fork" -o "$out/${name}_grid"
+  "$PGPU" compile --target cuda --no-block-groups "$src/$name.fork" -o "$out/${name}_host"
   "$PGPU" compile "$src/${name}_seq.c" -o "$out/${name}_seq"
 done
 echo "built: $(ls "$out" | grep -v src | tr '\n' ' ')"

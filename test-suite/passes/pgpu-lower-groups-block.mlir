@@ -11,8 +11,9 @@
 // RUN: FileCheck %s --check-prefix=OUT < %t.lowered
 // OUT: 0: result
 // OUT: 7: result
-// The examples with recursive group functions, the same way (quicksort's
-// groups of 1000 members and fewer run in a block; bisection's of 1024).
+// The examples with recursive group functions, the same way: groups of
+// more than 256 members (the pass's default max-threads) on the host path,
+// smaller ones in a block; with max-threads=1024, bisection's whole group.
 // RUN: pgpu emit --stage pgpu %repo_root/examples/fork/quicksort.fork > %t.qs.mlir
 // RUN: pgpu-opt %t.qs.mlir --pass-pipeline='builtin.module(pgpu-inline-spmd,pgpu-block-groups,pgpu-lower-groups)' -o %t.qs.lowered.mlir
 // RUN: FileCheck %s --check-prefix=QS < %t.qs.lowered.mlir
@@ -26,6 +27,9 @@
 // RUN: pgpu run --interpret %t.bis.lowered.mlir -- 4096 1024 > %t.bis.out
 // RUN: pgpu run --interpret %repo_root/test-suite/run/fork/ref/bisection.c -- 4096 1024 > %t.bis.ref
 // RUN: diff %t.bis.ref %t.bis.out
+// RUN: pgpu-opt %t.bis.mlir --pass-pipeline='builtin.module(pgpu-inline-spmd,pgpu-block-groups{max-threads=1024},pgpu-lower-groups)' -o %t.bis.whole.mlir
+// RUN: pgpu run --interpret %t.bis.whole.mlir -- 4096 1024 > %t.bis.out
+// RUN: diff %t.bis.ref %t.bis.out
 // RUN: pgpu run --interpret %t.bis.lowered.mlir -- 300 7 > %t.bis.out
 // RUN: pgpu run --interpret %repo_root/test-suite/run/fork/ref/bisection.c -- 300 7 > %t.bis.ref
 // RUN: diff %t.bis.ref %t.bis.out
@@ -36,8 +40,10 @@
 // HOST-LABEL: func.func @__group_halves(
 // HOST-SAME: %[[SIZE:[^:]*]]: index, %[[ID:[^:]*]]: index, %{{[^:]*}}: memref<?xindex>, %{{[^:]*}}: memref<?xindex>, %[[IDENTITY:[^:]*]]: i1, %[[LO:[^:]*]]: i32, %[[VS:[^:]*]]: memref<?xi32>, %[[RESULTS:[^:]*]]: memref<?xi32>)
 // HOST: %[[CAPACITY:.*]] = pgpu.block_capacity : index
+// HOST: %[[MAX:.*]] = arith.constant 256 : index
+// HOST: %[[LIMIT:.*]] = arith.minui %[[CAPACITY]], %[[MAX]] : index
 // HOST: %[[SOME:.*]] = arith.cmpi ugt, %[[SIZE]], %[[ZERO:.*]] : index
-// HOST: %[[FITS:.*]] = arith.cmpi ule, %[[SIZE]], %[[CAPACITY]] : index
+// HOST: %[[FITS:.*]] = arith.cmpi ule, %[[SIZE]], %[[LIMIT]] : index
 // HOST: %[[BOTH:.*]] = arith.andi %[[SOME]], %[[FITS]] : i1
 // HOST: %[[BLOCK:.*]] = arith.andi %[[BOTH]], %[[IDENTITY]] : i1
 // HOST: scf.if %[[BLOCK]] {

@@ -1,4 +1,4 @@
-// RUN: pgpu-opt %s --pgpu-lower-to-runtime | FileCheck %s
+// RUN: pgpu-opt %s --pgpu-lower-to-runtime | FileCheck %s --implicit-check-not=@square
 // Compiled through upstream's LLVM lowering and linked with the runtime
 // library, the program prints what the interpreter prints.
 // RUN: pgpu run --interpret --entry pgpu_main %s -- 7 > %t.expected
@@ -23,6 +23,14 @@
 // CHECK: %[[BITS:.*]] = call @pgpu_rt_list_reduce(%{{.*}}) : (i32, i32, !llvm.ptr, i64) -> i64
 // CHECK-NEXT: %[[SUM:.*]] = arith.trunci %[[BITS]] : i64 to i32
 // CHECK: call @pgpu_rt_grid_capacity() : () -> index
+// A block spawn left to this pass (the CPU target's) reports its misuse;
+// code versioned on the block capacity (0 on the CPU device) never runs
+// it. Its block-group function, which nothing else calls, is erased.
+// CHECK: %[[BLOCK_MAX:.*]] = call @pgpu_rt_block_capacity() : () -> index
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %[[BLOCK_MAX]] : index
+// CHECK-NEXT: scf.if %[[FITS]] {
+// CHECK-NEXT: call @pgpu_rt_block_unavailable() : () -> ()
+// CHECK-NEXT: } else {
 // CHECK: call @pgpu_rt_list_scan
 // CHECK: call @pgpu_rt_list_sort_idx
 // CHECK: call @pgpu_rt_list_compact
@@ -35,6 +43,19 @@
 // CHECK-NOT: pgpu.
 // OUT: n 7 sum {{[0-9-]+}} max {{.*}} first {{[0-9]+}} wtime-ok 1
 // OUT-NEXT: scan total 21 prefix 15 sorted first {{[0-6]}} compacted 3 split 7 expanded 21
+// OUT-NEXT: squares 0 36
+
+// Thread t of the range [0, count) of a block spawn stores t * t.
+func.func private @square(%t: index, %count: index, %a: memref<?xi32>) attributes {pgpu.block_group} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %x = arith.index_cast %t : index to i32
+  %y = arith.muli %x, %x : i32
+  memref.store %y, %a[%t] : memref<?xi32>
+  %slot = arith.muli %count, %c2 : index
+  pgpu.range_barrier %c0, %count, %slot
+  return
+}
 
 func.func @pgpu_main() -> i32 {
   %c0 = arith.constant 0 : index
@@ -63,6 +84,22 @@ func.func @pgpu_main() -> i32 {
   %max = pgpu.list.reduce max %floats[%n] : memref<?xf32> -> f32
   %max64 = arith.extf %max : f32 to f64
   %capacity = pgpu.grid_capacity : index
+  %squares = memref.alloc(%n) : memref<?xi32>
+  %block_max = pgpu.block_capacity : index
+  %fits = arith.cmpi ule, %n, %block_max : index
+  scf.if %fits {
+    pgpu.spawn block %n {
+      %t = pgpu.rank : index
+      %size = pgpu.size : index
+      func.call @square(%t, %size, %squares) : (index, index, memref<?xi32>) -> ()
+    }
+  } else {
+    scf.for %i = %c0 to %n step %c1 {
+      %x = arith.index_cast %i : index to i32
+      %y = arith.muli %x, %x : i32
+      memref.store %y, %squares[%i] : memref<?xi32>
+    }
+  }
   %start = pgpu.wtime : f64
   %later = pgpu.wtime : f64
   %ok = arith.cmpf oge, %later, %start : f64
@@ -91,6 +128,10 @@ func.func @pgpu_main() -> i32 {
   %first64 = arith.index_cast %first : index to i64
   pgpu.printf "n %d sum %d max %f first %ld wtime-ok %d\n"(%n32, %sum, %max64, %first64, %ok32) : i32, i32, f64, i64, i32
   pgpu.printf "scan total %d prefix %d sorted first %d compacted %d split %d expanded %d\n"(%total, %prefix, %first, %compacted, %splitted, %expanded) : i32, i32, index, index, index, index
+  %square0 = memref.load %squares[%c0] : memref<?xi32>
+  %square6 = memref.load %squares[%c6] : memref<?xi32>
+  pgpu.printf "squares %d %d\n"(%square0, %square6) : i32, i32
+  memref.dealloc %squares : memref<?xi32>
   memref.dealloc %values : memref<?xi32>
   memref.dealloc %floats : memref<?xf32>
   memref.dealloc %flags : memref<?xi1>

@@ -56,7 +56,8 @@ pgpu-check-division,pgpu-report-run-time-errors";
 /// (`pgpu-outline-tasks`). Launches go through upstream's
 /// `gpu-to-llvm`, i.e. the `mgpu*` functions of our runtime. Grid
 /// kernels get our grid barrier and a cooperative launch
-/// (`pgpu-define-grid-barrier`). With
+/// (`pgpu-define-grid-barrier`), block kernels our range barriers and a
+/// larger stack (`pgpu-define-range-barrier`). With
 /// `wait_grid_dependencies` (sm_90 and later) kernels may start as
 /// programmatic dependent launches (`pgpu-wait-grid-dependencies`).
 pub fn cuda_pipeline(
@@ -81,7 +82,7 @@ pub fn cuda_pipeline(
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
 pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
 expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
-pgpu-define-grid-barrier,{wait}\
+pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}\
 finalize-memref-to-llvm{{use-generic-functions=true}},convert-arith-to-llvm,convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
@@ -287,13 +288,13 @@ mod tests {
     fn cuda_pipeline_defines_the_grid_barrier_after_the_nvvm_lowering() {
         let waiting = cuda_pipeline(true, "sm_90", 3, 256, true);
         assert!(waiting.contains(
-            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,pgpu-wait-grid-dependencies,"
+            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,pgpu-define-range-barrier,\
+             pgpu-wait-grid-dependencies,"
         ));
         let older = cuda_pipeline(false, "sm_80", 3, 256, false);
-        assert!(
-            older.contains(
-                "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,finalize-memref"
-            )
-        );
+        assert!(older.contains(
+            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,\
+                 pgpu-define-range-barrier,finalize-memref"
+        ));
     }
 }

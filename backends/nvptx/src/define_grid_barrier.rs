@@ -66,13 +66,16 @@
 //! `@pgpu_grid_barrier` is already defined has none: the pass is
 //! idempotent.
 
-use crate::nvvm_modules::{gpu_modules, is_kernel, marker_global};
+use crate::nvvm_modules::{
+    erase, gpu_modules, insert_definition, is_c_interface_wrapper, is_declaration, is_kernel,
+    is_named, marker_global, symbol,
+};
 use melior::Context;
 use melior::dialect::DialectHandle;
 use melior::ir::{
-    Attribute, BlockLike, Location, Module, Operation, OperationRef, RegionLike,
+    Attribute, BlockLike, OperationRef, RegionLike,
     attribute::{DenseI32ArrayAttribute, IntegerAttribute},
-    operation::{OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult},
+    operation::{OperationLike, OperationMutLike, OperationRefMut},
     r#type::IntegerType,
 };
 use pgpu_pass_infra::{Pass, PassFailure, Severity, emit_diagnostic, emit_error};
@@ -153,59 +156,6 @@ impl Pass for DefineGridBarrier {
     }
 }
 
-fn is_named(op: OperationRef, name: &str) -> bool {
-    op.name().as_string_ref().as_str() == Ok(name)
-}
-
-fn symbol(op: OperationRef) -> Option<String> {
-    op.attribute("sym_name")
-        .ok()
-        .map(|name| name.to_string().trim_matches('"').to_string())
-}
-
-fn is_declaration(function: OperationRef) -> bool {
-    function
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-        .is_none()
-}
-
-/// Whether `function` is the C-interface wrapper `convert-gpu-to-nvvm`
-/// makes of a declaration: `llvm.call @_mlir_ciface_...()` and a return.
-fn is_c_interface_wrapper(function: OperationRef) -> bool {
-    let Some(entry) = function
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    else {
-        return false;
-    };
-    let Some(call) = entry.first_operation() else {
-        return false;
-    };
-    entry.next_in_region().is_none()
-        && is_named(call, "llvm.call")
-        && call.operand_count() == 0
-        && call
-            .attribute("callee")
-            .is_ok_and(|callee| callee.to_string() == format!("@{C_INTERFACE}"))
-        && call
-            .next_in_block()
-            .is_some_and(|ret| is_named(ret, "llvm.return") && ret.next_in_block().is_none())
-}
-
-/// Erases `op`, which nothing refers to any more.
-fn erase(op: OperationRef) {
-    let raw = op.to_raw();
-    // SAFETY: `op` is live and in a block; once removed it is owned here and
-    // destroyed when dropped.
-    unsafe {
-        OperationRefMut::from_raw(raw).remove_from_parent();
-        drop(Operation::from_raw(raw));
-    }
-}
-
 /// The threads per block of `kernel`: the product of `nvvm.maxntid`, else
 /// of `gpu.known_block_size`.
 fn block_size(kernel: OperationRef) -> Option<u32> {
@@ -262,7 +212,7 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     let Some(barrier) = found.barrier else {
         return Ok(());
     };
-    let wrapper = is_c_interface_wrapper(barrier)
+    let wrapper = is_c_interface_wrapper(barrier, C_INTERFACE)
         && found
             .c_interface
             .is_some_and(|declaration| is_declaration(declaration));
@@ -283,7 +233,14 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
             &format!("cannot define @{FUNCTION}: the module already has a symbol @{WORD}"),
         ));
     }
-    insert_definition(context, barrier, barrier_location)?;
+    insert_definition(
+        context,
+        DEFINITION,
+        &format!("@{FUNCTION}"),
+        |_| true,
+        barrier,
+        barrier_location,
+    )?;
     erase(barrier);
     if wrapper && let Some(declaration) = found.c_interface {
         erase(declaration);
@@ -293,40 +250,6 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     }
     for kernel in found.kernels {
         limit_registers(context, kernel);
-    }
-    Ok(())
-}
-
-/// Parses [`DEFINITION`] and moves its ops before `anchor`, with `location`.
-fn insert_definition<'c>(
-    context: &'c Context,
-    anchor: OperationRef<'c, '_>,
-    location: Location<'c>,
-) -> Result<(), PassFailure> {
-    let parsed = Module::parse(context, DEFINITION).ok_or_else(|| {
-        emit_error(
-            location,
-            &format!("internal error: the definition of @{FUNCTION} does not parse"),
-        )
-    })?;
-    let mut definition = Vec::new();
-    let mut op = parsed.body().first_operation();
-    while let Some(current) = op {
-        definition.push(current.to_raw());
-        op = current.next_in_block();
-    }
-    for raw in definition {
-        // SAFETY: a live op of the parsed module; moving it transfers it to
-        // the gpu.module's block, and the parsed module is dropped empty.
-        let mut moved = unsafe { OperationRefMut::from_raw(raw) };
-        let raw_location = location.to_raw();
-        moved.walk_mut(WalkOrder::PreOrder, |nested| {
-            // SAFETY: a live op of the definition and a location of its
-            // context.
-            unsafe { mlir_sys::mlirOperationSetLocation(nested.to_raw(), raw_location) };
-            WalkResult::Advance
-        });
-        moved.move_before(anchor);
     }
     Ok(())
 }

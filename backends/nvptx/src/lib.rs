@@ -9,14 +9,16 @@
 //!    `convert-parallel-loops-to-gpu` make them `gpu.launch` with one thread
 //!    per rank and a bounds guard;
 //! 3. `gpu-kernel-outlining`, `nvvm-attach-target`, `convert-gpu-to-nvvm`,
-//!    `pgpu-define-grid-barrier` (the grid barrier of grid kernels; then,
-//!    for sm_90 and later, `pgpu-wait-grid-dependencies`) and the host
-//!    conversions to the LLVM dialect;
+//!    `pgpu-define-grid-barrier` and `pgpu-define-range-barrier` (the
+//!    barriers of grid and of block kernels), then, for sm_90 and later,
+//!    `pgpu-wait-grid-dependencies`, and the host conversions to the LLVM
+//!    dialect;
 //! 4. `gpu-module-to-binary{format=isa}` runs LLVM's NVPTX backend and
 //!    leaves the PTX text in each `gpu.binary`, which [`extract_ptx`] reads.
 
 pub mod collectives;
 mod define_grid_barrier;
+mod define_range_barrier;
 mod link_collectives;
 mod nvvm_modules;
 mod wait_grid_dependencies;
@@ -24,18 +26,24 @@ mod wait_grid_dependencies;
 pub use define_grid_barrier::{
     DefineGridBarrier, FUNCTION as GRID_BARRIER_FUNCTION, MARKER as COOPERATIVE_LAUNCH_MARKER,
 };
+pub use define_range_barrier::{
+    DefineRangeBarrier, ENTER as BLOCK_ENTER_FUNCTION, FUNCTION as RANGE_BARRIER_FUNCTION,
+    MARKER as BLOCK_KERNEL_MARKER,
+};
 pub use link_collectives::LinkGpuCollectives;
 pub use wait_grid_dependencies::{MARKER as GRID_DEPENDENCY_MARKER, WaitGridDependencies};
 
-pgpu_pass_infra::declare_passes![LinkGpuCollectives, DefineGridBarrier, WaitGridDependencies];
+pgpu_pass_infra::declare_passes![
+    LinkGpuCollectives,
+    DefineGridBarrier,
+    DefineRangeBarrier,
+    WaitGridDependencies
+];
 
 /// Whether kernels for `chip` (`sm_XX`) get `pgpu-wait-grid-dependencies`:
 /// programmatic dependent launch exists from sm_90.
 pub fn waits_for_grid_dependencies(chip: &str) -> bool {
-    chip.strip_prefix("sm_")
-        .map(|rest| rest.trim_end_matches(['a', 'f']))
-        .and_then(|number| number.parse::<u32>().ok())
-        .is_some_and(|number| number >= 90)
+    nvvm_modules::chip_number(chip).is_some_and(|number| number >= 90)
 }
 
 use melior::ir::{
@@ -161,6 +169,7 @@ pub fn pipeline(options: &Options) -> String {
         format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
         "gpu.module(convert-gpu-to-nvvm)".to_string(),
         "pgpu-define-grid-barrier".to_string(),
+        "pgpu-define-range-barrier".to_string(),
         if waits_for_grid_dependencies(chip) {
             "pgpu-wait-grid-dependencies".to_string()
         } else {
@@ -246,7 +255,9 @@ mod tests {
         assert!(text.contains("parallel-loop-tile-sizes=128"));
         assert!(text.contains("nvvm-attach-target{chip=sm_80 O=2}"));
         assert!(text.ends_with("gpu-module-to-binary{format=isa})"));
-        assert!(text.contains("gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,"));
+        assert!(text.contains(
+            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,pgpu-define-range-barrier,"
+        ));
     }
 
     #[test]

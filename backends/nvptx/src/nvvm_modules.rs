@@ -1,12 +1,17 @@
 //! What the NVVM-level passes (`pgpu-define-grid-barrier`,
-//! `pgpu-wait-grid-dependencies`) share: finding the `gpu.module`s and
-//! their kernels, and the marker globals the runtime looks up in a loaded
-//! module (`cuModuleGetGlobal`).
+//! `pgpu-define-range-barrier`, `pgpu-wait-grid-dependencies`) share:
+//! finding the `gpu.module`s, their kernels and their chips, the marker
+//! globals the runtime looks up in a loaded module (`cuModuleGetGlobal`),
+//! and replacing a declared device function (or the C-interface wrapper
+//! that `convert-gpu-to-nvvm` makes of it) by a definition of ours.
 
 use melior::Context;
 use melior::ir::{
-    Attribute, Identifier, Location, Operation, OperationRef, Region,
-    operation::{OperationBuilder, OperationLike, WalkOrder, WalkResult},
+    Attribute, BlockLike, Identifier, Location, Module, Operation, OperationRef, Region,
+    RegionLike, ValueLike,
+    operation::{
+        OperationBuilder, OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult,
+    },
 };
 use pgpu_pass_infra::{PassFailure, emit_error};
 
@@ -64,4 +69,187 @@ pub(crate) fn marker_global<'c>(
         .add_regions([Region::new()])
         .build()
         .map_err(|_| emit_error(location, &format!("cannot build the marker @{name}")))
+}
+
+/// Whether `op` is named `name`.
+pub(crate) fn is_named(op: OperationRef, name: &str) -> bool {
+    op.name().as_string_ref().as_str() == Ok(name)
+}
+
+/// The `sym_name` of `op`, if any.
+pub(crate) fn symbol(op: OperationRef) -> Option<String> {
+    op.attribute("sym_name")
+        .ok()
+        .map(|name| name.to_string().trim_matches('"').to_string())
+}
+
+/// Whether the function `function` has no body.
+pub(crate) fn is_declaration(function: OperationRef) -> bool {
+    function
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+        .is_none()
+}
+
+/// Whether `function` is the C-interface wrapper `convert-gpu-to-nvvm`
+/// makes of a declaration (it asks for one for every function of a
+/// `gpu.module`): `llvm.call @<c_interface>(its arguments)` and a return.
+pub(crate) fn is_c_interface_wrapper(function: OperationRef, c_interface: &str) -> bool {
+    let Some(entry) = function
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+    else {
+        return false;
+    };
+    let Some(call) = entry.first_operation() else {
+        return false;
+    };
+    let forwards_arguments = call.operand_count() == entry.argument_count()
+        && (0..entry.argument_count()).all(|index| {
+            match (call.operand(index), entry.argument(index)) {
+                (Ok(operand), Ok(argument)) => operand.to_raw().ptr == argument.to_raw().ptr,
+                _ => false,
+            }
+        });
+    entry.next_in_region().is_none()
+        && is_named(call, "llvm.call")
+        && forwards_arguments
+        && call
+            .attribute("callee")
+            .is_ok_and(|callee| callee.to_string() == format!("@{c_interface}"))
+        && call
+            .next_in_block()
+            .is_some_and(|ret| is_named(ret, "llvm.return") && ret.next_in_block().is_none())
+}
+
+/// Erases `op`, which nothing refers to any more.
+pub(crate) fn erase(op: OperationRef) {
+    let raw = op.to_raw();
+    // SAFETY: `op` is live and in a block; once removed it is owned here and
+    // destroyed when dropped.
+    unsafe {
+        OperationRefMut::from_raw(raw).remove_from_parent();
+        drop(Operation::from_raw(raw));
+    }
+}
+
+/// Parses `text` (a module body of ours, `what` in errors) and moves the
+/// ops whose symbol `keep` accepts before `anchor`, with `location`.
+pub(crate) fn insert_definition<'c>(
+    context: &'c Context,
+    text: &str,
+    what: &str,
+    keep: impl Fn(&str) -> bool,
+    anchor: OperationRef<'c, '_>,
+    location: Location<'c>,
+) -> Result<(), PassFailure> {
+    let parsed = Module::parse(context, text).ok_or_else(|| {
+        emit_error(
+            location,
+            &format!("internal error: the definition of {what} does not parse"),
+        )
+    })?;
+    let mut definition = Vec::new();
+    let mut op = parsed.body().first_operation();
+    while let Some(current) = op {
+        if keep(&symbol(current).unwrap_or_default()) {
+            definition.push(current.to_raw());
+        }
+        op = current.next_in_block();
+    }
+    for raw in definition {
+        // SAFETY: a live op of the parsed module; moving it transfers it to
+        // the gpu.module's block, and the parsed module is dropped with
+        // what was not taken.
+        let mut moved = unsafe { OperationRefMut::from_raw(raw) };
+        let raw_location = location.to_raw();
+        moved.walk_mut(WalkOrder::PreOrder, |nested| {
+            // SAFETY: a live op of the definition and a location of its
+            // context.
+            unsafe { mlir_sys::mlirOperationSetLocation(nested.to_raw(), raw_location) };
+            WalkResult::Advance
+        });
+        moved.move_before(anchor);
+    }
+    Ok(())
+}
+
+/// The number of an NVIDIA chip name (`sm_90a` -> 90).
+pub(crate) fn chip_number(chip: &str) -> Option<u32> {
+    chip.strip_prefix("sm_")
+        .map(|rest| rest.trim_end_matches(['a', 'f']))
+        .and_then(|number| number.parse::<u32>().ok())
+}
+
+/// An NVVM target of a `gpu.module` (`#nvvm.target<chip = ..., features
+/// = ...>`).
+pub(crate) struct NvvmTarget {
+    /// The chip, `sm_50` where the target names none (its default).
+    pub chip: String,
+    /// The LLVM target features (e.g. `+ptx80`), empty by default.
+    pub features: String,
+}
+
+impl NvvmTarget {
+    /// Whether LLVM 22 can emit `nanosleep` for this target: sm_70 and a
+    /// PTX ISA of at least 6.3, which LLVM chooses by itself from sm_75 on
+    /// (for sm_70 and sm_72 only with a `+ptx63` or later feature).
+    pub fn has_nanosleep(&self) -> bool {
+        let chip = chip_number(&self.chip).unwrap_or(0);
+        let requested = self
+            .features
+            .split(',')
+            .filter_map(|feature| feature.trim().strip_prefix("+ptx"))
+            .filter_map(|version| version.parse::<u32>().ok())
+            .max()
+            .unwrap_or(0);
+        chip >= 75 || (chip >= 70 && requested >= 63)
+    }
+}
+
+/// The NVVM targets of `module` (a `gpu.module`).
+pub(crate) fn nvvm_targets(module: OperationRef) -> Vec<NvvmTarget> {
+    let Ok(targets) = module.attribute("targets") else {
+        return vec![];
+    };
+    let text = targets.to_string();
+    let parameter = |target: &str, name: &str| {
+        target
+            .split_once(&format!("{name} = \""))
+            .and_then(|(_, rest)| rest.split('"').next())
+            .map(str::to_string)
+    };
+    text.split("#nvvm.target")
+        .skip(1)
+        .map(|target| {
+            let target = target.split('#').next().unwrap_or_default();
+            NvvmTarget {
+                chip: parameter(target, "chip").unwrap_or_else(|| "sm_50".to_string()),
+                features: parameter(target, "features").unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanosleep_needs_sm_70_and_ptx_6_3() {
+        let target = |chip: &str, features: &str| NvvmTarget {
+            chip: chip.into(),
+            features: features.into(),
+        };
+        assert!(target("sm_90", "").has_nanosleep());
+        assert!(target("sm_75", "").has_nanosleep());
+        assert!(!target("sm_70", "").has_nanosleep());
+        assert!(!target("sm_72", "+ptx61").has_nanosleep());
+        assert!(target("sm_70", "+ptx63").has_nanosleep());
+        assert!(!target("sm_60", "+ptx80").has_nanosleep());
+        assert_eq!(chip_number("sm_90a"), Some(90));
+        assert_eq!(chip_number("gfx942"), None);
+    }
 }

@@ -355,6 +355,29 @@ pub extern "C" fn pgpu_rt_grid_unavailable() {
     })
 }
 
+/// Threads one block kernel (`pgpu.spawn block`: one thread block whose
+/// threads synchronize in ranges) may have on the device: min(1024, the
+/// device's threads per block). 0 on the cpu device, and on a GPU older
+/// than sm_70 (its range barriers need independent thread scheduling).
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_block_capacity() -> i64 {
+    guard(|| match is_cuda()? {
+        true => Ok(crate::cuda::runtime()?.block_capacity),
+        false => Ok(0),
+    })
+}
+
+/// Reports a block kernel started where block spawns are unavailable
+/// (code versioned on `pgpu_rt_block_capacity` never does).
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_block_unavailable() {
+    guard(|| -> Result<(), RtError> {
+        Err(RtError::Device(
+            "a block kernel (pgpu.spawn block) was started on a device without block spawns".into(),
+        ))
+    })
+}
+
 /// Waits until all launched kernels and copies have completed; reports a
 /// kernel's fault.
 #[unsafe(no_mangle)]

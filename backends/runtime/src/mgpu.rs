@@ -101,6 +101,12 @@ pub const GRID_DEPENDENCY_MARKER: &str = "pgpu_waits_for_grid_dependencies";
 /// (all blocks co-resident), one grid kernel at a time.
 pub const COOPERATIVE_LAUNCH_MARKER: &str = "pgpu_cooperative_launch";
 
+/// The global that `pgpu-define-range-barrier` adds to a module whose
+/// kernels are block kernels (`pgpu.spawn block`): their device functions
+/// may recurse, so loading the module raises the threads' stack limit
+/// (`Runtime::raise_stack_for_block_kernels`).
+pub const BLOCK_KERNEL_MARKER: &str = "pgpu_block_kernels";
+
 /// Threads per multiprocessor that a grid kernel is compiled to fit
 /// (`nvvm.minctasm` = this / block size caps its registers), so that
 /// `pgpu_rt_grid_capacity` is the multiprocessor count times this.
@@ -248,6 +254,9 @@ impl Module {
         };
         loaded.waits = defines(GRID_DEPENDENCY_MARKER);
         loaded.cooperative = defines(COOPERATIVE_LAUNCH_MARKER);
+        if defines(BLOCK_KERNEL_MARKER) {
+            runtime.raise_stack_for_block_kernels()?;
+        }
         Ok(module)
     }
 

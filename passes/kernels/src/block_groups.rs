@@ -71,7 +71,7 @@ use melior::ir::{
     attribute::{ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, TypeAttribute},
     r#type::{MemRefType, ShapedTypeLike},
 };
-use pgpu_pass_infra::{Pass, PassFailure};
+use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// The attribute naming a synchronous function's block version.
@@ -86,14 +86,25 @@ pub(crate) const BLOCK_SCRATCH: &str = "pgpu.block_scratch";
 /// count, slot.
 pub(crate) const CONTEXT_ARGUMENTS: usize = 5;
 
-/// The pass; it has no options.
+/// The attribute of a synchronous function with a block version: the
+/// largest group it runs in a block (the pass's `max-threads`).
+pub(crate) const BLOCK_THREADS: &str = "pgpu.block_threads";
+
+/// The pass.
 #[derive(Debug, Default)]
-pub struct BlockGroups;
+pub struct BlockGroups {
+    max_threads: u64,
+}
 
 impl Pass for BlockGroups {
     const ARGUMENT: &'static str = "pgpu-block-groups";
     const SUMMARY: &'static str = "Give Fork synchronous functions a version that runs a whole group (and its recursion) in one thread block";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
+    const OPTIONS: &'static [PassOption] = &[PassOption {
+        name: "max-threads",
+        description: "largest group run in one block, besides the device's block capacity: smaller groups leave more of the GPU's multiprocessors to their siblings",
+        default: "256",
+    }];
 
     fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
         use melior::dialect::DialectHandle;
@@ -102,6 +113,14 @@ impl Pass for BlockGroups {
             DialectHandle::memref(),
             DialectHandle::scf(),
         ]
+    }
+
+    fn from_options(options: &PassOptions) -> Result<Self, String> {
+        let max_threads = options.parse("max-threads")?;
+        if max_threads == 0 {
+            return Err("max-threads must be at least 1".into());
+        }
+        Ok(Self { max_threads })
     }
 
     fn run(&self, module: melior::ir::OperationRef) -> Result<(), PassFailure> {
@@ -171,6 +190,11 @@ impl Pass for BlockGroups {
         let mut built = vec![];
         for (name, plan) in &plans {
             let function = functions[name];
+            let at = Builder::before(function);
+            function.set_attribute(
+                BLOCK_THREADS,
+                at.parse_attribute(&format!("{} : i64", self.max_threads))?,
+            );
             built.push((build_block_function(function, name, plan, &scratch)?, plan));
         }
         let mut runtime = RuntimeCalls::new(module);

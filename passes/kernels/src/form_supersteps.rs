@@ -26,8 +26,10 @@
 //!    recomputed or dead is `pgpu-save-values`' job.
 //!
 //! Fork's synchronous spawns are left alone (they are split by the group
-//! lowering), and so are `grid` spawns (one kernel with grid barriers) and
-//! bodies already made of supersteps. A body that
+//! lowering), and so are `grid` spawns (one kernel with grid barriers),
+//! `block` spawns (one kernel of one thread block, synchronizing ranges of
+//! its threads with `pgpu.range_barrier`) and bodies already made of
+//! supersteps. A body that
 //! still calls an inline function is an error: inline first.
 
 use crate::ir::{Blk, Op, Val};
@@ -86,7 +88,10 @@ impl Pass for FormSupersteps {
             .nested()
             .into_iter()
             .filter(|op| {
-                op.is("pgpu.spawn") && !op.has_attribute("synchronous") && !op.has_attribute("grid")
+                op.is("pgpu.spawn")
+                    && !op.has_attribute("synchronous")
+                    && !op.has_attribute("grid")
+                    && !op.has_attribute("block")
             })
             .collect();
         for spawn in spawns {

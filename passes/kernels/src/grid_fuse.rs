@@ -27,6 +27,7 @@
 //! }
 //! ```
 //!
+//! Synchronous, grid and block spawns are left alone.
 //! Superstep formation and kernel splitting leave `grid` spawns alone:
 //! `pgpu-offload-kernels` launches each as one cooperative kernel. The
 //! capacity is 0 on the CPU device (which then runs the split version) and
@@ -87,7 +88,10 @@ impl Pass for GridFuse {
 
 /// Whether `spawn` can run as one kernel with grid barriers.
 fn fusable(spawn: Op) -> bool {
-    if spawn.has_attribute("synchronous") || spawn.has_attribute("grid") {
+    if ["synchronous", "grid", "block"]
+        .iter()
+        .any(|kind| spawn.has_attribute(kind))
+    {
         return false;
     }
     let Some(body) = spawn.entry_block(0) else {
@@ -154,21 +158,34 @@ fn version(spawn: Op, max_threads: u64) -> Result<(), PassFailure> {
 }
 
 /// Whether `op` (in a grid spawn's body) can run in a GPU kernel: no calls
-/// (printf, random numbers, user functions), no host globals besides
-/// arrays (whose addresses become kernel operands), no pgpu ops besides
+/// (printf, random numbers, user functions) and [`runs_on_device`] with
 /// rank and size queries, barriers and host code in `pgpu.require`.
 pub(crate) fn runs_in_grid_kernel(op: Op) -> bool {
     let in_require = std::iter::successors(op.parent(), |parent| parent.parent())
         .any(|parent| parent.is("pgpu.require"));
     let name = op.name();
-    let host_global = op.is("memref.get_global") && is_descriptor_global(op.result(0));
     in_require
-        || !(name == "func.call"
-            || name == "func.call_indirect"
-            || host_global
-            || (name.starts_with("pgpu.")
-                && !matches!(
-                    name.as_str(),
-                    "pgpu.rank" | "pgpu.size" | "pgpu.barrier" | "pgpu.yield" | "pgpu.require"
-                )))
+        || (name != "func.call"
+            && runs_on_device(
+                op,
+                &[
+                    "pgpu.rank",
+                    "pgpu.size",
+                    "pgpu.barrier",
+                    "pgpu.yield",
+                    "pgpu.require",
+                ],
+            ))
+}
+
+/// Whether `op` can run in GPU code, calls of functions aside: no indirect
+/// calls, no host globals besides arrays (whose addresses become kernel
+/// operands), no pgpu ops besides `allowed`. Shared by grid and block
+/// kernels (`offload_block.rs`).
+pub(crate) fn runs_on_device(op: Op, allowed: &[&str]) -> bool {
+    let name = op.name();
+    let host_global = op.is("memref.get_global") && is_descriptor_global(op.result(0));
+    !(name == "func.call_indirect"
+        || host_global
+        || (name.starts_with("pgpu.") && !allowed.contains(&name.as_str())))
 }

@@ -27,6 +27,8 @@ use crate::{
     inline_spmd::symbol_attribute,
     ir::{Op, Val},
     memory_effects::{list_effects, may_alias},
+    offload_block::{BLOCK_ENTER, RANGE_BARRIER},
+    offload_grid::GRID_BARRIER,
     outline_cpu_kernels::is_host_code,
 };
 use melior::ir::{operation::OperationLike, r#type::MemRefType};
@@ -40,9 +42,13 @@ pub(crate) fn is_ordered_runtime_call(callee: &str) -> bool {
 /// The runtime's functions (`pgpu_rt_*`, and the `mgpu*` launches of
 /// upstream's `gpu-to-llvm`): before `pgpu-lower-to-runtime` they access
 /// no list of the program's themselves (kernels and host code do, after
-/// `pgpu_rt_to_device` or `pgpu_rt_to_host`).
+/// `pgpu_rt_to_device` or `pgpu_rt_to_host`). The device functions that
+/// grid and block kernels call (the NVPTX backend defines them in each
+/// kernel module: barriers on words of their own) count as such.
 fn is_runtime_call(callee: &str) -> bool {
-    callee.starts_with("pgpu_rt_") || callee.starts_with("mgpu")
+    callee.starts_with("pgpu_rt_")
+        || callee.starts_with("mgpu")
+        || [GRID_BARRIER, RANGE_BARRIER, BLOCK_ENTER].contains(&callee)
 }
 
 /// Runtime functions that may run on any thread, in any order: all but

@@ -63,6 +63,7 @@ mod lower_synchronous;
 mod lower_to_runtime;
 mod memory_effects;
 mod narrow_guarded_kernels;
+mod offload_block;
 mod offload_grid;
 mod offload_kernels;
 mod outline_cpu_kernels;
@@ -108,16 +109,26 @@ pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-gr
 
 /// [`KERNEL_PIPELINE`], with `pgpu-grid-fuse` after barrier elimination
 /// when `grid_barriers` (`pgpu compile --target cuda --grid-barriers`):
-/// spawns that fit the device run as one kernel with grid-wide barriers.
-pub fn kernel_pipeline(grid_barriers: bool) -> String {
+/// spawns that fit the device run as one kernel with grid-wide barriers;
+/// and with `pgpu-block-groups{max-threads=N}` before `pgpu-lower-groups`
+/// for `block_groups: Some(N)` (the cuda target's default, N = 256): Fork
+/// group calls of at most N members run, recursion included, as one
+/// kernel of one thread block.
+pub fn kernel_pipeline(grid_barriers: bool, block_groups: Option<u64>) -> String {
+    let mut pipeline = KERNEL_PIPELINE.to_string();
     if grid_barriers {
-        KERNEL_PIPELINE.replace(
+        pipeline = pipeline.replace(
             "pgpu-eliminate-barriers,",
             "pgpu-eliminate-barriers,pgpu-grid-fuse,",
-        )
-    } else {
-        KERNEL_PIPELINE.to_string()
+        );
     }
+    if let Some(threads) = block_groups {
+        pipeline = pipeline.replace(
+            "pgpu-lower-groups,",
+            &format!("pgpu-block-groups{{max-threads={threads}}},pgpu-lower-groups,"),
+        );
+    }
+    pipeline
 }
 
 pgpu_pass_infra::declare_passes![

@@ -1988,7 +1988,13 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
         end: new_return,
     })?;
     if let Some(version) = crate::inline_spmd::symbol_attribute(function, BLOCK_VERSION) {
-        run_in_one_block(host, &version, &uniform, argument_count)?;
+        let max_threads = function
+            .melior()
+            .attribute(crate::block_groups::BLOCK_THREADS)
+            .ok()
+            .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())
+            .map_or(i64::MAX, |threads| threads.value());
+        run_in_one_block(host, &version, &uniform, argument_count, max_threads)?;
     }
     // Erased last: calls in the body recognize the callee by it.
     function.erase();
@@ -1997,12 +2003,18 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
 }
 
 /// Versions the host version `host` of a synchronous function on the
-/// block capacity: a group of `1 ..= pgpu.block_capacity` members whose
-/// ranks are the positions runs as one `pgpu.spawn block` of the block
+/// block capacity: a group of `1 ..= min(pgpu.block_capacity,
+/// max_threads)` members whose ranks are the positions runs as one `pgpu.spawn block` of the block
 /// version `version` (thread = position = rank, the whole block's range,
 /// slot `2 * size`), with the scratch lists it needs; otherwise the host
 /// code runs.
-fn run_in_one_block(host: Op, version: &str, uniform: &[bool], argument_count: usize) -> Built<()> {
+fn run_in_one_block(
+    host: Op,
+    version: &str,
+    uniform: &[bool],
+    argument_count: usize,
+    max_threads: i64,
+) -> Built<()> {
     let block = host.entry_block(0).ok_or(PassFailure)?;
     let parameters = block.arguments();
     let first = block.first().ok_or(PassFailure)?;
@@ -2014,6 +2026,8 @@ fn run_in_one_block(host: Op, version: &str, uniform: &[bool], argument_count: u
     let i1 = at.parse_type("i1")?;
     let size = parameters[0];
     let capacity = at.value("pgpu.block_capacity", &[], index_type, &[])?;
+    let bound = at.index(max_threads)?;
+    let capacity = at.value("arith.minui", &[capacity, bound], index_type, &[])?;
     let zero = at.index(0)?;
     let some = at.cmpi(8, size, zero)?;
     let fits = at.cmpi(7, size, capacity)?;

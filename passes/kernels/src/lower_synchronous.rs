@@ -531,16 +531,8 @@ fn claim_cells(runtime: &mut RuntimeCalls, spawn: Op, target: Val, at: &Builder)
     if let Some(global) = target.defining_op().filter(|op| op.is("memref.get_global"))
         && let Some(name) = symbol_attribute(global, "name")
     {
-        let shape = target_type.to_string();
-        let element = target_type.element().to_string();
-        let dims = shape
-            .trim_start_matches("memref<")
-            .trim_end_matches('>')
-            .strip_suffix(element.as_str())
-            .unwrap_or("")
-            .to_string();
         let claim_name = format!("__crcw_claim_{name}");
-        let claim_type = format!("memref<{dims}i32>");
+        let claim_type = crate::block_groups::claim_type(target_type);
         let exists = runtime.module.entry_block(0).is_some_and(|block| {
             block
                 .ops()

@@ -4,8 +4,15 @@
 //!
 //! * `pgpu.argi`, `pgpu.wtime`, `pgpu.rand_seed`, `pgpu.rand_u32` become
 //!   calls of `pgpu_rt_argi`/`pgpu_rt_argi_width`, `pgpu_rt_wtime`,
-//!   `pgpu_rt_rand_seed`, `pgpu_rt_rand_u32`; `pgpu.grid_capacity` becomes
-//!   `pgpu_rt_grid_capacity` (0 on the CPU device);
+//!   `pgpu_rt_rand_seed`, `pgpu_rt_rand_u32`; `pgpu.grid_capacity` and
+//!   `pgpu.block_capacity` become `pgpu_rt_grid_capacity` and
+//!   `pgpu_rt_block_capacity` (0 on the CPU device);
+//! * a `pgpu.spawn block` left in host code (the CPU target's: the cuda
+//!   target's `pgpu-offload-kernels` launches them) becomes
+//!   `pgpu_rt_block_unavailable()`, which reports the misuse: code
+//!   versioned on `pgpu.block_capacity`, 0 there, never runs it. The
+//!   `pgpu.block_group` functions that no host code calls any more (they
+//!   run only in block kernels) are erased with their range barriers;
 //! * `pgpu.printf` becomes `pgpu_rt_printf_begin(format, length)`, one
 //!   `pgpu_rt_printf_i64(value, bits)` (integers sign-extended, `bits` the
 //!   operand's width) or `pgpu_rt_printf_f64(value)` per operand, and
@@ -41,7 +48,9 @@
 
 use crate::{
     build::{Builder, Built, memref_element_type},
+    inline_spmd::symbol_attribute,
     ir::{Blk, Op, Val, element_bytes, static_shape, string_ref},
+    offload_block::{BLOCK_GROUP, BLOCK_UNAVAILABLE},
     outline_cpu_kernels::is_task_region,
     runtime_calls::{PROGRAM_MAIN, RuntimeCalls, escape_bytes},
 };
@@ -92,6 +101,9 @@ impl Pass for LowerToRuntime {
                 "pgpu.grid_capacity" => {
                     lowering.replace_call(op, "pgpu_rt_grid_capacity", &[], "() -> index")?
                 }
+                "pgpu.block_capacity" => {
+                    lowering.replace_call(op, "pgpu_rt_block_capacity", &[], "() -> index")?
+                }
                 "pgpu.rand_u32" => {
                     lowering.replace_call(op, "pgpu_rt_rand_u32", &[], "() -> i32")?
                 }
@@ -118,7 +130,61 @@ impl Pass for LowerToRuntime {
                 lowering.bracket(op, "pgpu_rt_task_begin", "pgpu_rt_task_end")?;
             }
         }
+        // Apart from the walk too: the list holds their bodies' ops.
+        let block_spawns: Vec<Op> = module
+            .nested()
+            .into_iter()
+            .filter(|op| op.is("pgpu.spawn") && op.has_attribute("block"))
+            .collect();
+        for spawn in block_spawns {
+            lowering.replace_call(spawn, BLOCK_UNAVAILABLE, &[], "()")?;
+        }
+        erase_unused_block_groups(module);
         lowering.entry_point()
+    }
+}
+
+/// Erases the `pgpu.block_group` functions that no code outside them calls
+/// (directly or through one another): they run only in block kernels.
+fn erase_unused_block_groups(module: Op) {
+    let Some(body) = module.entry_block(0) else {
+        return;
+    };
+    let groups: Vec<Op> = body
+        .ops()
+        .into_iter()
+        .filter(|op| op.is("func.func") && op.has_attribute(BLOCK_GROUP))
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    let callees = |ops: Vec<Op>| -> Vec<String> {
+        ops.into_iter()
+            .filter(|op| op.is("func.call"))
+            .filter_map(|call| symbol_attribute(call, "callee"))
+            .collect()
+    };
+    let mut used: Vec<String> = callees(
+        body.ops()
+            .into_iter()
+            .filter(|op| !groups.contains(op))
+            .flat_map(|op| op.nested())
+            .collect(),
+    );
+    let mut live: Vec<Op> = vec![];
+    while let Some(name) = used.pop() {
+        let Some(group) = groups.iter().copied().find(|group| {
+            !live.contains(group) && symbol_attribute(*group, "sym_name").as_deref() == Some(&name)
+        }) else {
+            continue;
+        };
+        live.push(group);
+        used.extend(callees(group.nested()));
+    }
+    for group in groups {
+        if !live.contains(&group) {
+            group.erase();
+        }
     }
 }
 

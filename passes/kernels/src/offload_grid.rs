@@ -45,12 +45,7 @@ impl Offload {
         let at = Builder::before(spawn);
         let site_name = self.site_name(spawn);
         let count = spawn.operand(0);
-        for op in spawn.nested() {
-            if op.is("pgpu.size") {
-                op.result(0).replace_all_uses(count);
-                op.erase();
-            }
-        }
+        replace_sizes(spawn, count);
         inline_requires(spawn)?;
         if let Some(bad) = spawn
             .nested()
@@ -62,31 +57,10 @@ impl Offload {
                 bad.name()
             )));
         }
-        let lists = outside_lists(spawn);
-        let (_, then_yield, else_yield) = self.dispatch(&at, &[])?;
-        let on_cpu = at.moved_to(else_yield).at_location_of(spawn);
-        self.runtime
-            .call(&on_cpu, "pgpu_rt_grid_unavailable", &[], "()")?;
-        let inside = at.moved_to(then_yield).at_location_of(spawn);
-        self.launch_site(&inside, &site_name, spawn)?;
-        let mut views = HashMap::new();
-        for (list, write) in &lists {
-            views.insert(*list, self.device_view(&inside, *list, *write)?);
-        }
+        let (inside, views) = self.spawn_dispatch(spawn, &site_name, "pgpu_rt_grid_unavailable")?;
         let (thread, linear) = self.launch(&inside, count, spawn)?;
         let active = thread.cmpi(2, linear, count)?;
-        for op in spawn.nested() {
-            if op.is("pgpu.rank") {
-                op.result(0).replace_all_uses(linear);
-                op.erase();
-                continue;
-            }
-            for (position, operand) in op.operands().into_iter().enumerate() {
-                if let Some(view) = views.get(&operand) {
-                    op.set_operand(position, *view);
-                }
-            }
-        }
+        bind_thread(spawn, linear, &views);
         let Some(body) = spawn.entry_block(0) else {
             return Err(at.fail("internal error: a grid spawn without a body"));
         };
@@ -107,6 +81,61 @@ impl Offload {
         guard_segment(&thread, active, &segment)?;
         spawn.erase();
         Ok(())
+    }
+}
+
+impl Offload {
+    /// What grid and block spawns share before their launch: the dispatch
+    /// before `spawn`, whose CPU branch calls `unavailable` (the CPU device
+    /// runs neither; code versioned on the capacity never gets there),
+    /// and in its GPU branch the launch site and the device views of the
+    /// lists the spawn uses. Returns a builder in the GPU branch and the
+    /// views.
+    pub(crate) fn spawn_dispatch<'c>(
+        &mut self,
+        spawn: Op,
+        site_name: &str,
+        unavailable: &str,
+    ) -> Built<(Builder<'c>, HashMap<Val, Val>)> {
+        let at = Builder::before(spawn);
+        let lists = outside_lists(spawn);
+        let (_, then_yield, else_yield) = self.dispatch(&at, &[])?;
+        let on_cpu = at.moved_to(else_yield).at_location_of(spawn);
+        self.runtime.call(&on_cpu, unavailable, &[], "()")?;
+        let inside = at.moved_to(then_yield).at_location_of(spawn);
+        self.launch_site(&inside, site_name, spawn)?;
+        let mut views = HashMap::new();
+        for (list, write) in &lists {
+            views.insert(*list, self.device_view(&inside, *list, *write)?);
+        }
+        Ok((inside, views))
+    }
+}
+
+/// Replaces the `pgpu.size` queries of `spawn` by its thread count.
+pub(crate) fn replace_sizes(spawn: Op, count: Val) {
+    for op in spawn.nested() {
+        if op.is("pgpu.size") {
+            op.result(0).replace_all_uses(count);
+            op.erase();
+        }
+    }
+}
+
+/// Replaces the `pgpu.rank` queries of `spawn` by `rank` (the launched
+/// thread's) and its uses of lists by their device `views`.
+pub(crate) fn bind_thread(spawn: Op, rank: Val, views: &HashMap<Val, Val>) {
+    for op in spawn.nested() {
+        if op.is("pgpu.rank") {
+            op.result(0).replace_all_uses(rank);
+            op.erase();
+            continue;
+        }
+        for (position, operand) in op.operands().into_iter().enumerate() {
+            if let Some(view) = views.get(&operand) {
+                op.set_operand(position, *view);
+            }
+        }
     }
 }
 

@@ -49,7 +49,9 @@
 //! become runtime allocations freed at the end of their block, so that
 //! they have device mirrors.
 //! A `pgpu.spawn grid` becomes one kernel with grid-wide barriers
-//! (`offload_grid.rs`).
+//! (`offload_grid.rs`), a `pgpu.spawn block` one kernel of one thread block
+//! whose threads synchronize in ranges (`offload_block.rs`); the functions
+//! a block kernel calls are device code, without host syncs.
 //!
 //! We write this pass because upstream's GPU mapping
 //! (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) maps every
@@ -60,6 +62,7 @@ use crate::{
     build::{Builder, Built},
     inline_spmd::symbol_attribute,
     ir::{Op, Val, sort_writes_keys},
+    offload_block::{BLOCK_GROUP, block_callees, module_functions},
     outline_cpu_kernels::is_host_code,
     outline_cpu_kernels::is_index_constant,
     outline_cpu_kernels::is_task_region,
@@ -72,7 +75,7 @@ use melior::ir::{
     r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The dispatch `scf.if` this pass builds.
 const DISPATCH: &str = "pgpu.device_dispatch";
@@ -122,11 +125,14 @@ impl Pass for OffloadKernels {
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);
+        let functions = module_functions(module);
         let mut offload = Offload {
             runtime: RuntimeCalls::new(module),
             block_size: self.block_size,
             kernels_of: HashMap::new(),
             launches: HashMap::new(),
+            device_functions: HashSet::new(),
+            rewritten_groups: HashSet::new(),
         };
         for sort in module.nested() {
             if sort.is("pgpu.list.sort_idx") && sort.num_operands() > 3 && is_host_code(sort) {
@@ -137,10 +143,22 @@ impl Pass for OffloadKernels {
             .nested()
             .into_iter()
             .filter(|op| {
-                (op.is("scf.parallel") || (op.is("pgpu.spawn") && op.has_attribute("grid")))
+                (op.is("scf.parallel")
+                    || (op.is("pgpu.spawn")
+                        && (op.has_attribute("grid") || op.has_attribute("block"))))
                     && is_host_code(*op)
             })
             .collect();
+        // What block kernels call runs on the device only: no host syncs
+        // in it (and no globals: their reads may leave the kernels).
+        for kernel in &kernels {
+            if kernel.is("pgpu.spawn") && kernel.has_attribute("block") {
+                offload
+                    .device_functions
+                    .extend(block_callees(*kernel, &functions)?);
+            }
+        }
+        check_device_only(module, &offload.device_functions)?;
         for alloca in module.nested() {
             if alloca.is("memref.alloca")
                 && is_host_code(alloca)
@@ -154,10 +172,12 @@ impl Pass for OffloadKernels {
             }
         }
         for kernel in &kernels {
-            hoist_global_reads(*kernel);
+            hoist_global_reads(*kernel, &offload.device_functions);
         }
         for kernel in kernels {
-            if kernel.is("pgpu.spawn") {
+            if kernel.is("pgpu.spawn") && kernel.has_attribute("block") {
+                offload.offload_block(kernel, &functions)?;
+            } else if kernel.is("pgpu.spawn") {
                 offload.offload_grid(kernel)?;
             } else if is_offloadable(kernel) {
                 offload.offload(kernel)?;
@@ -193,9 +213,10 @@ fn is_offloadable(kernel: Op) -> bool {
 /// `memref.get_global` and the `memref.load`s of its value without indices
 /// (a global list variable holds its list's descriptor) go before the
 /// kernel, so that the GPU version gets the list as an argument. A global
-/// the kernel stores into, or any global of a kernel that calls functions,
-/// stays (and keeps the kernel on the host).
-fn hoist_global_reads(kernel: Op) {
+/// the kernel stores into, or any global of a kernel that calls functions
+/// other than `device_functions` (which use no globals), stays (and keeps
+/// the kernel on the host).
+fn hoist_global_reads(kernel: Op, device_functions: &HashSet<Op>) {
     let nested = kernel.nested();
     // A global array's address is the same everywhere: the kernel takes it
     // as an operand (the runtime registers global arrays, so they have
@@ -206,11 +227,16 @@ fn hoist_global_reads(kernel: Op) {
         }
     }
     let nested = kernel.nested();
-    // A called function might write a global.
-    if nested
-        .iter()
-        .any(|op| op.is("func.call") || op.is("func.call_indirect"))
-    {
+    // A called function might write a global (the functions of block
+    // kernels use none: `offload_block`).
+    let calls_host_code = |op: &Op| {
+        op.is("func.call_indirect")
+            || (op.is("func.call")
+                && !device_functions.iter().any(|function| {
+                    symbol_attribute(*function, "sym_name") == symbol_attribute(*op, "callee")
+                }))
+    };
+    if nested.iter().any(calls_host_code) {
         return;
     }
     let written: Vec<String> = nested
@@ -323,6 +349,11 @@ pub(crate) struct Offload {
     /// Whether an op (transitively) launches kernels or calls a user
     /// function.
     launches: HashMap<Op, bool>,
+    /// The functions block kernels call (transitively): device code.
+    device_functions: HashSet<Op>,
+    /// The `pgpu.block_group` functions whose range barriers are calls
+    /// already.
+    pub(crate) rewritten_groups: HashSet<Op>,
 }
 
 impl Offload {
@@ -656,42 +687,7 @@ impl Offload {
         let index = inside.index_type();
         let block_size = inside.index(self.block_size)?;
         let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
-        let one = inside.index(1)?;
-        // Launch nothing for an empty range.
-        let positive = inside.cmpi(4, trips, inside.index(0)?)?;
-        let (_, launch_yield, _) = inside.if_op(positive, &[], false)?;
-        let launcher = inside.moved_to(launch_yield);
-        // Asynchronous: nothing waits for the kernel here. The runtime's
-        // one stream orders it before later copies and launches, and every
-        // host access of a list it writes waits for the device
-        // (pgpu_rt_to_host downloads after a synchronization).
-        let token = launcher.parse_type("!gpu.async.token")?;
-        let stream = launcher.value("gpu.wait", &[], token, &[])?;
-        let segments = launcher.segment_sizes(&[1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])?;
-        let arguments: Vec<(Type, melior::ir::Location)> =
-            (0..12).map(|_| (index, kernel.melior_location())).collect();
-        let body = Block::new(&arguments);
-        let region = Region::new();
-        region.append_block(body);
-        let launch = launcher.op_with_regions(
-            "gpu.launch",
-            &[stream, blocks, one, one, block_size, one, one],
-            &[token],
-            &[("operandSegmentSizes", segments)],
-            vec![region],
-        )?;
-        let Some(launch_body) = launch.entry_block(0) else {
-            return Err(inside.fail("internal error: gpu.launch without a body"));
-        };
-        let terminator = melior::ir::operation::OperationBuilder::new(
-            "gpu.terminator",
-            kernel.melior_location(),
-        )
-        .build()
-        .map_err(|error| inside.fail(&format!("cannot build gpu.terminator: {error}")))?;
-        let terminator = launch_body.append(terminator);
-        let thread = inside.moved_to(terminator).at_location_of(kernel);
-        let ids = launch_body.arguments();
+        let (thread, ids, _) = launch_shaped(inside, trips, blocks, block_size, kernel)?;
         // Block ids are arguments 0..3, thread ids 3..6.
         let scaled = thread.value("arith.muli", &[ids[0], block_size], index, &[])?;
         let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
@@ -738,7 +734,10 @@ impl Offload {
     fn sync_host_accesses(&mut self, module: Op) -> Built<()> {
         let mut requests: Vec<(Op, Val, bool)> = vec![];
         for op in module.nested() {
-            if !is_host_access_site(op) {
+            let on_device = op
+                .enclosing_function()
+                .is_some_and(|function| self.device_functions.contains(&function));
+            if on_device || !is_host_access_site(op) {
                 continue;
             }
             let accesses: Vec<(Val, bool)> = match op.name().as_str() {
@@ -804,6 +803,86 @@ impl Offload {
         }
         Ok(())
     }
+}
+
+/// `if (trips > 0) { gpu.launch async blocks(blocks) threads(threads) { }
+/// }` (1-D) before `inside`: a builder at the end of the launch body, the
+/// body's arguments (block ids 0..3, thread ids 3..6, then the sizes) and
+/// its terminator.
+pub(crate) fn launch_shaped<'c>(
+    inside: &Builder<'c>,
+    trips: Val,
+    blocks: Val,
+    threads: Val,
+    kernel: Op,
+) -> Built<(Builder<'c>, Vec<Val>, Op)> {
+    let index = inside.index_type();
+    let one = inside.index(1)?;
+    // Launch nothing for an empty range.
+    let positive = inside.cmpi(4, trips, inside.index(0)?)?;
+    let (_, launch_yield, _) = inside.if_op(positive, &[], false)?;
+    let launcher = inside.moved_to(launch_yield);
+    // Asynchronous: nothing waits for the kernel here. The runtime's
+    // one stream orders it before later copies and launches, and every
+    // host access of a list it writes waits for the device
+    // (pgpu_rt_to_host downloads after a synchronization).
+    let token = launcher.parse_type("!gpu.async.token")?;
+    let stream = launcher.value("gpu.wait", &[], token, &[])?;
+    let segments = launcher.segment_sizes(&[1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0])?;
+    let arguments: Vec<(Type, melior::ir::Location)> =
+        (0..12).map(|_| (index, kernel.melior_location())).collect();
+    let body = Block::new(&arguments);
+    let region = Region::new();
+    region.append_block(body);
+    let launch = launcher.op_with_regions(
+        "gpu.launch",
+        &[stream, blocks, one, one, threads, one, one],
+        &[token],
+        &[("operandSegmentSizes", segments)],
+        vec![region],
+    )?;
+    let Some(launch_body) = launch.entry_block(0) else {
+        return Err(inside.fail("internal error: gpu.launch without a body"));
+    };
+    let terminator =
+        melior::ir::operation::OperationBuilder::new("gpu.terminator", kernel.melior_location())
+            .build()
+            .map_err(|error| inside.fail(&format!("cannot build gpu.terminator: {error}")))?;
+    let terminator = launch_body.append(terminator);
+    let thread = inside.moved_to(terminator).at_location_of(kernel);
+    Ok((thread, launch_body.arguments(), terminator))
+}
+
+/// Fails when a function that block kernels call (`device_functions`) is
+/// also called from host code: it would need host syncs there and none on
+/// the device.
+fn check_device_only(module: Op, device_functions: &HashSet<Op>) -> Built<()> {
+    let names: HashSet<String> = device_functions
+        .iter()
+        .filter_map(|function| symbol_attribute(*function, "sym_name"))
+        .collect();
+    for call in module.nested() {
+        if !call.is("func.call") {
+            continue;
+        }
+        let Some(callee) = symbol_attribute(call, "callee").filter(|callee| names.contains(callee))
+        else {
+            continue;
+        };
+        let from_device = call
+            .enclosing_function()
+            .is_some_and(|function| device_functions.contains(&function))
+            || std::iter::successors(call.parent(), |parent| parent.parent())
+                .any(|parent| parent.is("pgpu.spawn") && parent.has_attribute("block"));
+        if !from_device {
+            return Err(Builder::before(call).fail(&format!(
+                "calls @{callee}, which a block kernel (`pgpu.spawn block`) calls too: the \
+                 functions of block kernels run on the device only (give block kernels a copy \
+                 marked `{BLOCK_GROUP}`)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `list` is a global's address (`memref.get_global`), the same

@@ -13,11 +13,16 @@
 //! runtime prints `FILE:LINE:COL: error: in kernel K: WHAT` and exits with
 //! status 1 (`backends/runtime`, `launch.rs`). Upstream's own lowering of
 //! `cf.assert` prints the message and aborts (status 134), without the
-//! kernel's name.
+//! kernel's name. GPU code keeps its asserts: `gpu.launch` bodies, and the
+//! functions they call (those of block kernels, `pgpu.block_group` ones
+//! included), which `gpu-kernel-outlining` copies into the kernels'
+//! modules.
 
 use crate::{
     build::{Builder, Built},
+    inline_spmd::symbol_attribute,
     ir::Op,
+    offload_block::{BLOCK_GROUP, module_functions},
     runtime_calls::{RuntimeCalls, source_name},
 };
 use melior::ir::{OperationRef, attribute::StringAttribute, operation::OperationLike};
@@ -46,10 +51,17 @@ impl Pass for ReportRunTimeErrors {
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);
         let mut runtime = RuntimeCalls::new(module);
+        let device = device_functions(module);
         let asserts: Vec<Op> = module
             .nested()
             .into_iter()
-            .filter(|op| op.is("cf.assert") && !within_gpu_module(*op))
+            .filter(|op| {
+                op.is("cf.assert")
+                    && !within_gpu_module(*op)
+                    && !op
+                        .enclosing_function()
+                        .is_some_and(|function| device.contains(&function))
+            })
             .collect();
         for assert in asserts {
             report(&mut runtime, assert)?;
@@ -69,6 +81,32 @@ fn within_gpu_module(op: Op) -> bool {
         current = parent.parent();
     }
     false
+}
+
+/// The functions that run on the GPU: those marked `pgpu.block_group` and
+/// those `gpu.launch` bodies call, directly or not.
+fn device_functions(module: Op) -> Vec<Op> {
+    let functions = module_functions(module);
+    let mut found: Vec<Op> = functions
+        .values()
+        .copied()
+        .filter(|function| function.has_attribute(BLOCK_GROUP))
+        .collect();
+    let mut pending: Vec<Op> = found.clone();
+    pending.extend(module.nested().into_iter().filter(|op| op.is("gpu.launch")));
+    while let Some(code) = pending.pop() {
+        for call in code.nested().into_iter().filter(|op| op.is("func.call")) {
+            let callee = symbol_attribute(call, "callee").and_then(|name| functions.get(&name));
+            if let Some(&callee) = callee
+                && callee.entry_block(0).is_some()
+                && !found.contains(&callee)
+            {
+                found.push(callee);
+                pending.push(callee);
+            }
+        }
+    }
+    found
 }
 
 /// Whether `name` is a kernel that `pgpu-outline-cpu-kernels` outlined.

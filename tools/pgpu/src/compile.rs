@@ -48,6 +48,16 @@ pub struct NativeOptions {
     /// once (a cooperative launch; cuda target; `pgpu-grid-fuse`).
     #[arg(long)]
     pub grid_barriers: bool,
+    /// Keep every Fork group call on the host path, also groups that fit
+    /// one thread block (cuda target; without it such a call runs, its
+    /// recursion included, as one kernel: `pgpu-block-groups`).
+    #[arg(long)]
+    pub no_block_groups: bool,
+    /// The largest Fork group that runs in one thread block (1 to 1024):
+    /// smaller ones leave more multiprocessors to their sibling groups,
+    /// larger ones save launches.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub block_threads: u64,
 }
 
 impl NativeOptions {
@@ -64,7 +74,9 @@ impl NativeOptions {
 
     /// The pipeline from the frontend's IR to the kernel stage.
     pub fn kernel_pipeline(&self) -> String {
-        pgpu_kernel_passes::kernel_pipeline(self.grid_barriers)
+        let block_groups =
+            (self.target == Target::Cuda && !self.no_block_groups).then_some(self.block_threads);
+        pgpu_kernel_passes::kernel_pipeline(self.grid_barriers, block_groups)
     }
 }
 
@@ -217,14 +229,16 @@ fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
         let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
         // Grid spawns are the cuda target's kernels (`pgpu-grid-fuse` makes
-        // them only there).
-        let unsupported = (op_name == "pgpu.spawn" && !op.has_attribute("grid"))
-            || op_name.starts_with("pgpu.group.")
-            || op_name.starts_with("pgpu.spec.")
-            || matches!(
-                op_name.as_str(),
-                "pgpu.seq" | "pgpu.farm" | "pgpu.multiprefix"
-            );
+        // them only there); block spawns are too, and the CPU target
+        // reports them unavailable (`pgpu-lower-to-runtime`).
+        let unsupported =
+            (op_name == "pgpu.spawn" && !op.has_attribute("grid") && !op.has_attribute("block"))
+                || op_name.starts_with("pgpu.group.")
+                || op_name.starts_with("pgpu.spec.")
+                || matches!(
+                    op_name.as_str(),
+                    "pgpu.seq" | "pgpu.farm" | "pgpu.multiprefix"
+                );
         if unsupported && found.is_none() {
             found = Some((
                 op_name,

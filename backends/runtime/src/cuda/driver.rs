@@ -79,6 +79,9 @@ pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
 pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
 pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: c_int = 39;
 pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: c_int = 95;
+pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 1;
+/// `CUlimit`: the stack of each GPU thread, in bytes.
+pub const CU_LIMIT_STACK_SIZE: c_int = 0;
 /// `CUlaunchAttributeID`: a cooperative launch (all blocks co-resident).
 pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
 /// `CUlaunchAttributeID`: thread-block cluster dimensions.
@@ -202,6 +205,8 @@ driver_table! {
         cuDevicePrimaryCtxRetain(*mut CUcontext, CUdevice);
         cuCtxSetCurrent(CUcontext);
         cuCtxSynchronize();
+        cuCtxGetLimit(*mut usize, c_int);
+        cuCtxSetLimit(c_int, usize);
         cuModuleLoadData(*mut CUmodule, *const c_void);
         cuModuleLoadDataEx(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
         cuModuleGetFunction(*mut CUfunction, CUmodule, *const c_char);

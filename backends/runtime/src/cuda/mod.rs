@@ -147,6 +147,10 @@ pub struct Runtime {
     /// multiprocessors x `GRID_THREADS_PER_SM`, or 0 without cooperative
     /// launches.
     pub grid_capacity: i64,
+    /// Threads a block kernel may have (`pgpu_rt_block_capacity`): min(1024,
+    /// threads per block), or 0 before sm_70 (range barriers need
+    /// independent thread scheduling).
+    pub block_capacity: i64,
 }
 
 // SAFETY: the handles are process-wide driver objects, usable from any
@@ -307,6 +311,11 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
     } else {
         0
     };
+    let block_capacity = if capability.0 >= 7 {
+        i64::from(attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?.min(1024))
+    } else {
+        0
+    };
     let _ = RUNTIME.set(Runtime {
         driver,
         ordinal,
@@ -318,10 +327,47 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
         max_shared_optin,
         dependent_launch,
         grid_capacity,
+        block_capacity,
     });
     RUNTIME
         .get()
         .ok_or_else(|| RtError::Internal("the CUDA runtime did not start".into()))
+}
+
+/// The stack each GPU thread gets once a module with block kernels is
+/// loaded, unless `PGPU_BLOCK_STACK_BYTES` says otherwise: their device
+/// functions may recurse (a Fork group's recursion runs inside the kernel),
+/// and the driver's default (1 KiB) holds only a few frames. Quicksort of
+/// 10^7 values in groups of 256 needed more than 16 KiB on the H200 (its
+/// frame keeps the 512-byte stacks of its sequential sort); the driver
+/// reserves this much for every thread the GPU can hold at once (64 KiB x
+/// 2048 x 132 SMs = 17 GiB on an H200).
+pub const DEFAULT_BLOCK_STACK_BYTES: usize = 64 * 1024;
+
+/// Whether the stack limit has been raised for block kernels.
+static BLOCK_STACK_RAISED: Mutex<bool> = Mutex::new(false);
+
+/// The per-thread stack block kernels get: `PGPU_BLOCK_STACK_BYTES`, else
+/// [`DEFAULT_BLOCK_STACK_BYTES`].
+fn block_stack_bytes() -> Result<usize, RtError> {
+    parse_block_stack_bytes(std::env::var("PGPU_BLOCK_STACK_BYTES").ok())
+}
+
+/// [`block_stack_bytes`] of the variable's value, if set.
+fn parse_block_stack_bytes(value: Option<String>) -> Result<usize, RtError> {
+    match value {
+        None => Ok(DEFAULT_BLOCK_STACK_BYTES),
+        Some(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|bytes| *bytes > 0)
+            .ok_or_else(|| {
+                RtError::Device(format!(
+                    "PGPU_BLOCK_STACK_BYTES={text} is not a positive number of bytes"
+                ))
+            }),
+    }
 }
 
 /// Records the site of this thread's next launch.
@@ -407,6 +453,48 @@ impl Runtime {
 
     pub fn current_stream(&self) -> CUstream {
         tasks::current(self)
+    }
+
+    /// Raises the context's per-thread stack (`CU_LIMIT_STACK_SIZE`) to
+    /// the block kernels' ([`block_stack_bytes`]) once, when the first
+    /// module with block kernels is loaded; a larger limit stays. The
+    /// driver reserves that much device memory for every thread the device
+    /// can hold at once (multiprocessors x threads per multiprocessor: on
+    /// an H200, 132 x 2048 x 16 KiB = 4.1 GiB by default).
+    pub fn raise_stack_for_block_kernels(&self) -> Result<(), RtError> {
+        let mut raised = BLOCK_STACK_RAISED
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if *raised {
+            return Ok(());
+        }
+        let wanted = block_stack_bytes()?;
+        let mut current: usize = 0;
+        // SAFETY: a valid out-pointer; the current context.
+        let code = unsafe { (self.driver.cuCtxGetLimit)(&mut current, CU_LIMIT_STACK_SIZE) };
+        self.check("cuCtxGetLimit", code)?;
+        if current < wanted {
+            // SAFETY: the current context; the driver checks the value.
+            let code = unsafe { (self.driver.cuCtxSetLimit)(CU_LIMIT_STACK_SIZE, wanted) };
+            self.check("cuCtxSetLimit", code)
+                .map_err(|error| match error {
+                    RtError::Cuda {
+                        call,
+                        name,
+                        message,
+                    } => RtError::Cuda {
+                        call,
+                        name,
+                        message: format!(
+                            "{message} (a stack of {wanted} bytes per thread for block kernels; \
+                         set PGPU_BLOCK_STACK_BYTES to change it)"
+                        ),
+                    },
+                    other => other,
+                })?;
+        }
+        *raised = true;
+        Ok(())
     }
 
     /// A new driver event: `flags` 0 for a timing event, or
@@ -748,5 +836,34 @@ impl Backend for CudaBackend {
         crate::profile::waited_in("download", started.elapsed(), false);
         self.0.check_wait("cuMemcpyDtoHAsync_v2", code, false)?;
         self.0.synchronize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_stack_is_a_positive_byte_count() {
+        assert_eq!(
+            parse_block_stack_bytes(None).ok(),
+            Some(DEFAULT_BLOCK_STACK_BYTES)
+        );
+        assert_eq!(
+            parse_block_stack_bytes(Some(" 65536 ".into())).ok(),
+            Some(65536)
+        );
+        for bad in ["0", "-1", "lots", ""] {
+            let message = match parse_block_stack_bytes(Some(bad.into())) {
+                Ok(bytes) => format!("accepted {bytes}"),
+                Err(error) => error.to_string(),
+            };
+            assert!(
+                message.contains(&format!(
+                    "PGPU_BLOCK_STACK_BYTES={bad} is not a positive number of bytes"
+                )),
+                "{message}"
+            );
+        }
     }
 }
