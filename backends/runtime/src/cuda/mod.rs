@@ -459,8 +459,8 @@ impl Runtime {
     /// the block kernels' ([`block_stack_bytes`]) once, when the first
     /// module with block kernels is loaded; a larger limit stays. The
     /// driver reserves that much device memory for every thread the device
-    /// can hold at once (multiprocessors x threads per multiprocessor: on
-    /// an H200, 132 x 2048 x 16 KiB = 4.1 GiB by default).
+    /// can hold at once (multiprocessors x threads per multiprocessor x
+    /// the stack: [`DEFAULT_BLOCK_STACK_BYTES`] says how much on an H200).
     pub fn raise_stack_for_block_kernels(&self) -> Result<(), RtError> {
         let mut raised = BLOCK_STACK_RAISED
             .lock()
