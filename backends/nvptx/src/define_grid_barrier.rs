@@ -67,13 +67,13 @@
 //! idempotent.
 
 use crate::nvvm_modules::{
-    erase, gpu_modules, insert_definition, is_c_interface_wrapper, is_declaration, is_kernel,
-    is_named, marker_global, symbol,
+    block_ops, erase, gpu_modules, insert_definition, is_c_interface_wrapper, is_declaration,
+    is_global_named, is_kernel, is_named, marker_global, module_body, symbol,
 };
 use melior::Context;
 use melior::dialect::DialectHandle;
 use melior::ir::{
-    Attribute, BlockLike, OperationRef, RegionLike,
+    Attribute, BlockLike, OperationRef,
     attribute::{DenseI32ArrayAttribute, IntegerAttribute},
     operation::{OperationLike, OperationMutLike, OperationRefMut},
     r#type::IntegerType,
@@ -186,16 +186,11 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     let context_ref = module.context();
     // SAFETY: the context outlives the pass run.
     let context = unsafe { context_ref.to_ref() };
-    let Some(body) = module
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    else {
+    let Some(body) = module_body(module) else {
         return Ok(());
     };
     let mut found = ModuleOps::default();
-    let mut op = body.first_operation();
-    while let Some(current) = op {
+    for current in block_ops(body) {
         let name = symbol(current);
         if is_kernel(current) {
             found.kernels.push(current);
@@ -205,9 +200,7 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
             found.c_interface = Some(current);
         }
         found.has_word |= name.as_deref() == Some(WORD);
-        found.has_marker |=
-            is_named(current, "llvm.mlir.global") && name.as_deref() == Some(MARKER);
-        op = current.next_in_block();
+        found.has_marker |= is_global_named(current, MARKER);
     }
     let Some(barrier) = found.barrier else {
         return Ok(());

@@ -82,12 +82,13 @@
 //! whose functions are defined already has none: the pass is idempotent.
 
 use crate::nvvm_modules::{
-    NvvmTarget, chip_number, erase, gpu_modules, insert_definition, is_c_interface_wrapper,
-    is_declaration, is_kernel, is_named, marker_global, nvvm_targets, symbol,
+    NvvmTarget, block_ops, chip_number, erase, gpu_modules, insert_definition,
+    is_c_interface_wrapper, is_declaration, is_global_named, is_kernel, is_named, marker_global,
+    module_body, nvvm_targets, symbol,
 };
 use melior::dialect::DialectHandle;
 use melior::ir::{
-    Attribute, BlockLike, OperationRef, RegionLike,
+    Attribute, BlockLike, OperationRef,
     operation::{OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult},
 };
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
@@ -250,18 +251,13 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     let context_ref = module.context();
     // SAFETY: the context outlives the pass run.
     let context = unsafe { context_ref.to_ref() };
-    let Some(body) = module
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    else {
+    let Some(body) = module_body(module) else {
         return Ok(());
     };
     let mut functions = Vec::new();
     let mut kernels = Vec::new();
     let (mut has_words, mut has_marker) = (false, false);
-    let mut op = body.first_operation();
-    while let Some(current) = op {
+    for current in block_ops(body) {
         let name = symbol(current).unwrap_or_default();
         if is_kernel(current) {
             kernels.push(current);
@@ -269,8 +265,7 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
             functions.push((name.clone(), current));
         }
         has_words |= name == WORDS;
-        has_marker |= is_named(current, "llvm.mlir.global") && name == MARKER;
-        op = current.next_in_block();
+        has_marker |= is_global_named(current, MARKER);
     }
     let find = |wanted: &str| {
         functions
@@ -394,23 +389,17 @@ fn callees(op: OperationRef, into: &mut Vec<String>) {
 /// that no host code calls, directly or through one another (the
 /// `gpu.module`s have their own copies).
 fn erase_host_block_groups(module: OperationRef) {
-    let Some(body) = module
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    else {
+    let Some(body) = module_body(module) else {
         return;
     };
     let mut groups = Vec::new();
     let mut used = Vec::new();
-    let mut op = body.first_operation();
-    while let Some(current) = op {
+    for current in block_ops(body) {
         if current.has_attribute(BLOCK_GROUP) {
             groups.push((symbol(current).unwrap_or_default(), current));
         } else if !is_named(current, "gpu.module") {
             callees(current, &mut used);
         }
-        op = current.next_in_block();
     }
     let mut live: Vec<String> = Vec::new();
     while let Some(name) = used.pop() {

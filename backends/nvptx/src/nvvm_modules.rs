@@ -7,7 +7,7 @@
 
 use melior::Context;
 use melior::ir::{
-    Attribute, BlockLike, Identifier, Location, Module, Operation, OperationRef, Region,
+    Attribute, BlockLike, BlockRef, Identifier, Location, Module, Operation, OperationRef, Region,
     RegionLike, ValueLike,
     operation::{
         OperationBuilder, OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult,
@@ -69,6 +69,31 @@ pub(crate) fn marker_global<'c>(
         .add_regions([Region::new()])
         .build()
         .map_err(|_| emit_error(location, &format!("cannot build the marker @{name}")))
+}
+
+/// The body of `module` (a `builtin.module` or `gpu.module`), if it has one.
+pub(crate) fn module_body<'c, 'a>(module: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
+    module
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+}
+
+/// The ops of `block`, in order: the passes look them up before they
+/// change the block.
+pub(crate) fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut ops = Vec::new();
+    let mut op = block.first_operation();
+    while let Some(current) = op {
+        ops.push(current);
+        op = current.next_in_block();
+    }
+    ops
+}
+
+/// Whether `op` is the global `@<name>` (a marker of [`marker_global`]).
+pub(crate) fn is_global_named(op: OperationRef, name: &str) -> bool {
+    is_named(op, "llvm.mlir.global") && symbol(op).as_deref() == Some(name)
 }
 
 /// Whether `op` is named `name`.

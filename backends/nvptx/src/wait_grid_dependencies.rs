@@ -27,7 +27,9 @@
 //! program kernels are not marked. Upstream MLIR has no pass that emits
 //! grid-dependency control, hence this one.
 
-use crate::nvvm_modules::{gpu_modules, is_kernel, marker_global};
+use crate::nvvm_modules::{
+    block_ops, gpu_modules, is_global_named, is_kernel, marker_global, module_body,
+};
 use melior::Context;
 use melior::ir::{
     Attribute, BlockLike, Identifier, Location, Operation, OperationRef, RegionLike,
@@ -80,28 +82,16 @@ fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
         Attribute::parse(context, text)
             .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
     };
-    let Some(body) = module
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
-    else {
+    let Some(body) = module_body(module) else {
         return Ok(());
     };
     let mut kernels = Vec::new();
     let mut marked = false;
-    let mut op = body.first_operation();
-    while let Some(current) = op {
+    for current in block_ops(body) {
         if is_kernel(current) {
             kernels.push(current);
         }
-        if current.name().as_string_ref().as_str() == Ok("llvm.mlir.global")
-            && current
-                .attribute("sym_name")
-                .is_ok_and(|name| name.to_string() == format!("\"{MARKER}\""))
-        {
-            marked = true;
-        }
-        op = current.next_in_block();
+        marked |= is_global_named(current, MARKER);
     }
     if kernels.is_empty() {
         return Ok(());

@@ -91,6 +91,26 @@ pub enum RtError {
     Kernel { report: String },
 }
 
+impl RtError {
+    /// A failed CUDA call's error with `detail` appended to the driver's
+    /// message (which kernel, the JIT log, what was asked for); other
+    /// errors as they are.
+    pub fn with_cuda_detail(self, detail: &str) -> Self {
+        match self {
+            RtError::Cuda {
+                call,
+                name,
+                message,
+            } => RtError::Cuda {
+                call,
+                name,
+                message: format!("{message}{detail}"),
+            },
+            other => other,
+        }
+    }
+}
+
 /// Serializes fatal reports so that one message is printed whole.
 static FATAL: Mutex<()> = Mutex::new(());
 

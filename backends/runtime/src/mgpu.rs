@@ -223,15 +223,7 @@ impl Module {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
             let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
             return Err(match runtime.check("cuModuleLoadDataEx", code) {
-                Err(RtError::Cuda {
-                    call,
-                    name,
-                    message,
-                }) if !log.is_empty() => RtError::Cuda {
-                    call,
-                    name,
-                    message: format!("{message}:\n{log}"),
-                },
+                Err(error) if !log.is_empty() => error.with_cuda_detail(&format!(":\n{log}")),
                 Err(error) => error,
                 Ok(()) => RtError::Internal("cuModuleLoadDataEx".into()),
             });
@@ -274,18 +266,7 @@ impl Module {
         let kernel = name.to_string_lossy();
         runtime
             .check("cuModuleGetFunction", code)
-            .map_err(|error| match error {
-                RtError::Cuda {
-                    call,
-                    name,
-                    message,
-                } => RtError::Cuda {
-                    call,
-                    name,
-                    message: format!("{message} (kernel {kernel})"),
-                },
-                other => other,
-            })?;
+            .map_err(|error| error.with_cuda_detail(&format!(" (kernel {kernel})")))?;
         loaded
             .functions
             .insert(name.to_bytes().to_vec(), function as usize);

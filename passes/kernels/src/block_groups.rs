@@ -58,17 +58,18 @@ use crate::{
     ir::{Blk, Op, Val},
     lower_groups::{RankRange, branch_on_uniform_condition, rank_range},
     lower_synchronous::{
-        Members, atomic_kind, combine_op, farm, is_same_everywhere, resolve_conflicts, sequential,
+        Members, as_atomic_update, atomic_kind, combine_op, farm, is_same_everywhere,
+        resolve_conflicts, sequential,
     },
     offload_kernels::is_descriptor_global,
     runtime_calls::RuntimeCalls,
     uniformity::Uniformity,
-    unsynchronized::{is_private_memory, is_rank_injective},
+    unsynchronized::{is_private_memory, is_rank_injective, module_function},
 };
 use melior::ir::operation::OperationLike;
 use melior::ir::{
     Block, Region, RegionLike, Type, TypeLike,
-    attribute::{ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, TypeAttribute},
+    attribute::{ArrayAttribute, FlatSymbolRefAttribute, TypeAttribute},
     r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions};
@@ -796,18 +797,7 @@ impl BlockVersion {
         let combine =
             combine_op(op).ok_or_else(|| at.fail("internal error: an unsupported multiprefix"))?;
         let ty = op.result(0).melior_type();
-        if op.result(0).uses().is_empty()
-            && let Some(kind) = atomic_kind(op)
-        {
-            let i64_type = at.parse_type("i64")?;
-            let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
-            let update = at.op(
-                "memref.atomic_rmw",
-                &op.operands(),
-                &[ty],
-                &[("kind", kind)],
-            )?;
-            op.erase();
+        if let Some(update) = as_atomic_update(op)? {
             return Ok(update);
         }
         let (scratch, accumulator) = *self
@@ -880,17 +870,6 @@ impl BlockVersion {
         op.erase();
         Ok(store_if)
     }
-}
-
-/// The function `name` of the module that holds `function`.
-pub(crate) fn module_function(function: Op, name: &str) -> Option<Op> {
-    let module = std::iter::successors(function.parent(), |op| op.parent())
-        .find(|op| op.is("builtin.module"))?;
-    module
-        .entry_block(0)?
-        .ops()
-        .into_iter()
-        .find(|op| op.is("func.func") && symbol_attribute(*op, "sym_name").as_deref() == Some(name))
 }
 
 /// The names of the globals a block version takes.

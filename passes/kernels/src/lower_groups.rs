@@ -2019,7 +2019,7 @@ fn run_in_one_block(
     let parameters = block.arguments();
     let first = block.first().ok_or(PassFailure)?;
     let at = Builder::before(first);
-    let Some(version_op) = crate::block_groups::module_function(host, version) else {
+    let Some(version_op) = crate::unsynchronized::module_function(host, version) else {
         return Err(at.fail(&format!("internal error: no function @{version}")));
     };
     let index_type = at.index_type();

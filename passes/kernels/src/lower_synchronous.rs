@@ -352,21 +352,7 @@ fn multiprefix(op: Op) -> Built<Op> {
     let Some(combine) = combine_op(op) else {
         return Err(at.fail("internal error: an unsupported multiprefix"));
     };
-    // Nobody reads the prefixes and the order does not change the total:
-    // one atomic update per processor instead of a scan.
-    if op.result(0).uses().is_empty()
-        && let Some(kind) = atomic_kind(op)
-    {
-        let i64_type = at.parse_type("i64")?;
-        let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
-        let ty = op.result(0).melior_type();
-        let update = at.op(
-            "memref.atomic_rmw",
-            &op.operands(),
-            &[ty],
-            &[("kind", kind)],
-        )?;
-        op.erase();
+    if let Some(update) = as_atomic_update(op)? {
         return Ok(update);
     }
     let ty = op.result(0).melior_type();
@@ -402,6 +388,27 @@ fn multiprefix(op: Op) -> Built<Op> {
     op.result(0).replace_all_uses(result);
     op.erase();
     Ok(store_if)
+}
+
+/// A multiprefix whose prefixes nobody reads, of a kind whose total does
+/// not depend on the order: one atomic update per processor instead of a
+/// scan. Returns the update (replacing `op`), or `None` when `op` stays.
+pub(crate) fn as_atomic_update(op: Op) -> Built<Option<Op>> {
+    let Some(kind) = atomic_kind(op).filter(|_| op.result(0).uses().is_empty()) else {
+        return Ok(None);
+    };
+    let at = Builder::before(op);
+    let i64_type = at.parse_type("i64")?;
+    let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
+    let ty = op.result(0).melior_type();
+    let update = at.op(
+        "memref.atomic_rmw",
+        &op.operands(),
+        &[ty],
+        &[("kind", kind)],
+    )?;
+    op.erase();
+    Ok(Some(update))
 }
 
 /// The `arith::AtomicRMWKind` (MLIR 22 numbering) that combines like the

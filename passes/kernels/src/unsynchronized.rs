@@ -103,17 +103,16 @@ pub(crate) enum CallEffects {
 /// The function `call` (a `func.call`) calls, found in its module.
 pub(crate) fn callee(call: Op) -> Option<Op> {
     let name = crate::inline_spmd::symbol_attribute(call, "callee")?;
-    let mut module = call.parent();
-    while let Some(current) = module {
-        if current.is("builtin.module") {
-            break;
-        }
-        module = current.parent();
-    }
-    module?.entry_block(0)?.ops().into_iter().find(|function| {
+    module_function(call, &name)
+}
+
+/// The function `name` of the module that holds `op`.
+pub(crate) fn module_function(op: Op, name: &str) -> Option<Op> {
+    let module = std::iter::successors(op.parent(), |parent| parent.parent())
+        .find(|parent| parent.is("builtin.module"))?;
+    module.entry_block(0)?.ops().into_iter().find(|function| {
         function.is("func.func")
-            && crate::inline_spmd::symbol_attribute(*function, "sym_name").as_deref()
-                == Some(name.as_str())
+            && crate::inline_spmd::symbol_attribute(*function, "sym_name").as_deref() == Some(name)
     })
 }
 

@@ -476,22 +476,12 @@ impl Runtime {
         if current < wanted {
             // SAFETY: the current context; the driver checks the value.
             let code = unsafe { (self.driver.cuCtxSetLimit)(CU_LIMIT_STACK_SIZE, wanted) };
-            self.check("cuCtxSetLimit", code)
-                .map_err(|error| match error {
-                    RtError::Cuda {
-                        call,
-                        name,
-                        message,
-                    } => RtError::Cuda {
-                        call,
-                        name,
-                        message: format!(
-                            "{message} (a stack of {wanted} bytes per thread for block kernels; \
-                         set PGPU_BLOCK_STACK_BYTES to change it)"
-                        ),
-                    },
-                    other => other,
-                })?;
+            self.check("cuCtxSetLimit", code).map_err(|error| {
+                error.with_cuda_detail(&format!(
+                    " (a stack of {wanted} bytes per thread for block kernels; \
+                     set PGPU_BLOCK_STACK_BYTES to change it)"
+                ))
+            })?;
         }
         *raised = true;
         Ok(())
