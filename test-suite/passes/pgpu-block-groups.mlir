@@ -69,6 +69,7 @@ memref.global "private" @counts : memref<64xi32> = dense<0>
 // CHECK: pgpu.range_barrier %[[FIRST]], %[[COUNT]], %[[SLOT]]
 // CHECK: return
 // CHECK-LABEL: func.func @halves(
+// CHECK-SAME: pgpu.block_splits
 // CHECK-SAME: pgpu.block_version = "__block_halves"
 
 func.func @halves(%lo: i32, %v: i32) -> i32 attributes {pgpu.synchronous} {
@@ -120,6 +121,57 @@ func.func @main() {
     %rank = pgpu.group.rank : index
     %me = arith.index_cast %rank : index to i32
     %r = func.call @halves(%zero, %me) : (i32, i32) -> i32
+  }
+  return
+}
+
+// -----
+
+// Whether a block version splits (pgpu.block_splits, which the dispatch
+// of pgpu-lower-groups reads): a function with no split of its own does
+// not, one that calls a function that splits does.
+// CHECK-LABEL: func.func @sum_only(
+// CHECK-NOT: pgpu.block_splits
+// CHECK-SAME: pgpu.block_version = "__block_sum_only"
+func.func @sum_only(%v: i32) -> i32 attributes {pgpu.synchronous} {
+  %sums = memref.get_global @sums : memref<4xi32>
+  %c0 = arith.constant 0 : index
+  %before = pgpu.multiprefix add %v to %sums[%c0] : memref<4xi32>
+  return %before : i32
+}
+
+// CHECK-LABEL: func.func @splits(
+// CHECK-SAME: pgpu.block_splits
+// CHECK-SAME: pgpu.block_version = "__block_splits"
+func.func @splits(%v: i32) -> i32 attributes {pgpu.synchronous} {
+  %rank = pgpu.group.rank : index
+  %c1 = arith.constant 1 : index
+  %first = arith.cmpi ult, %rank, %c1 : index
+  %r = pgpu.group.split %first -> (i32) {
+    %x = func.call @sum_only(%v) : (i32) -> i32
+    pgpu.group.merge %x : i32
+  } else {
+    pgpu.group.merge %v : i32
+  }
+  return %r : i32
+}
+
+// CHECK-LABEL: func.func @calls_splits(
+// CHECK-SAME: pgpu.block_splits
+// CHECK-SAME: pgpu.block_version = "__block_calls_splits"
+func.func @calls_splits(%v: i32) -> i32 attributes {pgpu.synchronous} {
+  %r = func.call @splits(%v) : (i32) -> i32
+  return %r : i32
+}
+
+memref.global "private" @sums : memref<4xi32> = dense<0>
+
+func.func @main() {
+  %p = arith.constant 4 : index
+  %one = arith.constant 1 : i32
+  pgpu.spawn synchronous %p {
+    %a = func.call @sum_only(%one) : (i32) -> i32
+    %b = func.call @calls_splits(%a) : (i32) -> i32
   }
   return
 }

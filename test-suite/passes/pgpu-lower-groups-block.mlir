@@ -33,10 +33,30 @@
 // RUN: pgpu run --interpret %t.bis.lowered.mlir -- 300 7 > %t.bis.out
 // RUN: pgpu run --interpret %repo_root/test-suite/run/fork/ref/bisection.c -- 300 7 > %t.bis.ref
 // RUN: diff %t.bis.ref %t.bis.out
+// A block version that does not split runs whenever the group fits: no
+// look at how busy the device is. Its callee, defined first, is found.
+// RUN: pgpu-opt %S/Inputs/block-group-no-split.mlir --pass-pipeline='builtin.module(pgpu-block-groups,pgpu-lower-groups)' -o %t.nosplit.mlir
+// RUN: FileCheck %s --check-prefix=NOSPLIT < %t.nosplit.mlir
+// RUN: pgpu run --interpret %t.nosplit.mlir | FileCheck %s --check-prefix=NOSPLIT-OUT
+// NOSPLIT-LABEL: func.func @__group_twice(
+// NOSPLIT-SAME: %[[IDENTITY:[^:]*]]: i1,
+// NOSPLIT: %[[RANKED:.*]] = arith.andi %{{.*}}, %[[IDENTITY]] : i1
+// NOSPLIT-NOT: pgpu.running_groups
+// NOSPLIT: scf.if %[[RANKED]] {
+// NOSPLIT: pgpu.spawn block
+// NOSPLIT: func.call @__block_twice(
+// NOSPLIT: } else {
+// NOSPLIT: func.call @__group_sum_only(
+// NOSPLIT-OUT: 0: 6
+// NOSPLIT-OUT-NEXT: 1: 6
+// NOSPLIT-OUT-NEXT: 2: 6
+// NOSPLIT-OUT-NEXT: 3: 7
 
 // The host version runs a group of 1 ..= capacity members whose ranks are
 // the positions as one block spawn: thread = rank, the whole range, slot
-// 2 * size, one scratch list per scan type.
+// 2 * size, one scratch list per scan type. The block version splits, so
+// the device must also be busy: at least as many groups running as it has
+// multiprocessors (the interpreter answers 1 and 1).
 // HOST-LABEL: func.func @__group_halves(
 // HOST-SAME: %[[SIZE:[^:]*]]: index, %[[ID:[^:]*]]: index, %{{[^:]*}}: memref<?xindex>, %{{[^:]*}}: memref<?xindex>, %[[IDENTITY:[^:]*]]: i1, %[[LO:[^:]*]]: i32, %[[VS:[^:]*]]: memref<?xi32>, %[[RESULTS:[^:]*]]: memref<?xi32>)
 // HOST: %[[CAPACITY:.*]] = pgpu.block_capacity : index
@@ -45,7 +65,11 @@
 // HOST: %[[SOME:.*]] = arith.cmpi ugt, %[[SIZE]], %[[ZERO:.*]] : index
 // HOST: %[[FITS:.*]] = arith.cmpi ule, %[[SIZE]], %[[LIMIT]] : index
 // HOST: %[[BOTH:.*]] = arith.andi %[[SOME]], %[[FITS]] : i1
-// HOST: %[[BLOCK:.*]] = arith.andi %[[BOTH]], %[[IDENTITY]] : i1
+// HOST: %[[RANKED:.*]] = arith.andi %[[BOTH]], %[[IDENTITY]] : i1
+// HOST: %[[RUNNING:.*]] = pgpu.running_groups : index
+// HOST: %[[SMS:.*]] = pgpu.multiprocessors : index
+// HOST: %[[BUSY:.*]] = arith.cmpi uge, %[[RUNNING]], %[[SMS]] : index
+// HOST: %[[BLOCK:.*]] = arith.andi %[[RANKED]], %[[BUSY]] : i1
 // HOST: scf.if %[[BLOCK]] {
 // HOST: %[[SCRATCH:.*]] = memref.alloc(%[[SIZE]]) : memref<?xi32>
 // HOST: %[[WHOLE:.*]] = arith.muli %[[SIZE]], %{{.*}} : index

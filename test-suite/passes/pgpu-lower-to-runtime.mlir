@@ -28,7 +28,11 @@
 // it. Its block-group function, which nothing else calls, is erased.
 // CHECK: %[[BLOCK_MAX:.*]] = call @pgpu_rt_block_capacity() : () -> index
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %[[BLOCK_MAX]] : index
-// CHECK-NEXT: scf.if %[[FITS]] {
+// CHECK-NEXT: %[[RUNNING:.*]] = call @pgpu_rt_running_groups() : () -> index
+// CHECK-NEXT: %[[SMS:.*]] = call @pgpu_rt_multiprocessors() : () -> index
+// CHECK-NEXT: %[[BUSY:.*]] = arith.cmpi uge, %[[RUNNING]], %[[SMS]] : index
+// CHECK-NEXT: %[[TAKEN:.*]] = arith.andi %[[FITS]], %[[BUSY]] : i1
+// CHECK-NEXT: scf.if %[[TAKEN]] {
 // CHECK-NEXT: call @pgpu_rt_block_unavailable() : () -> ()
 // CHECK-NEXT: } else {
 // CHECK: call @pgpu_rt_list_scan
@@ -87,7 +91,11 @@ func.func @pgpu_main() -> i32 {
   %squares = memref.alloc(%n) : memref<?xi32>
   %block_max = pgpu.block_capacity : index
   %fits = arith.cmpi ule, %n, %block_max : index
-  scf.if %fits {
+  %running = pgpu.running_groups : index
+  %sms = pgpu.multiprocessors : index
+  %busy = arith.cmpi uge, %running, %sms : index
+  %run = arith.andi %fits, %busy : i1
+  scf.if %run {
     pgpu.spawn block %n {
       %t = pgpu.rank : index
       %size = pgpu.size : index

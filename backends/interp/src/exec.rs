@@ -1431,6 +1431,9 @@ impl<'p> Interp<'p> {
             K::BlockCapacity => {
                 act.slots[op.results[0] as usize] = Val::Int(BLOCK_CAPACITY as i64);
             }
+            K::Multiprocessors | K::RunningGroups => {
+                act.slots[op.results[0] as usize] = Val::Int(1);
+            }
             K::RandSeed => {
                 let seed = self.int_strict(op, act, 0)?;
                 self.rng = seed as u64;

@@ -322,6 +322,11 @@ pub enum K {
     /// ([`BLOCK_CAPACITY`]), a CUDA GPU's largest thread block, so that
     /// programs take the same block-spawn versions as on the device.
     BlockCapacity,
+    /// `pgpu.multiprocessors` and `pgpu.running_groups`: the interpreter
+    /// runs one thing at a time, so both answer 1 (a group that splits
+    /// takes its block version, as on a busy GPU).
+    Multiprocessors,
+    RunningGroups,
     RandSeed,
     RandU32,
     // gpu
@@ -1414,6 +1419,8 @@ impl Converter {
             "pgpu.wtime" => WTime,
             "pgpu.grid_capacity" => GridCapacity,
             "pgpu.block_capacity" => BlockCapacity,
+            "pgpu.multiprocessors" => Multiprocessors,
+            "pgpu.running_groups" => RunningGroups,
             "pgpu.rand_seed" => RandSeed,
             "pgpu.rand_u32" => RandU32,
             "gpu.launch" => GpuLaunch {

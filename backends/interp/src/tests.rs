@@ -432,6 +432,24 @@ func.func @main() -> i32 {
 }
 
 #[test]
+fn one_multiprocessor_runs_one_group() {
+    // The interpreter runs one thing at a time: groups that split take
+    // their block versions (running 1 >= multiprocessors 1).
+    let out = output(
+        r#"
+func.func @main() -> i32 {
+  %sms = pgpu.multiprocessors : index
+  %running = pgpu.running_groups : index
+  pgpu.printf "%d %d\n"(%sms, %running) : index, index
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#,
+    );
+    assert_eq!(out, "1 1\n");
+}
+
+#[test]
 fn block_halves_synchronize_separately() {
     // Threads 0..3 pass three barriers of their half while threads 4..7
     // pass one of theirs and wait for the whole block: each half advances

@@ -46,8 +46,10 @@
 //! between members or of floats (the scan's order of additions would
 //! differ from the host's), calls other functions, or has host-only code
 //! (I/O, random numbers, list variables). The original function is marked
-//! `pgpu.block_version = "__block_<f>"`, and `pgpu-lower-groups` versions
-//! its host version on `pgpu.block_capacity`.
+//! `pgpu.block_version = "__block_<f>"` (and `pgpu.block_splits` when its
+//! block version splits into sub-ranges, itself or through a call), and
+//! `pgpu-lower-groups` versions its host version on `pgpu.block_capacity`
+//! (and, for one that splits, on how busy the device is).
 //!
 //! We write this pass because Fork's group semantics have no upstream
 //! counterpart.
@@ -90,6 +92,12 @@ pub(crate) const CONTEXT_ARGUMENTS: usize = 5;
 /// The attribute of a synchronous function with a block version: the
 /// largest group it runs in a block (the pass's `max-threads`).
 pub(crate) const BLOCK_THREADS: &str = "pgpu.block_threads";
+
+/// The unit attribute of a synchronous function whose block version
+/// splits (itself or through a call): its subgroups would share the
+/// block's multiprocessor, so `pgpu-lower-groups` runs it in a block only
+/// while the device is busy with other groups.
+pub(crate) const BLOCK_SPLITS: &str = "pgpu.block_splits";
 
 /// The pass.
 #[derive(Debug, Default)]
@@ -188,6 +196,26 @@ impl Pass for BlockGroups {
             .flat_map(|plan| plan.scan_types.iter().cloned())
             .collect();
         let scratch: Vec<String> = scratch.into_iter().collect();
+        // Splits: a function's own and its callees'.
+        let mut splitting: BTreeSet<String> = plans
+            .iter()
+            .filter(|(_, plan)| !plan.ranges.is_empty())
+            .map(|(name, _)| name.clone())
+            .collect();
+        loop {
+            let more: Vec<String> = plans
+                .iter()
+                .filter(|(name, plan)| {
+                    !splitting.contains(*name)
+                        && plan.callees.iter().any(|callee| splitting.contains(callee))
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            splitting.extend(more);
+        }
         let mut built = vec![];
         for (name, plan) in &plans {
             let function = functions[name];
@@ -196,6 +224,9 @@ impl Pass for BlockGroups {
                 BLOCK_THREADS,
                 at.parse_attribute(&format!("{} : i64", self.max_threads))?,
             );
+            if splitting.contains(name) {
+                function.set_attribute(BLOCK_SPLITS, at.unit_attribute());
+            }
             built.push((build_block_function(function, name, plan, &scratch)?, plan));
         }
         let mut runtime = RuntimeCalls::new(module);

@@ -90,6 +90,11 @@ pub(crate) fn block_callees(spawn: Op, functions: &HashMap<String, Op>) -> Built
         .collect();
     while let Some(call) = pending.pop() {
         let callee = symbol_attribute(call, "callee").unwrap_or_default();
+        // A function that an earlier block spawn also calls has its range
+        // barriers rewritten already (the backend defines the callee).
+        if callee == RANGE_BARRIER {
+            continue;
+        }
         let function = functions
             .get(&callee)
             .copied()

@@ -151,6 +151,9 @@ pub struct Runtime {
     /// threads per block), or 0 before sm_70 (range barriers need
     /// independent thread scheduling).
     pub block_capacity: i64,
+    /// Multiprocessors (`pgpu_rt_multiprocessors`): the SM count, or
+    /// `PGPU_MULTIPROCESSORS` when set.
+    pub multiprocessors: i64,
 }
 
 // SAFETY: the handles are process-wide driver objects, usable from any
@@ -316,6 +319,19 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
     } else {
         0
     };
+    let multiprocessors = match std::env::var("PGPU_MULTIPROCESSORS") {
+        Ok(text) => text
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|count| *count >= 0)
+            .ok_or_else(|| {
+                RtError::Device(format!(
+                    "PGPU_MULTIPROCESSORS must be a count of multiprocessors, not `{text}`"
+                ))
+            })?,
+        Err(_) => i64::from(attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?),
+    };
     let _ = RUNTIME.set(Runtime {
         driver,
         ordinal,
@@ -328,6 +344,7 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
         dependent_launch,
         grid_capacity,
         block_capacity,
+        multiprocessors,
     });
     RUNTIME
         .get()
