@@ -33,15 +33,15 @@
 // RUN: pgpu run --interpret %t.bis.lowered.mlir -- 300 7 > %t.bis.out
 // RUN: pgpu run --interpret %repo_root/test-suite/run/fork/ref/bisection.c -- 300 7 > %t.bis.ref
 // RUN: diff %t.bis.ref %t.bis.out
-// A block version that does not split runs whenever the group fits: no
-// look at how busy the device is. Its callee, defined first, is found.
+// A block version that does not split runs whenever the group fits,
+// whatever the program's processors. Its callee, defined first, is found.
 // RUN: pgpu-opt %S/Inputs/block-group-no-split.mlir --pass-pipeline='builtin.module(pgpu-block-groups,pgpu-lower-groups)' -o %t.nosplit.mlir
 // RUN: FileCheck %s --check-prefix=NOSPLIT < %t.nosplit.mlir
 // RUN: pgpu run --interpret %t.nosplit.mlir | FileCheck %s --check-prefix=NOSPLIT-OUT
 // NOSPLIT-LABEL: func.func @__group_twice(
 // NOSPLIT-SAME: %[[IDENTITY:[^:]*]]: i1,
 // NOSPLIT: %[[RANKED:.*]] = arith.andi %{{.*}}, %[[IDENTITY]] : i1
-// NOSPLIT-NOT: pgpu.running_groups
+// NOSPLIT-NOT: pgpu.multiprocessors
 // NOSPLIT: scf.if %[[RANKED]] {
 // NOSPLIT: pgpu.spawn block
 // NOSPLIT: func.call @__block_twice(
@@ -55,10 +55,10 @@
 // The host version runs a group of 1 ..= capacity members whose ranks are
 // the positions as one block spawn: thread = rank, the whole range, slot
 // 2 * size, one scratch list per scan type. The block version splits, so
-// the device must also be busy: at least as many groups running as it has
-// multiprocessors (the interpreter answers 1 and 1).
+// the outermost group must also have at least 4 members (warp schedulers)
+// per multiprocessor (the interpreter is one multiprocessor).
 // HOST-LABEL: func.func @__group_halves(
-// HOST-SAME: %[[SIZE:[^:]*]]: index, %[[ID:[^:]*]]: index, %{{[^:]*}}: memref<?xindex>, %{{[^:]*}}: memref<?xindex>, %[[IDENTITY:[^:]*]]: i1, %[[LO:[^:]*]]: i32, %[[VS:[^:]*]]: memref<?xi32>, %[[RESULTS:[^:]*]]: memref<?xi32>)
+// HOST-SAME: %[[SIZE:[^:]*]]: index, %[[ID:[^:]*]]: index, %{{[^:]*}}: memref<?xindex>, %{{[^:]*}}: memref<?xindex>, %[[IDENTITY:[^:]*]]: i1, %[[WHOLE:[^:]*]]: index, %[[LO:[^:]*]]: i32, %[[VS:[^:]*]]: memref<?xi32>, %[[RESULTS:[^:]*]]: memref<?xi32>)
 // HOST: %[[CAPACITY:.*]] = pgpu.block_capacity : index
 // HOST: %[[MAX:.*]] = arith.constant 256 : index
 // HOST: %[[LIMIT:.*]] = arith.minui %[[CAPACITY]], %[[MAX]] : index
@@ -66,10 +66,11 @@
 // HOST: %[[FITS:.*]] = arith.cmpi ule, %[[SIZE]], %[[LIMIT]] : index
 // HOST: %[[BOTH:.*]] = arith.andi %[[SOME]], %[[FITS]] : i1
 // HOST: %[[RANKED:.*]] = arith.andi %[[BOTH]], %[[IDENTITY]] : i1
-// HOST: %[[RUNNING:.*]] = pgpu.running_groups : index
 // HOST: %[[SMS:.*]] = pgpu.multiprocessors : index
-// HOST: %[[BUSY:.*]] = arith.cmpi uge, %[[RUNNING]], %[[SMS]] : index
-// HOST: %[[BLOCK:.*]] = arith.andi %[[RANKED]], %[[BUSY]] : i1
+// HOST: %[[FOUR:.*]] = arith.constant 4 : index
+// HOST: %[[SCHEDULERS:.*]] = arith.muli %[[SMS]], %[[FOUR]] : index
+// HOST: %[[CROWDED:.*]] = arith.cmpi uge, %[[WHOLE]], %[[SCHEDULERS]] : index
+// HOST: %[[BLOCK:.*]] = arith.andi %[[RANKED]], %[[CROWDED]] : i1
 // HOST: scf.if %[[BLOCK]] {
 // HOST: %[[SCRATCH:.*]] = memref.alloc(%[[SIZE]]) : memref<?xi32>
 // HOST: %[[WHOLE:.*]] = arith.muli %[[SIZE]], %{{.*}} : index

@@ -22,7 +22,7 @@ memref.global @winner : memref<index> = dense<7>
 // CHECK-LABEL: func.func @__group_halve(
 // Every call passes a uniform argument (a constant, then the caller's
 // argument plus one): the host version takes it as a host value.
-// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %[[ID:[a-z0-9]+]]: index, %[[RANKS:[a-z0-9]+]]: memref<?xindex>, %[[ROOTS:[a-z0-9]+]]: memref<?xindex>, %[[IDENTITY:[a-z0-9]+]]: i1, %[[ARG:[a-z0-9]+]]: i32, %[[RESULT:[a-z0-9]+]]: memref<?xi32>)
+// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %[[ID:[a-z0-9]+]]: index, %[[RANKS:[a-z0-9]+]]: memref<?xindex>, %[[ROOTS:[a-z0-9]+]]: memref<?xindex>, %[[IDENTITY:[a-z0-9]+]]: i1, %[[WHOLE:[a-z0-9]+]]: index, %[[ARG:[a-z0-9]+]]: i32, %[[RESULT:[a-z0-9]+]]: memref<?xi32>)
 // The argument of the recursive calls is host code.
 // CHECK: %[[DEEPER:.*]] = arith.addi %[[ARG]], %{{.*}} : i32
 // `$ < size / 2` splits at a rank the host knows: when the ranks are the
@@ -31,7 +31,7 @@ memref.global @winner : memref<index> = dense<7>
 // CHECK: } else {
 // CHECK: pgpu.list.compact
 // The recursive call is a host call with the subgroup's size.
-// CHECK: call @__group_halve(%[[COUNT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DEEPER]], %{{.*}}) : (index, index, memref<?xindex>, memref<?xindex>, i1, i32, memref<?xi32>) -> ()
+// CHECK: call @__group_halve(%[[COUNT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[WHOLE]], %[[DEEPER]], %{{.*}}) : (index, index, memref<?xindex>, memref<?xindex>, i1, index, i32, memref<?xi32>) -> ()
 // CHECK: return
 func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
   %size = pgpu.group.size : index

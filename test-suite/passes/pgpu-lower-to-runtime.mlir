@@ -28,9 +28,8 @@
 // it. Its block-group function, which nothing else calls, is erased.
 // CHECK: %[[BLOCK_MAX:.*]] = call @pgpu_rt_block_capacity() : () -> index
 // CHECK: %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %[[BLOCK_MAX]] : index
-// CHECK-NEXT: %[[RUNNING:.*]] = call @pgpu_rt_running_groups() : () -> index
 // CHECK-NEXT: %[[SMS:.*]] = call @pgpu_rt_multiprocessors() : () -> index
-// CHECK-NEXT: %[[BUSY:.*]] = arith.cmpi uge, %[[RUNNING]], %[[SMS]] : index
+// CHECK-NEXT: %[[BUSY:.*]] = arith.cmpi uge, %{{.*}}, %[[SMS]] : index
 // CHECK-NEXT: %[[TAKEN:.*]] = arith.andi %[[FITS]], %[[BUSY]] : i1
 // CHECK-NEXT: scf.if %[[TAKEN]] {
 // CHECK-NEXT: call @pgpu_rt_block_unavailable() : () -> ()
@@ -91,9 +90,8 @@ func.func @pgpu_main() -> i32 {
   %squares = memref.alloc(%n) : memref<?xi32>
   %block_max = pgpu.block_capacity : index
   %fits = arith.cmpi ule, %n, %block_max : index
-  %running = pgpu.running_groups : index
   %sms = pgpu.multiprocessors : index
-  %busy = arith.cmpi uge, %running, %sms : index
+  %busy = arith.cmpi uge, %n, %sms : index
   %run = arith.andi %fits, %busy : i1
   scf.if %run {
     pgpu.spawn block %n {

@@ -1431,7 +1431,7 @@ impl<'p> Interp<'p> {
             K::BlockCapacity => {
                 act.slots[op.results[0] as usize] = Val::Int(BLOCK_CAPACITY as i64);
             }
-            K::Multiprocessors | K::RunningGroups => {
+            K::Multiprocessors => {
                 act.slots[op.results[0] as usize] = Val::Int(1);
             }
             K::RandSeed => {

@@ -322,11 +322,9 @@ pub enum K {
     /// ([`BLOCK_CAPACITY`]), a CUDA GPU's largest thread block, so that
     /// programs take the same block-spawn versions as on the device.
     BlockCapacity,
-    /// `pgpu.multiprocessors` and `pgpu.running_groups`: the interpreter
-    /// runs one thing at a time, so both answer 1 (a group that splits
-    /// takes its block version, as on a busy GPU).
+    /// `pgpu.multiprocessors`: the interpreter runs one thing at a time
+    /// and answers 1.
     Multiprocessors,
-    RunningGroups,
     RandSeed,
     RandU32,
     // gpu
@@ -1420,7 +1418,6 @@ impl Converter {
             "pgpu.grid_capacity" => GridCapacity,
             "pgpu.block_capacity" => BlockCapacity,
             "pgpu.multiprocessors" => Multiprocessors,
-            "pgpu.running_groups" => RunningGroups,
             "pgpu.rand_seed" => RandSeed,
             "pgpu.rand_u32" => RandU32,
             "gpu.launch" => GpuLaunch {

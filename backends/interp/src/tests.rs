@@ -432,21 +432,19 @@ func.func @main() -> i32 {
 }
 
 #[test]
-fn one_multiprocessor_runs_one_group() {
-    // The interpreter runs one thing at a time: groups that split take
-    // their block versions (running 1 >= multiprocessors 1).
+fn the_interpreter_is_one_multiprocessor() {
+    // It runs one thing at a time.
     let out = output(
         r#"
 func.func @main() -> i32 {
   %sms = pgpu.multiprocessors : index
-  %running = pgpu.running_groups : index
-  pgpu.printf "%d %d\n"(%sms, %running) : index, index
+  pgpu.printf "%d\n"(%sms) : index
   %z = arith.constant 0 : i32
   return %z : i32
 }
 "#,
     );
-    assert_eq!(out, "1 1\n");
+    assert_eq!(out, "1\n");
 }
 
 #[test]

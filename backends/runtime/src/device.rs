@@ -377,17 +377,6 @@ pub extern "C" fn pgpu_rt_multiprocessors() -> i64 {
     })
 }
 
-/// Groups the host runs side by side now (`pgpu.running_groups`): see
-/// [`crate::cuda::tasks::running_groups`]; 1 on the cpu device, whose
-/// tasks run in program order.
-#[unsafe(no_mangle)]
-pub extern "C" fn pgpu_rt_running_groups() -> i64 {
-    guard(|| match is_cuda()? {
-        true => Ok(crate::cuda::tasks::running_groups()),
-        false => Ok(1),
-    })
-}
-
 /// Reports a block kernel started where block spawns are unavailable
 /// (code versioned on `pgpu_rt_block_capacity` never does).
 #[unsafe(no_mangle)]

@@ -36,7 +36,7 @@
 //!   number, as the reference interpreter) with `pgpu.list.sort_idx`.
 //! * A synchronous function becomes a host function
 //!   `@__group_<name>(size, id, ranks, processor numbers, ranks are
-//!   positions, arguments, result buffers)`
+//!   positions, outermost group's size, arguments, result buffers)`
 //!   whose body is lowered the same way, so recursion (a recursive
 //!   quicksort that splits its group) recurses on the host.
 //! * A multiprefix on cells that may differ between members checks on the
@@ -64,8 +64,9 @@
 //!   runs it as one `pgpu.spawn block` when the group fits a block
 //!   (`pgpu.block_capacity`, the version's `pgpu.block_threads`) and its
 //!   ranks are the positions, and, when the version splits
-//!   (`pgpu.block_splits`), at least `pgpu.multiprocessors` groups run
-//!   (`pgpu.running_groups`): see [`run_in_one_block`].
+//!   (`pgpu.block_splits`), the outermost group has at least one member per
+//!   warp scheduler of the device (`pgpu.multiprocessors`): see
+//!   [`run_in_one_block`].
 //! * The sides of a split, and the subgroups of a fork, are the tasks
 //!   (`pgpu.task`) of one `pgpu.taskgroup`: the host runs them one after
 //!   the other, and on the CUDA device each one's device work goes to a
@@ -438,6 +439,9 @@ struct Level {
     /// Whether the ranks are the positions (a host `i1`): always outside
     /// functions, except in a fork's subgroups.
     identity: Val,
+    /// The size of the outermost group (the spawn's), passed down through
+    /// subgroups and calls: the program's processors.
+    whole: Val,
     /// The parent's host op that runs this subgroup (its taskgroup).
     enclosing: Option<Op>,
     /// Allocations go before `anchor`, deallocations before `end`.
@@ -1127,6 +1131,7 @@ impl<'d> Lowering<'d> {
         let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
         let identity = at.constant(at.parse_type("i1")?, i64::from(ranks.is_none()))?;
         let index = self.levels.len();
+        let whole = self.levels[parent].whole;
         self.levels.push(Level {
             size,
             id,
@@ -1134,6 +1139,7 @@ impl<'d> Lowering<'d> {
             parent: Some((map, parent)),
             roots: None,
             identity,
+            whole,
             enclosing: Some(enclosing),
             anchor,
             end,
@@ -1615,6 +1621,7 @@ impl<'d> Lowering<'d> {
             ranks,
             roots,
             level_data.identity,
+            level_data.whole,
         ];
         for (index, value) in operands.into_iter().enumerate() {
             if is_uniform(index) {
@@ -1850,6 +1857,7 @@ fn lower_spawn(spawn: Op, decisions: &Decisions) -> Built<()> {
         parent: None,
         roots: None,
         identity,
+        whole: spawn.operand(0),
         enclosing: None,
         anchor,
         end: spawn,
@@ -1887,16 +1895,22 @@ fn is_read_only(name: &str) -> bool {
 /// The host version of a synchronous function takes the group's size, id,
 /// ranks, processor numbers and whether the ranks are the positions, then
 /// the arguments.
-const FIRST_ARGUMENT: usize = 5;
+const FIRST_ARGUMENT: usize = 6;
 
 /// The host version of the synchronous function `name`.
+/// Warp schedulers per multiprocessor (4 on every CUDA GPU since Maxwell):
+/// a splitting group runs in one block only when the outermost group has
+/// at least this many members per multiprocessor ([`run_in_one_block`]).
+const WARP_SCHEDULERS_PER_MULTIPROCESSOR: i64 = 4;
+
 fn group_function_name(name: &str) -> String {
     format!("__group_{name}")
 }
 
 /// Replaces the synchronous function `function` by its host version: it
 /// takes the calling group's size, id, ranks and processor numbers (by
-/// position), whether the ranks are the positions, each uniform argument
+/// position), whether the ranks are the positions, the outermost group's
+/// size, each uniform argument
 /// as a host value and each other argument and each result as a
 /// per-processor buffer, and runs its body as the group's host code.
 fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
@@ -1928,6 +1942,7 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
         list(index_type)?,
         list(index_type)?,
         i1,
+        index_type,
     ];
     for (index, argument) in old.arguments().into_iter().enumerate() {
         let ty = argument.melior_type();
@@ -1994,6 +2009,7 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
         parent: None,
         roots: Some(parameters[3]),
         identity: parameters[4],
+        whole: parameters[5],
         enclosing: None,
         anchor,
         end: new_return,
@@ -2024,13 +2040,25 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
 /// max_threads)` members whose ranks are the positions runs as one
 /// `pgpu.spawn block` of the block version `version` (thread = position =
 /// rank, the whole block's range, slot `2 * size`), with the scratch lists
-/// it needs; otherwise the host code runs. A version that `splits` also
-/// needs `pgpu.running_groups >= pgpu.multiprocessors`: in one block its
-/// subgroups share one multiprocessor (and their divergent code shares
-/// warps), while the host path gives each subgroup kernels of its own, so
-/// while fewer groups than multiprocessors run, splitting on the host
-/// spreads the work (quicksort of 10^7 values with 256 processors ran
-/// 2.7x slower as one block on the H200).
+/// it needs; otherwise the host code runs.
+///
+/// A version that `splits` also needs the outermost group (the program's
+/// processors) to have at least [`WARP_SCHEDULERS_PER_MULTIPROCESSOR`] x
+/// `pgpu.multiprocessors` members. In one block, the subgroups of a split
+/// share the block's warps: small ones (quicksort's leaves, one member
+/// each, sorting sequentially) share one warp 32 to 1 and run one after
+/// the other. On the host path every subgroup's kernels are its own, so
+/// with fewer processors than the device has warp schedulers each leaf
+/// runs at full speed on a scheduler of its own, and that is worth more
+/// than the launches the block path saves. With more processors the
+/// leaves share schedulers anyway and the saved launches win. Measured on
+/// the H200 (132 multiprocessors, 528 schedulers), quicksort of 10^7
+/// values: 256 processors, block path 3.5 s vs host path 1.3 s; 1024, 0.33
+/// vs 0.5 s; 4608, 0.09 vs 0.29 s. The work per member decides where the
+/// line lies (the same program with less data per member prefers the
+/// block path earlier), and the compiler does not know it: the bound is a
+/// device-relative default, and `--no-block-groups` or `--block-threads`
+/// move the choice.
 fn run_in_one_block(
     host: Op,
     version: &str,
@@ -2058,10 +2086,16 @@ fn run_in_one_block(
     let fits = at.value("arith.andi", &[some, fits], i1, &[])?;
     let mut fits = at.value("arith.andi", &[fits, parameters[4]], i1, &[])?;
     if splits {
-        let running = at.value("pgpu.running_groups", &[], index_type, &[])?;
         let multiprocessors = at.value("pgpu.multiprocessors", &[], index_type, &[])?;
-        let busy = at.cmpi(9, running, multiprocessors)?;
-        fits = at.value("arith.andi", &[fits, busy], i1, &[])?;
+        let schedulers = at.index(WARP_SCHEDULERS_PER_MULTIPROCESSOR)?;
+        let schedulers = at.value(
+            "arith.muli",
+            &[multiprocessors, schedulers],
+            index_type,
+            &[],
+        )?;
+        let crowded = at.cmpi(9, parameters[5], schedulers)?;
+        fits = at.value("arith.andi", &[fits, crowded], i1, &[])?;
     }
     let (branch, then_yield, else_yield) = at.if_op(fits, &[], true)?;
     let else_yield = else_yield.ok_or(PassFailure)?;

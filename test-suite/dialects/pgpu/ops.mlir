@@ -756,7 +756,6 @@ func.func private @block_half(%first: index, %count: index, %slot: index) attrib
 // CHECK-LABEL: func.func @block_spawn
 // CHECK: pgpu.block_capacity : index
 // CHECK: pgpu.multiprocessors : index
-// CHECK: pgpu.running_groups : index
 // CHECK: pgpu.spawn block %{{.*}} {
 // CHECK-NEXT: pgpu.rank
 // CHECK-NEXT: pgpu.range_barrier
@@ -765,7 +764,6 @@ func.func @block_spawn(%n: index, %half: index, %slot: index) {
   %c0 = arith.constant 0 : index
   %max = pgpu.block_capacity : index
   %sms = pgpu.multiprocessors : index
-  %running = pgpu.running_groups : index
   pgpu.spawn block %n {
     %r = pgpu.rank : index
     pgpu.range_barrier %c0, %n, %slot

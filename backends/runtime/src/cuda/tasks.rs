@@ -54,10 +54,6 @@
 //! keeps them from running concurrently (CUDA's implicit synchronization
 //! rules), which made every subgroup wait for its siblings' kernels.
 //!
-//! The runtime counts the groups the host runs side by side
-//! ([`running_groups`], `pgpu.running_groups`): a fork adds one, a task's
-//! end removes one, and an open frame removes its opener while it waits.
-//!
 //! Frames nest (a task's own taskgroup forks from the task's stream, on
 //! the task's thread). On the cpu device the calls do nothing and a
 //! spawned task runs at once: tasks run in program order.
@@ -66,7 +62,7 @@ use super::{Runtime, driver::*};
 use crate::error::RtError;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, mpsc};
 
 /// The most streams the tasks create.
@@ -231,19 +227,6 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether some stream has pending joins.
 static ANY_PENDING: AtomicBool = AtomicBool::new(false);
 
-/// Groups the host runs side by side: the main code, plus every task
-/// from its fork to its end, less every frame that is open (its opener
-/// waits for its tasks; see [`running_groups`]).
-static RUNNING: AtomicI64 = AtomicI64::new(1);
-
-/// How many groups the host runs side by side now (`pgpu.running_groups`):
-/// the program's main code and every task forked and not ended (queued,
-/// waiting for a thread or running), less those waiting for a taskgroup of
-/// their own. At least 1.
-pub fn running_groups() -> i64 {
-    RUNNING.load(Ordering::Relaxed).max(1)
-}
-
 /// Whether tasks may be running on streams of their own.
 pub fn active() -> bool {
     ACTIVE.load(Ordering::Relaxed)
@@ -327,7 +310,6 @@ pub fn tasks_begin(runtime: &Runtime) -> Result<(), RtError> {
         })
     });
     frame_opened();
-    RUNNING.fetch_sub(1, Ordering::Relaxed);
     Ok(())
 }
 
@@ -394,7 +376,6 @@ fn fork(runtime: &Runtime, step: &str) -> Result<CUstream, RtError> {
         Ok(frame.parent)
     })?;
     crate::profile::task_started();
-    RUNNING.fetch_add(1, Ordering::Relaxed);
     apply_pending(runtime, parent);
     let fork = event(runtime, parent)?;
     wait(runtime, stream, fork)?;
@@ -420,7 +401,6 @@ pub fn task_end(runtime: &Runtime) -> Result<(), RtError> {
         Ok(frame.parent)
     })?;
     CURRENT.with(|current| current.set(parent));
-    RUNNING.fetch_sub(1, Ordering::Relaxed);
     Ok(())
 }
 
@@ -516,7 +496,6 @@ fn run(runtime: &Runtime, task: Spawned) -> Result<Vec<usize>, RtError> {
     let mut context = task.context;
     // SAFETY: `task_spawn`'s contract: the body takes this context.
     unsafe { (task.body)(context.as_mut_ptr().cast()) };
-    RUNNING.fetch_sub(1, Ordering::Relaxed);
     let ends = end_events(runtime, stream);
     CURRENT.with(|current| current.set(saved));
     ends
@@ -555,7 +534,6 @@ pub fn tasks_end(runtime: &Runtime) -> Result<(), RtError> {
     }
     CURRENT.with(|current| current.set(frame.parent));
     frame_closed();
-    RUNNING.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 

@@ -75,40 +75,18 @@ def Pgpu_BlockCapacityOp : Pgpu_Op<"block_capacity", [Pure]> {
 }
 
 def Pgpu_MultiprocessorsOp : Pgpu_Op<"multiprocessors", [Pure]> {
-  let summary = "Block spawns the device runs side by side at full speed";
+  let summary = "Multiprocessors of the device";
   let description = [{
-    The device's multiprocessors: how many `pgpu.spawn block` kernels run
-    side by side, one per multiprocessor (the SM count on CUDA GPUs, or
-    `PGPU_MULTIPROCESSORS` when set, to study the dispatch below). 1 in
-    the interpreter, which runs one thing at a time; 0 on the runtime's
-    CPU device, which has no block spawns. `pgpu-lower-groups` compares
-    it with `pgpu.running_groups` before it runs a group that splits in
-    one block. Constant during a run. Host code only.
+    How many multiprocessors the device the program runs on has (the SM
+    count on CUDA GPUs, or `PGPU_MULTIPROCESSORS` when set, to study the
+    dispatch below). 1 in the interpreter, which runs one thing at a time;
+    0 on the runtime's CPU device, which has no block spawns.
+    `pgpu-lower-groups` runs a group whose block version splits in one
+    block only when the program has at least 4 processors (warp
+    schedulers) per multiprocessor. Constant during a run. Host code only.
 
     ```mlir
     %sms = pgpu.multiprocessors : index
-    ```
-  }];
-  let results = (outs Index:$count);
-  let assemblyFormat = "attr-dict `:` type($count)";
-}
-
-def Pgpu_RunningGroupsOp : Pgpu_Op<"running_groups"> {
-  let summary = "Group calls whose host code runs side by side now";
-  let description = [{
-    How many groups the host is running now: the program's main code and
-    every `pgpu.task` that has started and not ended, less those waiting
-    at the end of a `pgpu.taskgroup` of their own (a group whose
-    subgroups run is counted through them). At least 1. A group that
-    splits and runs in one block keeps its whole subtree on one
-    multiprocessor, so `pgpu-lower-groups` takes that path only when at
-    least `pgpu.multiprocessors` groups run (the others keep the rest of
-    the device busy); otherwise its subgroups get kernels of their own.
-    Changes during a run (so it has effects: never hoisted or merged).
-    The interpreter runs one task at a time and answers 1. Host code only.
-
-    ```mlir
-    %running = pgpu.running_groups : index
     ```
   }];
   let results = (outs Index:$count);
