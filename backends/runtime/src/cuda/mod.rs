@@ -363,6 +363,15 @@ pub const DEFAULT_BLOCK_STACK_BYTES: usize = 64 * 1024;
 
 /// Whether the stack limit has been raised for block kernels.
 static BLOCK_STACK_RAISED: Mutex<bool> = Mutex::new(false);
+/// The same, read without the lock (by error reports, which may come
+/// while it is held).
+static BLOCK_KERNELS_LOADED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a module with block kernels was loaded (its stack raised).
+fn block_stack_raised() -> bool {
+    BLOCK_KERNELS_LOADED.load(Ordering::Relaxed)
+}
 
 /// The per-thread stack block kernels get: `PGPU_BLOCK_STACK_BYTES`, else
 /// [`DEFAULT_BLOCK_STACK_BYTES`].
@@ -501,6 +510,7 @@ impl Runtime {
             })?;
         }
         *raised = true;
+        BLOCK_KERNELS_LOADED.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -540,7 +550,16 @@ impl Runtime {
     }
 
     fn error(&self, call: &'static str, code: CUresult, waits: bool) -> RtError {
-        let (name, message) = self.driver.error_text(code);
+        let (name, mut message) = self.driver.error_text(code);
+        if is_kernel_fault(code) && block_stack_raised() {
+            // The likeliest fault of a recursive block kernel.
+            message.push_str(&format!(
+                " (block kernels recurse on a stack of {} bytes per thread, and a \
+                 deeper recursion faults like this: if a block kernel faulted, raise \
+                 PGPU_BLOCK_STACK_BYTES or compile with --no-block-groups)",
+                block_stack_bytes().unwrap_or(DEFAULT_BLOCK_STACK_BYTES)
+            ));
+        }
         if (waits || is_kernel_fault(code))
             && let Some(report) = outstanding().report(&format!("{name}: {message}"))
         {
