@@ -417,34 +417,21 @@ fn line_of(source: &str, needle: &str) -> u32 {
 }
 
 #[test]
-fn block_capacity_is_a_cuda_block() {
+fn block_capacity_is_a_cuda_block_on_one_multiprocessor() {
+    // A CUDA GPU's largest thread block; the interpreter runs one thing at
+    // a time, so it is one multiprocessor.
     let out = output(
         r#"
 func.func @main() -> i32 {
   %max = pgpu.block_capacity : index
-  pgpu.printf "%d\n"(%max) : index
-  %z = arith.constant 0 : i32
-  return %z : i32
-}
-"#,
-    );
-    assert_eq!(out, "1024\n");
-}
-
-#[test]
-fn the_interpreter_is_one_multiprocessor() {
-    // It runs one thing at a time.
-    let out = output(
-        r#"
-func.func @main() -> i32 {
   %sms = pgpu.multiprocessors : index
-  pgpu.printf "%d\n"(%sms) : index
+  pgpu.printf "%d %d\n"(%max, %sms) : index, index
   %z = arith.constant 0 : i32
   return %z : i32
 }
 "#,
     );
-    assert_eq!(out, "1\n");
+    assert_eq!(out, "1024 1\n");
 }
 
 #[test]

@@ -40,6 +40,8 @@
 //!   under control flow as host code launching synchronous segments;
 //! * `pgpu-lower-synchronous` runs Fork groups that do not split as BSGP
 //!   spawns (barriers at shared writes, Priority CRCW by claims);
+//! * `pgpu-classify-speculation` makes the accesses of speculative loops
+//!   that may depend across iterations speculative;
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -50,6 +52,7 @@ pub mod buffer_flow;
 mod buffer_plan;
 mod build;
 mod check_division;
+mod classify_speculation;
 mod context_struct;
 mod eliminate_barriers;
 mod form_supersteps;
@@ -80,6 +83,7 @@ mod value_saving;
 pub use block_groups::BlockGroups;
 pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use check_division::CheckDivision;
+pub use classify_speculation::ClassifySpeculation;
 pub use eliminate_barriers::EliminateBarriers;
 pub use form_supersteps::FormSupersteps;
 pub use forward_list_copies::ForwardListCopies;
@@ -153,5 +157,6 @@ pgpu_pass_infra::declare_passes![
     SplitPrivateControl,
     BlockGroups,
     LowerGroups,
-    LowerSynchronous
+    LowerSynchronous,
+    ClassifySpeculation
 ];

@@ -42,7 +42,15 @@ const PGPU_PASS_CRATES: &[fn()] = &[
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Explain how each memory access of a `#pragma pgpu speculate` loop is
+    /// classified (direct or speculative) and why, as remarks.
+    #[arg(long = "pgpu-remark-speculation", global = true)]
+    remark_speculation: bool,
 }
+
+/// `--pgpu-remark-speculation`.
+static REMARK_SPECULATION: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -141,6 +149,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    REMARK_SPECULATION.store(cli.remark_speculation, std::sync::atomic::Ordering::Relaxed);
     match cli.command {
         Command::Compile {
             file,
@@ -212,8 +221,39 @@ fn print_diagnostics(diagnostics: Vec<pgpu_csubset::Diagnostic>, name: &str, tex
 /// The extension picks the frontend: `.bsgp` is BSGP source
 /// (`pgpu_bsgp::compile_to_module`), `.fork` Fork source
 /// (`pgpu_fork::compile_to_module`), `.c` the plain C subset, anything else
-/// MLIR text.
+/// MLIR text. A source program's speculative loops then get their accesses
+/// classified (`pgpu-classify-speculation`, part of the frontend: a loop
+/// that cannot be speculated is an error on every path).
 fn load_module<'c>(context: &'c Context, name: &str, text: &str) -> Result<Module<'c>, ()> {
+    let mut module = load_source(context, name, text)?;
+    let is_source = [".bsgp", ".fork", ".c"]
+        .iter()
+        .any(|extension| name.ends_with(extension));
+    if is_source && has_speculative_loops(&module) {
+        let remarks = REMARK_SPECULATION.load(std::sync::atomic::Ordering::Relaxed);
+        let pipeline = format!("builtin.module(pgpu-classify-speculation{{remarks={remarks}}})");
+        run_pipeline(context, &mut module, &pipeline, name, text)?;
+    }
+    Ok(module)
+}
+
+/// Whether `module` has a `pgpu.spec.loop`.
+fn has_speculative_loops(module: &Module) -> bool {
+    use melior::ir::operation::{WalkOrder, WalkResult};
+    let mut found = false;
+    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+        found = op.name().as_string_ref().as_str() == Ok("pgpu.spec.loop");
+        if found {
+            WalkResult::Interrupt
+        } else {
+            WalkResult::Advance
+        }
+    });
+    found
+}
+
+/// The frontend's module of FILE (see [`load_module`]).
+fn load_source<'c>(context: &'c Context, name: &str, text: &str) -> Result<Module<'c>, ()> {
     if name.ends_with(".bsgp") {
         return pgpu_bsgp::compile_to_module(context, name, text)
             .map_err(|diagnostics| print_diagnostics(diagnostics, name, text));

@@ -45,7 +45,10 @@ def Pgpu_SpecLoopOp : Pgpu_Op<"spec.loop", [RecursiveMemoryEffects,
     The body block has the induction variable as its only argument. Memory
     the compiler cannot prove independent across iterations is accessed
     with `pgpu.spec.load` and `pgpu.spec.store`; all other memory accesses
-    must be iteration-private or read-only. The body ends with the implicit
+    must be iteration-private, read-only in the loop, or reach one element
+    per iteration (the same subscripts everywhere, one of them `a * i + c`):
+    `pgpu-classify-speculation` decides which, from the frontend's plain
+    loads and stores. The body ends with the implicit
     `pgpu.spec.commit`. The loop is sequential (host-level) code: it cannot
     be nested in an SPMD region or in another speculative loop. A constant
     step must be positive.

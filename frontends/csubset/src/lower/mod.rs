@@ -42,6 +42,8 @@ pub use env::{Key, ListLen, Rv};
 
 /// Code of a construct the lowering does not support.
 pub const E_UNSUPPORTED: &str = "csubset::E900";
+/// Code of a `#pragma pgpu speculate` loop that cannot be speculated.
+pub const E_SPECULATE: &str = "csubset::E910";
 /// Code of an internal error of the lowering (a bug, not the user's fault).
 pub const E_INTERNAL: &str = "csubset::E999";
 

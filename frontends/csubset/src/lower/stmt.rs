@@ -3,7 +3,7 @@
 //! (`scf.for` when a `for` loop is canonical).
 
 use super::{
-    LowerCx, LowerResult,
+    E_SPECULATE, LowerCx, LowerResult,
     builder::V,
     control::{Exits, assigned_vars, exits},
     env::{Key, ListLen, Rv},
@@ -12,7 +12,7 @@ use crate::{
     hir::{BinaryOp, Block as HBlock, Expr, ExprKind, Init, Stmt, StmtKind, Type, VarId},
     span::Span,
 };
-use melior::ir::{BlockLike, Type as MType};
+use melior::ir::{BlockLike, Type as MType, ValueLike};
 
 /// Code of a barrier that an early exit may skip.
 pub const E_SYNC_AFTER_EXIT: &str = "csubset::E901";
@@ -129,7 +129,9 @@ impl<'c> LowerCx<'c, '_> {
                 speculate,
             } => {
                 if let Some(pragma) = speculate {
-                    return Err(self.unsupported(pragma.span, "'#pragma pgpu speculate'"));
+                    return self.lower_scoped(|cx| {
+                        cx.lower_speculative_for(init, cond.as_ref(), step.as_ref(), body, pragma)
+                    });
                 }
                 self.lower_scoped(|cx| {
                     if cx.lower_canonical_for(
@@ -555,6 +557,164 @@ impl<'c> LowerCx<'c, '_> {
             self.env.set(Key::Continued, v);
         }
         Ok(true)
+    }
+}
+
+impl<'c> LowerCx<'c, '_> {
+    /// A `for` loop marked `#pragma pgpu speculate`: `pgpu.spec.loop` over
+    /// the loop's index range (DESIGN.md; seeds/gpu-tls.txt). The loop must
+    /// be counted (`for (int i = a; i < b; i += c)`) and run every iteration
+    /// (no `break` or `return`). Scalars declared before the loop and
+    /// assigned in it live in memory cells (`memref<T>`) during the loop, so
+    /// that `pgpu-classify-speculation` can make their accesses
+    /// speculative; their values after the loop are the cells'. Local arrays
+    /// of the body are allocated in the body (private to the iteration).
+    fn lower_speculative_for(
+        &mut self,
+        init: &[Stmt],
+        cond: Option<&Expr>,
+        step: Option<&Expr>,
+        body: &Stmt,
+        pragma: &crate::hir::Speculate,
+    ) -> LowerResult<()> {
+        let span = pragma.span;
+        let flags = exits(body);
+        if flags.brk || flags.ret {
+            let what = if flags.brk { "`break`" } else { "`return`" };
+            return Err(self
+                .error(
+                    E_SPECULATE,
+                    format!("{what} leaves this speculative loop early"),
+                    span,
+                )
+                .with_help("every iteration of a speculative loop runs; move the exit out of it"));
+        }
+        let Some(canonical) = canonical_for(init, cond, step, body) else {
+            return Err(self
+                .error(
+                    E_SPECULATE,
+                    "a speculative loop must be a counted `for` loop",
+                    span,
+                )
+                .with_help(
+                    "write it as `for (int i = a; i < b; i += c)` with a constant step and `i` \
+                     not assigned in the body",
+                ));
+        };
+        if let (Some(window), Some(warp)) = (pragma.window, pragma.warp)
+            && (warp == 0 || window == 0 || window % warp != 0)
+        {
+            return Err(self.error(
+                E_SPECULATE,
+                format!("`window({window})` must be a positive multiple of `warp({warp})`"),
+                span,
+            ));
+        }
+        for (clause, value) in [("window", pragma.window), ("warp", pragma.warp)] {
+            if value == Some(0) {
+                return Err(self.error(
+                    E_SPECULATE,
+                    format!("`{clause}(0)`: the clause needs a positive count"),
+                    span,
+                ));
+            }
+        }
+        let location = self.loc(span);
+        let iv_ty = self.mlir_type(&canonical.ty, span)?;
+        let lower = self.lower_index(canonical.start)?;
+        let mut upper = self.lower_index(canonical.bound)?;
+        if canonical.inclusive {
+            let one = self.b().const_index(1, location)?;
+            upper = self.b().binary("arith.addi", upper, one, location)?;
+        }
+        let step_value = self.b().const_index(canonical.step as i64, location)?;
+        // Scalars bound before the loop and assigned in it: memory cells.
+        let mut cells = Vec::new();
+        for var in assigned_vars([body], []) {
+            if self.memory_vars.contains_key(&var) {
+                continue;
+            }
+            let Some(value) = self.env.get(Key::Var(var)).cloned() else {
+                continue;
+            };
+            let leaves = value.flatten();
+            if leaves
+                .iter()
+                .any(|leaf| melior::ir::r#type::MemRefType::try_from(leaf.r#type()).is_ok())
+            {
+                continue; // an array: its elements are memory already
+            }
+            let ty = self
+                .hir
+                .var(var)
+                .ok_or_else(|| self.internal("unknown variable"))?
+                .ty
+                .clone();
+            let mut memrefs = Vec::new();
+            for leaf in leaves {
+                let cell_type = self.parse_type(&format!("memref<{}>", leaf.r#type()))?;
+                let cell = self.alloca(cell_type, location)?;
+                self.b().store(leaf, cell, &[], location)?;
+                memrefs.push(cell);
+            }
+            let memory = self.rv_from_flat(&ty, &memrefs, span)?;
+            self.memory_vars.insert(var, memory);
+            cells.push((var, ty, memrefs));
+        }
+        let outer = self.env.clone();
+        let body_block =
+            melior::ir::Block::new(&[(melior::ir::Type::index(self.context), location)]);
+        let block = super::builder::block_ref(&body_block);
+        let iv = super::builder::detach(
+            body_block
+                .argument(0)
+                .map_err(|e| self.internal(e.to_string()))?
+                .into(),
+        );
+        let saved_scope = self.alloca_scope.replace(block);
+        let lowered = self.at_block(block, |cx| {
+            let i = cx.b().from_index(iv, iv_ty, location)?;
+            cx.env.set(Key::Var(canonical.var), Rv::Scalar(i));
+            cx.lower_body(body, flags)?;
+            cx.b()
+                .op("pgpu.spec.commit", location, &[], &[], &[], vec![])?;
+            Ok(())
+        });
+        self.alloca_scope = saved_scope;
+        lowered?;
+        let body_lists = self.env.lists.clone();
+        self.env = outer;
+        self.env
+            .lists
+            .retain(|var, len| body_lists.get(var) == Some(len));
+        let mut attributes = Vec::new();
+        for (name, value) in [("window", pragma.window), ("warp", pragma.warp)] {
+            if let Some(value) = value {
+                attributes.push((name, self.b().attr(&format!("{value} : i64"))?));
+            }
+        }
+        self.b().op(
+            "pgpu.spec.loop",
+            location,
+            &[lower, upper, step_value],
+            &[],
+            &attributes,
+            vec![super::builder::region_of(body_block)],
+        )?;
+        for (var, ty, memrefs) in cells {
+            self.memory_vars.remove(&var);
+            let mut values = Vec::new();
+            for memref in memrefs {
+                use melior::ir::r#type::ShapedTypeLike;
+                let element = melior::ir::r#type::MemRefType::try_from(memref.r#type())
+                    .map_err(|_| self.internal("a cell that is not a memref"))?
+                    .element();
+                values.push(self.b().load(memref, &[], element, location)?);
+            }
+            let value = self.rv_from_flat(&ty, &values, span)?;
+            self.env.set(Key::Var(var), value);
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,53 @@
+// The Computational Fluid Dynamics loop of seeds/gpu-tls.txt (Listing 2):
+// each edge updates the values of its two nodes, whose numbers come from
+// the edge list, so which iterations touch the same node is known only at
+// run time. Arguments: nodes, edges, seed, and the share (in 1/1000) of
+// edges whose nodes repeat an earlier edge's (dependences between
+// iterations). Prints a checksum of Y and its first elements.
+double X[65536];
+double Y[65536];
+int left_node[65536];
+int right_node[65536];
+
+double flux(double a, double b) {
+  double d = a - b;
+  return 0.5 * d / (1.0 + d * d);
+}
+
+double relax(double a, double b) {
+  return 0.25 * (a + b) / (1.0 + a * a + b * b);
+}
+
+int main() {
+  int nodes = argi(0, 4096);
+  int edges = argi(1, 4096);
+  rand_seed(argi(2, 7));
+  int repeat = argi(3, 10);
+  if (nodes > 65536) nodes = 65536;
+  if (edges > 65536) edges = 65536;
+  for (int n = 0; n < nodes; n++) {
+    X[n] = (rand_u32() % 1000) / 100.0;
+    Y[n] = 0.0;
+  }
+  for (int e = 0; e < edges; e++) {
+    if (e > 0 && rand_u32() % 1000 < repeat) {
+      int earlier = rand_u32() % e;
+      left_node[e] = left_node[earlier];
+      right_node[e] = right_node[earlier];
+    } else {
+      left_node[e] = rand_u32() % nodes;
+      right_node[e] = rand_u32() % nodes;
+    }
+  }
+#pragma pgpu speculate
+  for (int i = 0; i < edges; i++) {
+    int n1 = left_node[i];
+    int n2 = right_node[i];
+    Y[n1] += flux(X[n1], X[n2]);
+    Y[n2] += relax(X[n1], X[n2]);
+  }
+  double sum = 0.0;
+  for (int n = 0; n < nodes; n++) sum += Y[n] * (n % 7 + 1);
+  printf("cfd nodes %d edges %d checksum %.9f Y0 %.9f Y1 %.9f\n", nodes, edges, sum, Y[0], Y[1]);
+  return 0;
+}
