@@ -302,11 +302,7 @@ fn shared_class(ops: &[Op], induction: Val, spec: Op) -> Class {
     let same_view = ops.iter().all(|op| view(op) == view(&ops[0]));
     let same = ops.iter().all(|op| {
         let other = subscripts(*op);
-        other.len() == first.len()
-            && other
-                .iter()
-                .zip(&first)
-                .all(|(a, b)| equal_values(*a, *b))
+        other.len() == first.len() && other.iter().zip(&first).all(|(a, b)| equal_values(*a, *b))
     });
     if !same || !same_view {
         return Class::Speculative(

@@ -488,13 +488,7 @@ impl<'c> LowerCx<'c, '_> {
         };
         let location = self.loc(span);
         let iv_ty = self.mlir_type(&canonical.ty, span)?;
-        let lower = self.lower_index(canonical.start)?;
-        let mut upper = self.lower_index(canonical.bound)?;
-        if canonical.inclusive {
-            let one = self.b().const_index(1, location)?;
-            upper = self.b().binary("arith.addi", upper, one, location)?;
-        }
-        let step_value = self.b().const_index(canonical.step as i64, location)?;
+        let (lower, upper, step_value) = self.canonical_bounds(&canonical, location)?;
 
         let flags = exits(body);
         let outer_continued = self.env.remove(Key::Continued);
@@ -621,13 +615,7 @@ impl<'c> LowerCx<'c, '_> {
         }
         let location = self.loc(span);
         let iv_ty = self.mlir_type(&canonical.ty, span)?;
-        let lower = self.lower_index(canonical.start)?;
-        let mut upper = self.lower_index(canonical.bound)?;
-        if canonical.inclusive {
-            let one = self.b().const_index(1, location)?;
-            upper = self.b().binary("arith.addi", upper, one, location)?;
-        }
-        let step_value = self.b().const_index(canonical.step as i64, location)?;
+        let (lower, upper, step_value) = self.canonical_bounds(&canonical, location)?;
         // Scalars bound before the loop and assigned in it: memory cells.
         let mut cells = Vec::new();
         for var in assigned_vars([body], []) {
@@ -715,6 +703,25 @@ impl<'c> LowerCx<'c, '_> {
             self.env.set(Key::Var(var), value);
         }
         Ok(())
+    }
+}
+
+impl<'c> LowerCx<'c, '_> {
+    /// The index-typed lower bound, exclusive upper bound and step of a
+    /// counted loop.
+    fn canonical_bounds(
+        &mut self,
+        canonical: &Canonical,
+        location: melior::ir::Location<'c>,
+    ) -> LowerResult<(V<'c>, V<'c>, V<'c>)> {
+        let lower = self.lower_index(canonical.start)?;
+        let mut upper = self.lower_index(canonical.bound)?;
+        if canonical.inclusive {
+            let one = self.b().const_index(1, location)?;
+            upper = self.b().binary("arith.addi", upper, one, location)?;
+        }
+        let step = self.b().const_index(canonical.step as i64, location)?;
+        Ok((lower, upper, step))
     }
 }
 
