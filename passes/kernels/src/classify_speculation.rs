@@ -32,7 +32,7 @@ use crate::{
     inline_spmd::symbol_attribute,
     ir::{Op, Val},
 };
-use melior::ir::{OperationRef, r#type::MemRefType};
+use melior::ir::OperationRef;
 use pgpu_pass_infra::{
     Pass, PassFailure, PassOption, PassOptions, Severity, emit_diagnostic, emit_error,
 };
@@ -432,43 +432,32 @@ fn make_speculative(op: Op, spec: Op, at: &Builder) -> Built<()> {
 }
 
 /// Moves the definition of `value` (and of its operands) before `spec`
-/// where it is inside it and pure.
+/// where it is inside it: a global's address, a view of one, or a
+/// constant; anything else computed in the loop is an error.
 fn hoist(value: Val, spec: Op, at: &Builder) -> Built<()> {
-    let Some(op) = value.defining_op() else {
-        return Ok(());
-    };
-    if !op.is_within(spec) {
+    if !value.is_defined_within(spec) {
         return Ok(());
     }
-    let movable = matches!(
-        op.name().as_str(),
-        "memref.get_global"
-            | "memref.cast"
-            | "memref.subview"
-            | "memref.reinterpret_cast"
-            | "arith.constant"
-    );
-    if !movable || MemRefType::try_from(value.melior_type()).is_err() && !op.is("arith.constant") {
+    let movable = value.defining_op().filter(|op| {
+        matches!(
+            op.name().as_str(),
+            "memref.get_global"
+                | "memref.cast"
+                | "memref.subview"
+                | "memref.reinterpret_cast"
+                | "arith.constant"
+        )
+    });
+    let Some(op) = movable else {
         return Err(at.fail(
             "this loop cannot be speculated: it reaches shared memory through a view computed \
              in the loop",
         ));
-    }
+    };
+    // Operands first, then the op, all before the loop.
     for operand in op.operands() {
         hoist(operand, spec, at)?;
     }
-    // Operands first, then the op, all before the loop.
-    if op
-        .operands()
-        .iter()
-        .all(|operand| !operand.is_defined_within(spec))
-    {
-        op.move_before(spec);
-        Ok(())
-    } else {
-        Err(at.fail(
-            "this loop cannot be speculated: it reaches shared memory through a view computed \
-             in the loop",
-        ))
-    }
+    op.move_before(spec);
+    Ok(())
 }

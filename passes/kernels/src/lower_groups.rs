@@ -1893,16 +1893,16 @@ fn is_read_only(name: &str) -> bool {
 }
 
 /// The host version of a synchronous function takes the group's size, id,
-/// ranks, processor numbers and whether the ranks are the positions, then
-/// the arguments.
+/// ranks, processor numbers, whether the ranks are the positions and the
+/// outermost group's size, then the arguments.
 const FIRST_ARGUMENT: usize = 6;
 
-/// The host version of the synchronous function `name`.
 /// Warp schedulers per multiprocessor (4 on every CUDA GPU since Maxwell):
 /// a splitting group runs in one block only when the outermost group has
 /// at least this many members per multiprocessor ([`run_in_one_block`]).
 const WARP_SCHEDULERS_PER_MULTIPROCESSOR: i64 = 4;
 
+/// The host version of the synchronous function `name`.
 fn group_function_name(name: &str) -> String {
     format!("__group_{name}")
 }

@@ -361,16 +361,16 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
 /// 2048 x 132 SMs = 17 GiB on an H200).
 pub const DEFAULT_BLOCK_STACK_BYTES: usize = 64 * 1024;
 
-/// Whether the stack limit has been raised for block kernels.
-static BLOCK_STACK_RAISED: Mutex<bool> = Mutex::new(false);
-/// The same, read without the lock (by error reports, which may come
-/// while it is held).
-static BLOCK_KERNELS_LOADED: std::sync::atomic::AtomicBool =
+/// Held while the stack limit is raised for block kernels (once).
+static RAISING_BLOCK_STACK: Mutex<()> = Mutex::new(());
+/// Whether it has been raised: a module with block kernels was loaded.
+/// Read without the lock by error reports, which may come while it is held.
+static BLOCK_STACK_RAISED: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
 /// Whether a module with block kernels was loaded (its stack raised).
 fn block_stack_raised() -> bool {
-    BLOCK_KERNELS_LOADED.load(Ordering::Relaxed)
+    BLOCK_STACK_RAISED.load(Ordering::Relaxed)
 }
 
 /// The per-thread stack block kernels get: `PGPU_BLOCK_STACK_BYTES`, else
@@ -488,10 +488,10 @@ impl Runtime {
     /// can hold at once (multiprocessors x threads per multiprocessor x
     /// the stack: [`DEFAULT_BLOCK_STACK_BYTES`] says how much on an H200).
     pub fn raise_stack_for_block_kernels(&self) -> Result<(), RtError> {
-        let mut raised = BLOCK_STACK_RAISED
+        let _raising = RAISING_BLOCK_STACK
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
-        if *raised {
+        if block_stack_raised() {
             return Ok(());
         }
         let wanted = block_stack_bytes()?;
@@ -509,8 +509,7 @@ impl Runtime {
                 ))
             })?;
         }
-        *raised = true;
-        BLOCK_KERNELS_LOADED.store(true, Ordering::Relaxed);
+        BLOCK_STACK_RAISED.store(true, Ordering::Relaxed);
         Ok(())
     }
 

@@ -570,7 +570,7 @@ impl<'c> LowerCx<'c, '_> {
 }
 
 /// The arguments of a fresh block.
-fn block_args<'c>(block: &Block<'c>) -> LowerResult<Vec<V<'c>>> {
+pub(super) fn block_args<'c>(block: &Block<'c>) -> LowerResult<Vec<V<'c>>> {
     (0..block.argument_count())
         .map(|i| {
             block

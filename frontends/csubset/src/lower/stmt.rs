@@ -5,14 +5,14 @@
 use super::{
     E_SPECULATE, LowerCx, LowerResult,
     builder::V,
-    control::{Exits, assigned_vars, exits},
+    control::{Exits, assigned_vars, block_args, exits},
     env::{Key, ListLen, Rv},
 };
 use crate::{
     hir::{BinaryOp, Block as HBlock, Expr, ExprKind, Init, Stmt, StmtKind, Type, VarId},
     span::Span,
 };
-use melior::ir::{BlockLike, Type as MType, ValueLike};
+use melior::ir::{Type as MType, ValueLike};
 
 /// Code of a barrier that an early exit may skip.
 pub const E_SYNC_AFTER_EXIT: &str = "csubset::E901";
@@ -505,22 +505,9 @@ impl<'c> LowerCx<'c, '_> {
         args.extend(types.iter().map(|t| (*t, location)));
         let body_block = melior::ir::Block::new(&args);
         let block = super::builder::block_ref(&body_block);
-        let iv = super::builder::detach(
-            body_block
-                .argument(0)
-                .map_err(|e| self.internal(e.to_string()))?
-                .into(),
-        );
-        let mut carried = Vec::new();
-        for i in 1..body_block.argument_count() {
-            carried.push(super::builder::detach(
-                body_block
-                    .argument(i)
-                    .map_err(|e| self.internal(e.to_string()))?
-                    .into(),
-            ));
-        }
-        self.rebind(&keys, &carried)?;
+        let arguments = block_args(&body_block)?;
+        let (iv, carried) = (arguments[0], &arguments[1..]);
+        self.rebind(&keys, carried)?;
         let entry = self.env.clone();
         self.at_block(block, |cx| {
             let i = cx.b().from_index(iv, iv_ty, location)?;
@@ -653,12 +640,7 @@ impl<'c> LowerCx<'c, '_> {
         let body_block =
             melior::ir::Block::new(&[(melior::ir::Type::index(self.context), location)]);
         let block = super::builder::block_ref(&body_block);
-        let iv = super::builder::detach(
-            body_block
-                .argument(0)
-                .map_err(|e| self.internal(e.to_string()))?
-                .into(),
-        );
+        let iv = block_args(&body_block)?[0];
         let saved_scope = self.alloca_scope.replace(block);
         let lowered = self.at_block(block, |cx| {
             let i = cx.b().from_index(iv, iv_ty, location)?;
