@@ -35,7 +35,7 @@ use std::path::Path;
 /// Upstream conversions from host code with our runtime calls to the LLVM
 /// dialect (shared by the CPU and CUDA targets).
 pub const LLVM_LOWERING: &str = "convert-scf-to-cf,arith-expand,expand-strided-metadata,\
-finalize-memref-to-llvm{use-generic-functions=true},convert-arith-to-llvm,convert-math-to-llvm,\
+convert-arith-to-llvm,finalize-memref-to-llvm{use-generic-functions=true},convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,reconcile-unrealized-casts";
 
@@ -83,7 +83,7 @@ pub fn cuda_pipeline(
 pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
 expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
 pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}\
-finalize-memref-to-llvm{{use-generic-functions=true}},convert-arith-to-llvm,convert-math-to-llvm,\
+convert-arith-to-llvm,finalize-memref-to-llvm{{use-generic-functions=true}},convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
     )
@@ -294,7 +294,7 @@ mod tests {
         let older = cuda_pipeline(false, "sm_80", 3, 256, false);
         assert!(older.contains(
             "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,\
-                 pgpu-define-range-barrier,finalize-memref"
+                 pgpu-define-range-barrier,convert-arith-to-llvm,finalize-memref"
         ));
     }
 }

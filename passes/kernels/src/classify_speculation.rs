@@ -83,7 +83,7 @@ impl Pass for ClassifySpeculation {
 
 /// The memory an access reaches.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Memory {
+pub(crate) enum Memory {
     /// A global, by name.
     Global(String),
     /// A memref defined before the loop (its value, as a pointer).
@@ -264,7 +264,7 @@ fn root(memref: Val) -> Val {
 }
 
 /// The memory `memref` reaches, seen from the loop `spec`.
-fn memory(memref: Val, spec: Op) -> Memory {
+pub(crate) fn memory(memref: Val, spec: Op) -> Memory {
     let start = root(memref);
     match start.defining_op() {
         Some(op) if op.is("memref.get_global") => {

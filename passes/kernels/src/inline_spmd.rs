@@ -164,7 +164,7 @@ fn spmd_calls(module: Op, functions: &HashMap<String, Op>) -> Vec<(Op, Op)> {
 }
 
 /// Replaces `call` by a copy of the body of `callee`.
-fn inline_call(call: Op, callee: Op) -> Result<(), PassFailure> {
+pub(crate) fn inline_call(call: Op, callee: Op) -> Result<(), PassFailure> {
     let copy = callee.clone_detached();
     let outcome = inline_copy(call, copy);
     // SAFETY: the copy is detached and owned here; nothing refers to it now.

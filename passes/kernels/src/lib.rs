@@ -42,6 +42,8 @@
 //!   spawns (barriers at shared writes, Priority CRCW by claims);
 //! * `pgpu-classify-speculation` makes the accesses of speculative loops
 //!   that may depend across iterations speculative;
+//! * `pgpu-lower-speculation` runs speculative loops with GPU-TLS: windows
+//!   of speculative threads as spawns, checks and a parallel commit;
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -62,6 +64,7 @@ mod host_effects;
 mod inline_spmd;
 mod ir;
 mod lower_groups;
+mod lower_speculation;
 mod lower_synchronous;
 mod lower_to_runtime;
 mod memory_effects;
@@ -90,6 +93,7 @@ pub use forward_list_copies::ForwardListCopies;
 pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use lower_groups::LowerGroups;
+pub use lower_speculation::LowerSpeculation;
 pub use lower_synchronous::LowerSynchronous;
 pub use lower_to_runtime::LowerToRuntime;
 pub use narrow_guarded_kernels::NarrowGuardedKernels;
@@ -104,12 +108,12 @@ pub use value_saving::{PrintSavedValues, SaveValues};
 
 /// From the frontends' `pgpu` IR to supersteps whose results are exactly
 /// the saved values (`pgpu emit --stage supersteps`).
-pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
+pub const SUPERSTEP_PIPELINE: &str = "builtin.module(pgpu-lower-speculation,pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values)";
 
 /// From the frontends' `pgpu` IR to host code plus one kernel per
 /// superstep (`pgpu emit --stage kernels`); `pgpu-opt --pass-pipeline=`
 /// replays it.
-pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels,pgpu-forward-list-copies,pgpu-narrow-guarded-kernels)";
+pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-lower-speculation,pgpu-inline-spmd,pgpu-lower-groups,pgpu-lower-synchronous,pgpu-eliminate-barriers,pgpu-form-supersteps,pgpu-save-values,pgpu-split-kernels,pgpu-forward-list-copies,pgpu-narrow-guarded-kernels)";
 
 /// [`KERNEL_PIPELINE`], with `pgpu-grid-fuse` after barrier elimination
 /// when `grid_barriers` (`pgpu compile --target cuda --grid-barriers`):
@@ -158,5 +162,6 @@ pgpu_pass_infra::declare_passes![
     BlockGroups,
     LowerGroups,
     LowerSynchronous,
-    ClassifySpeculation
+    ClassifySpeculation,
+    LowerSpeculation
 ];

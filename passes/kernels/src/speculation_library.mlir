@@ -1,0 +1,562 @@
+// The GPU-TLS library of `pgpu-lower-speculation` (seeds/gpu-tls.txt,
+// Section III): the speculative read (Algorithm 1), the speculative write
+// with eager intra-warp checking (Algorithm 2), lazy checking (Algorithm 3)
+// and the two phases of the parallel commit (Algorithm 4), on one state
+// list of i64 words per speculative loop. Every function is
+// `pgpu.spmd_inline`: `pgpu-inline-spmd` inlines them into the window's
+// kernels.
+//
+// Every function takes the state's layout: %st (the state), %ctl (word 0:
+// the violation index, the first thread that must not commit; word 1:
+// nonzero when a thread's read or write set overflowed), %tm (threads per
+// window), %cap (entries per read and write set), %mask (the address
+// table's size minus one, a power of two minus one), %w (threads that
+// forward values to each other: the warp) and %tid (the thread, 0-based in
+// the window). The state holds, in this order:
+//
+//   table (4 x (mask + 1) words): per address seen in the window, open
+//     addressing on the address (0 = empty slot): the address, its minimum
+//     writer (Algorithms 1 and 3, i64 max when none), its maximum reader
+//     (Algorithm 2, -1 when none), its maximum committing writer
+//     (Algorithm 4, -1 when none);
+//   counts (2 x tm words): read-set and write-set sizes per thread;
+//   sets (9 x cap x tm words, entry e of thread t at e * tm + t so that a
+//     warp's threads touch neighbouring words): read set (address, producer
+//     -1 = master memory or the forwarding thread, the value's bits, table
+//     slot), write set (address, bits, site, table slot or -1 for an
+//     untracked write, element offset).
+//
+// Values travel as i64 bits: the typed helpers the pass generates convert.
+// Addresses are byte addresses (`memref.extract_aligned_pointer_as_index`
+// plus the element offset), the same for every view of one element.
+
+func.func private @__pgpu_tls_at(%tm: index, %cap: index, %mask: index, %set: index, %e: index, %t: index) -> index attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %hk = arith.addi %mask, %c1 : index
+  %tables = arith.muli %hk, %c4 : index
+  %counts = arith.muli %tm, %c2 : index
+  %base = arith.addi %tables, %counts : index
+  %tc = arith.muli %tm, %cap : index
+  %so = arith.muli %set, %tc : index
+  %eo = arith.muli %e, %tm : index
+  %a = arith.addi %base, %so : index
+  %b = arith.addi %a, %eo : index
+  %r = arith.addi %b, %t : index
+  return %r : index
+}
+
+// Word of the read-set (%which = 0) or write-set (1) size of thread %t.
+func.func private @__pgpu_tls_count_at(%tm: index, %mask: index, %which: index, %t: index) -> index attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %hk = arith.addi %mask, %c1 : index
+  %tables = arith.muli %hk, %c4 : index
+  %wo = arith.muli %which, %tm : index
+  %a = arith.addi %tables, %wo : index
+  %r = arith.addi %a, %t : index
+  return %r : index
+}
+
+func.func private @__pgpu_tls_count(%st: memref<?xi64>, %tm: index, %mask: index, %which: index, %t: index) -> index attributes {pgpu.spmd_inline} {
+  %p = func.call @__pgpu_tls_count_at(%tm, %mask, %which, %t) : (index, index, index, index) -> index
+  %n = memref.load %st[%p] : memref<?xi64>
+  %r = arith.index_cast %n : i64 to index
+  return %r : index
+}
+
+// Word of field %which (0 address, 1 min writer, 2 max reader, 3 max
+// committing writer) of table slot %slot.
+func.func private @__pgpu_tls_table_at(%mask: index, %which: index, %slot: index) -> index attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %hk = arith.addi %mask, %c1 : index
+  %a = arith.muli %which, %hk : index
+  %r = arith.addi %a, %slot : index
+  return %r : index
+}
+
+// Thread %t must not commit: the violation index becomes at most %t.
+func.func private @__pgpu_tls_violate(%ctl: memref<?xi64>, %t: index) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %ti = arith.index_cast %t : index to i64
+  %old = memref.atomic_rmw mins %ti, %ctl[%c0] : (i64, memref<?xi64>) -> i64
+  return
+}
+
+// Thread %t's sets are full: it must not commit, and the host doubles the
+// capacity before the next window.
+func.func private @__pgpu_tls_overflow(%ctl: memref<?xi64>, %t: index) attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i64
+  func.call @__pgpu_tls_violate(%ctl, %t) : (memref<?xi64>, index) -> ()
+  %old = memref.atomic_rmw ori %one, %ctl[%c1] : (i64, memref<?xi64>) -> i64
+  return
+}
+
+// The table slot of %key, claimed with a compare-and-swap if the key is
+// new (linear probing; the table is at most half full).
+func.func private @__pgpu_tls_slot(%st: memref<?xi64>, %mask: index, %key: i64) -> index attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0 : i64
+  %true = arith.constant true
+  %s33 = arith.constant 33 : i64
+  %mul = arith.constant -49064778989728563 : i64
+  %x1 = arith.shrui %key, %s33 : i64
+  %x2 = arith.xori %key, %x1 : i64
+  %x3 = arith.muli %x2, %mul : i64
+  %x4 = arith.shrui %x3, %s33 : i64
+  %x5 = arith.xori %x3, %x4 : i64
+  %xi = arith.index_castui %x5 : i64 to index
+  %h = arith.andi %xi, %mask : index
+  %slot = scf.while (%p = %h) : (index) -> index {
+    %seen = memref.load %st[%p] : memref<?xi64>
+    %mine = arith.cmpi eq, %seen, %key : i64
+    %old = scf.if %mine -> (i64) {
+      scf.yield %seen : i64
+    } else {
+      %swapped = memref.generic_atomic_rmw %st[%p] : memref<?xi64> {
+      ^bb0(%cur: i64):
+        %zero = arith.constant 0 : i64
+        %empty = arith.cmpi eq, %cur, %zero : i64
+        %new = arith.select %empty, %key, %cur : i64
+        memref.atomic_yield %new : i64
+      }
+      scf.yield %swapped : i64
+    }
+    %empty = arith.cmpi eq, %old, %z : i64
+    %same = arith.cmpi eq, %old, %key : i64
+    %done = arith.ori %empty, %same : i1
+    %more = arith.xori %done, %true : i1
+    %p1 = arith.addi %p, %c1 : index
+    %pn = arith.andi %p1, %mask : index
+    %next = arith.select %done, %p, %pn : index
+    scf.condition(%more) %next : index
+  } do {
+  ^bb0(%q: index):
+    scf.yield %q : index
+  }
+  return %slot : index
+}
+
+// Whether thread %t's write set holds %key: (found, bits, entry).
+func.func private @__pgpu_tls_find_write(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %t: index, %key: i64) -> (i1, i64, index) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %z = arith.constant 0 : i64
+  %true = arith.constant true
+  %false = arith.constant false
+  %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c1, %t) : (memref<?xi64>, index, index, index, index) -> index
+  %e = scf.while (%i = %c0) : (index) -> index {
+    %inside = arith.cmpi ult, %i, %n : index
+    %hit = scf.if %inside -> (i1) {
+      %p = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %i, %t) : (index, index, index, index, index, index) -> index
+      %k = memref.load %st[%p] : memref<?xi64>
+      %eq = arith.cmpi eq, %k, %key : i64
+      scf.yield %eq : i1
+    } else {
+      scf.yield %false : i1
+    }
+    %miss = arith.xori %hit, %true : i1
+    %go = arith.andi %inside, %miss : i1
+    scf.condition(%go) %i : index
+  } do {
+  ^bb0(%i: index):
+    %i1 = arith.addi %i, %c1 : index
+    scf.yield %i1 : index
+  }
+  %found = arith.cmpi ult, %e, %n : index
+  %bits = scf.if %found -> (i64) {
+    %p = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %e, %t) : (index, index, index, index, index, index) -> index
+    %b = memref.load %st[%p] : memref<?xi64>
+    scf.yield %b : i64
+  } else {
+    scf.yield %z : i64
+  }
+  return %found, %bits, %e : i1, i64, index
+}
+
+// The latest thread in [%low, %high] (as i64, descending) whose write set
+// holds %key, or %low - 1 when none does.
+func.func private @__pgpu_tls_last_writer(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %low: i64, %high: i64, %key: i64) -> i64 attributes {pgpu.spmd_inline} {
+  %one = arith.constant 1 : i64
+  %true = arith.constant true
+  %false = arith.constant false
+  %last = scf.while (%i = %high) : (i64) -> i64 {
+    %inside = arith.cmpi sge, %i, %low : i64
+    %hit = scf.if %inside -> (i1) {
+      %ii = arith.index_cast %i : i64 to index
+      %f:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %ii, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+      scf.yield %f#0 : i1
+    } else {
+      scf.yield %false : i1
+    }
+    %miss = arith.xori %hit, %true : i1
+    %go = arith.andi %inside, %miss : i1
+    scf.condition(%go) %i : i64
+  } do {
+  ^bb0(%i: i64):
+    %i1 = arith.subi %i, %one : i64
+    scf.yield %i1 : i64
+  }
+  %found = arith.cmpi sge, %last, %low : i64
+  %none = arith.subi %low, %one : i64
+  %r = arith.select %found, %last, %none : i64
+  return %r : i64
+}
+
+// Algorithm 1, speculative read with intra-warp value forwarding: the
+// producer of %key for thread %tid (-2: the thread's own write, a thread
+// of the same warp, -1: master memory) and the forwarded bits.
+func.func private @__pgpu_tls_forward(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index, %tid: index, %key: i64, %slot: index) -> (i64, i64) attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i64
+  %m1 = arith.constant -1 : i64
+  %m2 = arith.constant -2 : i64
+  %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+  %r:2 = scf.if %own#0 -> (i64, i64) {
+    scf.yield %m2, %own#1 : i64, i64
+  } else {
+    %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+    %minw = memref.load %st[%mwp] : memref<?xi64>
+    %warp = arith.divui %tid, %w : index
+    %first = arith.muli %warp, %w : index
+    %firsti = arith.index_cast %first : index to i64
+    %low = arith.maxsi %firsti, %minw : i64
+    %tidi = arith.index_cast %tid : index to i64
+    %high = arith.subi %tidi, %one : i64
+    %p = func.call @__pgpu_tls_last_writer(%st, %tm, %cap, %mask, %low, %high, %key) : (memref<?xi64>, index, index, index, i64, i64, i64) -> i64
+    %found = arith.cmpi sge, %p, %low : i64
+    %f:2 = scf.if %found -> (i64, i64) {
+      %pi = arith.index_cast %p : i64 to index
+      %v:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %pi, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+      scf.yield %p, %v#1 : i64, i64
+    } else {
+      %z = arith.constant 0 : i64
+      scf.yield %m1, %z : i64, i64
+    }
+    scf.yield %f#0, %f#1 : i64, i64
+  }
+  return %r#0, %r#1 : i64, i64
+}
+
+// The end of Algorithm 1: records the read in thread %tid's read set and
+// raises the address's maximum reader.
+func.func private @__pgpu_tls_record_read(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %key: i64, %slot: index, %producer: i64, %bits: i64) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %one = arith.constant 1 : i64
+  %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c0, %tid) : (index, index, index, index) -> index
+  %n64 = memref.load %st[%cp] : memref<?xi64>
+  %n = arith.index_cast %n64 : i64 to index
+  %room = arith.cmpi ult, %n, %cap : index
+  scf.if %room {
+    %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c0, %n, %tid) : (index, index, index, index, index, index) -> index
+    memref.store %key, %st[%pk] : memref<?xi64>
+    %pp = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c1, %n, %tid) : (index, index, index, index, index, index) -> index
+    memref.store %producer, %st[%pp] : memref<?xi64>
+    %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c2, %n, %tid) : (index, index, index, index, index, index) -> index
+    memref.store %bits, %st[%pb] : memref<?xi64>
+    %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c3, %n, %tid) : (index, index, index, index, index, index) -> index
+    %slot64 = arith.index_cast %slot : index to i64
+    memref.store %slot64, %st[%ps] : memref<?xi64>
+    %n1 = arith.addi %n64, %one : i64
+    memref.store %n1, %st[%cp] : memref<?xi64>
+    %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %slot) : (index, index, index) -> index
+    %tidi = arith.index_cast %tid : index to i64
+    %old = memref.atomic_rmw maxs %tidi, %st[%mrp] : (i64, memref<?xi64>) -> i64
+  } else {
+    func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
+  }
+  return
+}
+
+// Algorithm 2, speculative write with eager intra-warp dependency checking
+// (when %tracked; an untracked write only needs buffering: its element is
+// the iteration's own): later threads of the warp that read %key from
+// master memory or from a thread up to %tid must not commit; the write goes
+// to the thread's write buffer (a second write of an address replaces the
+// first) and lowers the address's minimum writer.
+func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index, %tid: index, %key: i64, %bits: i64, %site: i64, %elem: i64, %tracked: i1) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1 : i64
+  %m1 = arith.constant -1 : i64
+  %tidi = arith.index_cast %tid : index to i64
+  %slot = scf.if %tracked -> (i64) {
+    %s = func.call @__pgpu_tls_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> index
+    %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %s) : (index, index, index) -> index
+    %maxr = memref.load %st[%mrp] : memref<?xi64>
+    %warp = arith.divui %tid, %w : index
+    %next = arith.addi %warp, %c1 : index
+    %end = arith.muli %next, %w : index
+    %endi = arith.index_cast %end : index to i64
+    %maxr1 = arith.addi %maxr, %one : i64
+    %stop = arith.minsi %endi, %maxr1 : i64
+    %from = arith.addi %tidi, %one : i64
+    %upper = arith.maxsi %stop, %from : i64
+    %lo = arith.index_cast %from : i64 to index
+    %hi = arith.index_cast %upper : i64 to index
+    scf.for %i = %lo to %hi step %c1 {
+      %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %i) : (memref<?xi64>, index, index, index, index) -> index
+      scf.for %e = %c0 to %n step %c1 {
+        %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c0, %e, %i) : (index, index, index, index, index, index) -> index
+        %k = memref.load %st[%pk] : memref<?xi64>
+        %pp = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c1, %e, %i) : (index, index, index, index, index, index) -> index
+        %producer = memref.load %st[%pp] : memref<?xi64>
+        %same = arith.cmpi eq, %k, %key : i64
+        %stale = arith.cmpi sle, %producer, %tidi : i64
+        %bad = arith.andi %same, %stale : i1
+        scf.if %bad {
+          func.call @__pgpu_tls_violate(%ctl, %i) : (memref<?xi64>, index) -> ()
+        }
+      }
+    }
+    %s64 = arith.index_cast %s : index to i64
+    scf.yield %s64 : i64
+  } else {
+    scf.yield %m1 : i64
+  }
+  %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+  scf.if %own#0 {
+    %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %own#2, %tid) : (index, index, index, index, index, index) -> index
+    memref.store %bits, %st[%pb] : memref<?xi64>
+  } else {
+    %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c1, %tid) : (index, index, index, index) -> index
+    %n64 = memref.load %st[%cp] : memref<?xi64>
+    %n = arith.index_cast %n64 : i64 to index
+    %room = arith.cmpi ult, %n, %cap : index
+    scf.if %room {
+      %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %key, %st[%pk] : memref<?xi64>
+      %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %bits, %st[%pb] : memref<?xi64>
+      %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %site, %st[%ps] : memref<?xi64>
+      %pl = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %slot, %st[%pl] : memref<?xi64>
+      %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %elem, %st[%pe] : memref<?xi64>
+      %n1 = arith.addi %n64, %one : i64
+      memref.store %n1, %st[%cp] : memref<?xi64>
+    } else {
+      func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
+    }
+  }
+  scf.if %tracked {
+    %sl = arith.index_cast %slot : i64 to index
+    %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %sl) : (index, index, index) -> index
+    %old = memref.atomic_rmw mins %tidi, %st[%mwp] : (i64, memref<?xi64>) -> i64
+  }
+  return
+}
+
+// Algorithm 3, lazy dependency checking, after every thread of the window
+// has run: a read from master memory is stale when an earlier thread of
+// the window wrote the address (the paper checks earlier warps only and
+// trusts the eager check for the thread's own warp; threads of a warp are
+// not in lockstep on Volta and later GPUs or on the CPU, so a write can
+// land between a neighbour's read and the eager check: we check every
+// earlier thread, which the minimum writer gives exactly). A forwarded
+// read is stale when its producer's final value differs or a thread
+// between the producer and the reader wrote the address.
+func.func private @__pgpu_tls_check(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index, %tid: index) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %one = arith.constant 1 : i64
+  %m1 = arith.constant -1 : i64
+  %true = arith.constant true
+  %tidi = arith.index_cast %tid : index to i64
+  %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
+  scf.for %e = %c0 to %n step %c1 {
+    %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c0, %e, %tid) : (index, index, index, index, index, index) -> index
+    %key = memref.load %st[%pk] : memref<?xi64>
+    %pp = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c1, %e, %tid) : (index, index, index, index, index, index) -> index
+    %producer = memref.load %st[%pp] : memref<?xi64>
+    %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c2, %e, %tid) : (index, index, index, index, index, index) -> index
+    %bits = memref.load %st[%pb] : memref<?xi64>
+    %master = arith.cmpi eq, %producer, %m1 : i64
+    %bad = scf.if %master -> (i1) {
+      %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c3, %e, %tid) : (index, index, index, index, index, index) -> index
+      %slot64 = memref.load %st[%ps] : memref<?xi64>
+      %slot = arith.index_cast %slot64 : i64 to index
+      %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+      %minw = memref.load %st[%mwp] : memref<?xi64>
+      %earlier = arith.cmpi slt, %minw, %tidi : i64
+      scf.yield %earlier : i1
+    } else {
+      %pi = arith.index_cast %producer : i64 to index
+      %f:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %pi, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+      %same = arith.cmpi eq, %f#1, %bits : i64
+      %kept = arith.andi %f#0, %same : i1
+      %low = arith.addi %producer, %one : i64
+      %high = arith.subi %tidi, %one : i64
+      %last = func.call @__pgpu_tls_last_writer(%st, %tm, %cap, %mask, %low, %high, %key) : (memref<?xi64>, index, index, index, i64, i64, i64) -> i64
+      %between = arith.cmpi sge, %last, %low : i64
+      %fresh = arith.xori %between, %true : i1
+      %good = arith.andi %kept, %fresh : i1
+      %stale = arith.xori %good, %true : i1
+      scf.yield %stale : i1
+    }
+    scf.if %bad {
+      func.call @__pgpu_tls_violate(%ctl, %tid) : (memref<?xi64>, index) -> ()
+    }
+  }
+  return
+}
+
+// Algorithm 4, first phase: every committing thread (below the violation
+// index) raises the maximum committing writer of each address it wrote.
+// The paper takes a lock per table entry and compares in it; a separate
+// phase with atomic max gives the same per-address order without locks.
+func.func private @__pgpu_tls_claim(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %z = arith.constant 0 : i64
+  %tidi = arith.index_cast %tid : index to i64
+  %v = memref.load %ctl[%c0] : memref<?xi64>
+  %live = arith.cmpi slt, %tidi, %v : i64
+  scf.if %live {
+    %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c1, %tid) : (memref<?xi64>, index, index, index, index) -> index
+    scf.for %e = %c0 to %n step %c1 {
+      %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %e, %tid) : (index, index, index, index, index, index) -> index
+      %slot64 = memref.load %st[%ps] : memref<?xi64>
+      %tracked = arith.cmpi sge, %slot64, %z : i64
+      scf.if %tracked {
+        %slot = arith.index_cast %slot64 : i64 to index
+        %mw = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
+        %old = memref.atomic_rmw maxs %tidi, %st[%mw] : (i64, memref<?xi64>) -> i64
+      }
+    }
+  }
+  return
+}
+
+// Algorithm 4, second phase, for write-set entry %e of thread %tid:
+// whether it goes to memory (the thread commits and no later committing
+// thread wrote the address; with %serial, the caller commits threads in
+// order, so every entry of a committing thread goes), its site, element
+// offset and bits.
+func.func private @__pgpu_tls_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %e: index, %serial: i1) -> (i1, index, index, i64) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %z = arith.constant 0 : i64
+  %true = arith.constant true
+  %tidi = arith.index_cast %tid : index to i64
+  %v = memref.load %ctl[%c0] : memref<?xi64>
+  %live = arith.cmpi slt, %tidi, %v : i64
+  %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %e, %tid) : (index, index, index, index, index, index) -> index
+  %slot64 = memref.load %st[%ps] : memref<?xi64>
+  %untracked = arith.cmpi slt, %slot64, %z : i64
+  %free = arith.ori %untracked, %serial : i1
+  %owner = scf.if %free -> (i1) {
+    scf.yield %true : i1
+  } else {
+    %slot = arith.index_cast %slot64 : i64 to index
+    %mw = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
+    %max = memref.load %st[%mw] : memref<?xi64>
+    %last = arith.cmpi eq, %max, %tidi : i64
+    scf.yield %last : i1
+  }
+  %goes = arith.andi %live, %owner : i1
+  %psite = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %e, %tid) : (index, index, index, index, index, index) -> index
+  %site64 = memref.load %st[%psite] : memref<?xi64>
+  %site = arith.index_cast %site64 : i64 to index
+  %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %e, %tid) : (index, index, index, index, index, index) -> index
+  %elem64 = memref.load %st[%pe] : memref<?xi64>
+  %elem = arith.index_cast %elem64 : i64 to index
+  %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %e, %tid) : (index, index, index, index, index, index) -> index
+  %bits = memref.load %st[%pb] : memref<?xi64>
+  return %goes, %site, %elem, %bits : i1, index, index, i64
+}
+
+// Empties the table slots thread %tid used and its sets, for the next
+// window (every slot in use is in some thread's sets).
+func.func private @__pgpu_tls_cleanup(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %z = arith.constant 0 : i64
+  %nr = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
+  scf.for %e = %c0 to %nr step %c1 {
+    %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c3, %e, %tid) : (index, index, index, index, index, index) -> index
+    %slot64 = memref.load %st[%ps] : memref<?xi64>
+    %slot = arith.index_cast %slot64 : i64 to index
+    func.call @__pgpu_tls_reset_slot(%st, %mask, %slot) : (memref<?xi64>, index, index) -> ()
+  }
+  %nw = func.call @__pgpu_tls_count(%st, %tm, %mask, %c1, %tid) : (memref<?xi64>, index, index, index, index) -> index
+  scf.for %e = %c0 to %nw step %c1 {
+    %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %e, %tid) : (index, index, index, index, index, index) -> index
+    %slot64 = memref.load %st[%ps] : memref<?xi64>
+    %tracked = arith.cmpi sge, %slot64, %z : i64
+    scf.if %tracked {
+      %slot = arith.index_cast %slot64 : i64 to index
+      func.call @__pgpu_tls_reset_slot(%st, %mask, %slot) : (memref<?xi64>, index, index) -> ()
+    }
+  }
+  %cr = func.call @__pgpu_tls_count_at(%tm, %mask, %c0, %tid) : (index, index, index, index) -> index
+  memref.store %z, %st[%cr] : memref<?xi64>
+  %cw = func.call @__pgpu_tls_count_at(%tm, %mask, %c1, %tid) : (index, index, index, index) -> index
+  memref.store %z, %st[%cw] : memref<?xi64>
+  return
+}
+
+func.func private @__pgpu_tls_reset_slot(%st: memref<?xi64>, %mask: index, %slot: index) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %z = arith.constant 0 : i64
+  %max = arith.constant 9223372036854775807 : i64
+  %m1 = arith.constant -1 : i64
+  %pk = func.call @__pgpu_tls_table_at(%mask, %c0, %slot) : (index, index, index) -> index
+  memref.store %z, %st[%pk] : memref<?xi64>
+  %pw = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+  memref.store %max, %st[%pw] : memref<?xi64>
+  %pr = func.call @__pgpu_tls_table_at(%mask, %c2, %slot) : (index, index, index) -> index
+  memref.store %m1, %st[%pr] : memref<?xi64>
+  %pc = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
+  memref.store %m1, %st[%pc] : memref<?xi64>
+  return
+}
+
+// The initial value of state word %j: the table's minimum writers are
+// i64 max, its maximum readers and writers -1, everything else 0.
+func.func private @__pgpu_tls_init(%st: memref<?xi64>, %mask: index, %j: index) attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %z = arith.constant 0 : i64
+  %max = arith.constant 9223372036854775807 : i64
+  %m1 = arith.constant -1 : i64
+  %hk = arith.addi %mask, %c1 : index
+  %two = arith.muli %hk, %c2 : index
+  %four = arith.muli %hk, %c4 : index
+  %ge1 = arith.cmpi uge, %j, %hk : index
+  %ge2 = arith.cmpi uge, %j, %two : index
+  %ge4 = arith.cmpi uge, %j, %four : index
+  %a = arith.select %ge4, %z, %m1 : i64
+  %b = arith.select %ge2, %a, %max : i64
+  %v = arith.select %ge1, %b, %z : i64
+  memref.store %v, %st[%j] : memref<?xi64>
+  return
+}
