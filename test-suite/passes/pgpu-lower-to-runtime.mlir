@@ -39,6 +39,8 @@
 // CHECK: call @pgpu_rt_list_compact
 // CHECK: call @pgpu_rt_list_split
 // CHECK: call @pgpu_rt_list_expand
+// CHECK: %[[LANES:.*]] = call @pgpu_rt_lockstep_width() : () -> index
+// CHECK-NEXT: %[[LOCKSTEP:.*]] = arith.cmpi uge, %[[LANES]], %{{.*}} : index
 // CHECK: call @pgpu_rt_printf_begin
 // CHECK: call @pgpu_rt_printf_i64
 // CHECK: call @pgpu_rt_printf_f64
@@ -46,7 +48,7 @@
 // CHECK-NOT: pgpu.
 // OUT: n 7 sum {{[0-9-]+}} max {{.*}} first {{[0-9]+}} wtime-ok 1
 // OUT-NEXT: scan total 21 prefix 15 sorted first {{[0-6]}} compacted 3 split 7 expanded 21
-// OUT-NEXT: squares 0 36
+// OUT-NEXT: squares 0 36 lockstep-ok 1
 
 // Thread t of the range [0, count) of a block spawn stores t * t.
 func.func private @square(%t: index, %count: index, %a: memref<?xi32>) attributes {pgpu.block_group} {
@@ -132,11 +134,16 @@ func.func @pgpu_main() -> i32 {
   %children = memref.alloc(%c64) : memref<?xi32>
   %expanded = pgpu.list.expand %counts, %parents, %children[%n] : memref<?xi32>, memref<?xindex>, memref<?xi32> -> index
   %first64 = arith.index_cast %first : index to i64
+  // At least one thread (the warp size on the cuda device, 1 on the CPU
+  // device and in the interpreter).
+  %lanes = pgpu.lockstep_width : index
+  %lockstep = arith.cmpi uge, %lanes, %c1 : index
+  %lockstep32 = arith.extui %lockstep : i1 to i32
   pgpu.printf "n %d sum %d max %f first %ld wtime-ok %d\n"(%n32, %sum, %max64, %first64, %ok32) : i32, i32, f64, i64, i32
   pgpu.printf "scan total %d prefix %d sorted first %d compacted %d split %d expanded %d\n"(%total, %prefix, %first, %compacted, %splitted, %expanded) : i32, i32, index, index, index, index
   %square0 = memref.load %squares[%c0] : memref<?xi32>
   %square6 = memref.load %squares[%c6] : memref<?xi32>
-  pgpu.printf "squares %d %d\n"(%square0, %square6) : i32, i32
+  pgpu.printf "squares %d %d lockstep-ok %d\n"(%square0, %square6, %lockstep32) : i32, i32, i32
   memref.dealloc %squares : memref<?xi32>
   memref.dealloc %values : memref<?xi32>
   memref.dealloc %floats : memref<?xf32>

@@ -830,6 +830,7 @@ impl<'p> Interp<'p> {
             | K::ReduceReturn
             | K::PYield
             | K::GpuTerminator
+            | K::AtomicYield
             | K::AllocaScopeReturn => {
                 let values: Vec<Val> = (0..op.operands.len())
                     .map(|index| self.val(op, act, index))
@@ -1093,6 +1094,58 @@ impl<'p> Interp<'p> {
                     .ok_or_else(|| self.fail(op, "memref.atomic_rmw on mismatched values"))?;
                 self.mem.set_raw(desc.alloc, element, new);
                 act.slots[op.results[0] as usize] = old;
+            }
+            K::GenericAtomicRmw => {
+                let desc = self.mem_desc(op, act, 0)?;
+                let indices = self.indices(op, act, 1)?;
+                let element = self
+                    .mem
+                    .element(&desc, &indices)
+                    .map_err(|m| self.fail(op, m))?;
+                let old = self.mem.get_raw(desc.alloc, element);
+                if matches!(old, Val::Uninit) {
+                    return Err(self.fail(
+                        op,
+                        format!("read of uninitialised memory: element {element}"),
+                    ));
+                }
+                let body = op
+                    .regions
+                    .first()
+                    .copied()
+                    .filter(|&region| !prog.regions[region as usize].blocks.is_empty())
+                    .ok_or_else(|| self.fail(op, "memref.generic_atomic_rmw without a body"))?;
+                // The body runs to its `memref.atomic_yield` at once, so no
+                // other thread sees the element between the read and the
+                // write (its ops have no side effects: the verifier's rule).
+                let new = self
+                    .run_region(fiber, body, std::slice::from_ref(&old))?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| self.fail(op, "memref.atomic_yield without a value"))?;
+                self.mem.set_raw(desc.alloc, element, new);
+                let Some(act) = fiber.acts.last_mut() else {
+                    return Err(InterpError::new("internal error: empty fiber".into(), None));
+                };
+                act.slots[op.results[0] as usize] = old;
+            }
+            K::ExtractAlignedPointer => {
+                let address = match self.val(op, act, 0)? {
+                    Val::Mem(desc) => {
+                        Val::Int(Memory::aligned_pointer(desc.alloc).ok_or_else(|| {
+                            self.fail(op, "too many allocations for distinct addresses")
+                        })?)
+                    }
+                    // A null pointer's address is no number either.
+                    Val::Poison => Val::Poison,
+                    other => {
+                        return Err(self.fail(
+                            op,
+                            format!("'{}' expects a memref operand, got {other:?}", op.name),
+                        ));
+                    }
+                };
+                act.slots[op.results[0] as usize] = address;
             }
 
             // ---------------------------------------------------- pgpu
@@ -1431,7 +1484,7 @@ impl<'p> Interp<'p> {
             K::BlockCapacity => {
                 act.slots[op.results[0] as usize] = Val::Int(BLOCK_CAPACITY as i64);
             }
-            K::Multiprocessors => {
+            K::Multiprocessors | K::LockstepWidth => {
                 act.slots[op.results[0] as usize] = Val::Int(1);
             }
             K::RandSeed => {

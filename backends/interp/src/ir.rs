@@ -252,6 +252,14 @@ pub enum K {
     ExtractStridedMetadata,
     Copy,
     AtomicRmw(Rmw),
+    /// `memref.generic_atomic_rmw`: its region gets the current element
+    /// and yields (`memref.atomic_yield`, [`K::AtomicYield`]) the value to
+    /// store; the result is the element before the update.
+    GenericAtomicRmw,
+    AtomicYield,
+    /// `memref.extract_aligned_pointer_as_index`: the allocation's
+    /// synthetic base address ([`crate::memory::Memory::aligned_pointer`]).
+    ExtractAlignedPointer,
     AllocaScope,
     AllocaScopeReturn,
     // ub
@@ -325,6 +333,9 @@ pub enum K {
     /// `pgpu.multiprocessors`: the interpreter runs one thing at a time
     /// and answers 1.
     Multiprocessors,
+    /// `pgpu.lockstep_width`: the interpreter runs one thread at a time,
+    /// so no two threads run in lockstep; it answers 1.
+    LockstepWidth,
     RandSeed,
     RandU32,
     // gpu
@@ -1352,6 +1363,9 @@ impl Converter {
                     None => Unsupported("unsupported atomic_rmw kind".into()),
                 }
             }
+            "memref.generic_atomic_rmw" => GenericAtomicRmw,
+            "memref.atomic_yield" => AtomicYield,
+            "memref.extract_aligned_pointer_as_index" => ExtractAlignedPointer,
             "memref.alloca_scope" => AllocaScope,
             "memref.alloca_scope.return" => AllocaScopeReturn,
             "memref.assume_alignment" => MemCast,
@@ -1418,6 +1432,7 @@ impl Converter {
             "pgpu.grid_capacity" => GridCapacity,
             "pgpu.block_capacity" => BlockCapacity,
             "pgpu.multiprocessors" => Multiprocessors,
+            "pgpu.lockstep_width" => LockstepWidth,
             "pgpu.rand_seed" => RandSeed,
             "pgpu.rand_u32" => RandU32,
             "gpu.launch" => GpuLaunch {

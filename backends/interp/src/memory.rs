@@ -213,6 +213,12 @@ pub const HOST_THREAD: u32 = u32::MAX;
 /// Upper bound on the elements all live allocations may hold.
 const MAX_ELEMENTS: usize = 1 << 30;
 
+/// The synthetic address of allocation `id` is `(id + 1) << ADDRESS_SHIFT`:
+/// 1 TiB apart, more than the bytes of any allocation ([`MAX_ELEMENTS`]
+/// elements of at most 8 bytes), so the byte ranges of two allocations
+/// never overlap.
+const ADDRESS_SHIFT: u32 = 40;
+
 impl Memory {
     pub fn allocate(
         &mut self,
@@ -250,6 +256,17 @@ impl Memory {
         self.total_elements -= allocation.len;
         allocation.data = Vec::new();
         Ok(())
+    }
+
+    /// The aligned pointer of allocation `id`
+    /// (`memref.extract_aligned_pointer_as_index`): a synthetic base
+    /// address, `(id + 1) << 40`, the same for every view of the
+    /// allocation. Allocations are never moved and ids never reused, so
+    /// `base + (offset + linear index) * element bytes` is a distinct
+    /// integer per element of all allocations of the run (`None` past
+    /// 2^23 - 1 allocations, where the addresses would leave `i64`).
+    pub fn aligned_pointer(id: u32) -> Option<i64> {
+        (i64::from(id) + 1).checked_mul(1 << ADDRESS_SHIFT)
     }
 
     /// The linear element index of `indices` in `desc`, checked.

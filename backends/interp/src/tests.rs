@@ -435,6 +435,23 @@ func.func @main() -> i32 {
 }
 
 #[test]
+fn one_thread_runs_in_lockstep() {
+    // The interpreter runs one thread at a time: no two threads of a
+    // kernel run in lockstep, as on the runtime's CPU device.
+    let out = output(
+        r#"
+func.func @main() -> i32 {
+  %lanes = pgpu.lockstep_width : index
+  pgpu.printf "%d\n"(%lanes) : index
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"#,
+    );
+    assert_eq!(out, "1\n");
+}
+
+#[test]
 fn block_halves_synchronize_separately() {
     // Threads 0..3 pass three barriers of their half while threads 4..7
     // pass one of theirs and wait for the whole block: each half advances

@@ -377,6 +377,17 @@ pub extern "C" fn pgpu_rt_multiprocessors() -> i64 {
     })
 }
 
+/// Threads of a kernel the device runs in lockstep
+/// (`pgpu.lockstep_width`): the warp size on the cuda device; 1 on the
+/// cpu device, whose kernel threads do not run in lockstep.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_lockstep_width() -> i64 {
+    guard(|| match is_cuda()? {
+        true => Ok(crate::cuda::runtime()?.lockstep_width),
+        false => Ok(1),
+    })
+}
+
 /// Reports a block kernel started where block spawns are unavailable
 /// (code versioned on `pgpu_rt_block_capacity` never does).
 #[unsafe(no_mangle)]

@@ -18,7 +18,7 @@
 //! | `pgpu_rt_list_reduce`, `_scan`, `_sort_idx`, `_compact`, `_split`, `_expand` | [`list_abi`] (codes in [`elem`]) |
 //! | `pgpu_rt_parallel_for(i64 n, body, u8 *context)`, `pgpu_rt_cpu_threads() -> i32` | [`launch`] |
 //! | `pgpu_rt_kernel_error(char *kernel, char *file, i32 line, i32 col, char *message)` | [`launch`] |
-//! | `pgpu_rt_device_is_cuda() -> i32`, `pgpu_rt_device_synchronize()`, `pgpu_rt_grid_capacity() -> i64`, `pgpu_rt_grid_unavailable()` (`pgpu.grid_capacity`, grid spawns), `pgpu_rt_block_capacity() -> i64`, `pgpu_rt_block_unavailable()` (`pgpu.block_capacity`, block spawns), `pgpu_rt_multiprocessors() -> i64` (`pgpu.multiprocessors`) | [`device`] |
+//! | `pgpu_rt_device_is_cuda() -> i32`, `pgpu_rt_device_synchronize()`, `pgpu_rt_grid_capacity() -> i64`, `pgpu_rt_grid_unavailable()` (`pgpu.grid_capacity`, grid spawns), `pgpu_rt_block_capacity() -> i64`, `pgpu_rt_block_unavailable()` (`pgpu.block_capacity`, block spawns), `pgpu_rt_multiprocessors() -> i64` (`pgpu.multiprocessors`), `pgpu_rt_lockstep_width() -> i64` (`pgpu.lockstep_width`) | [`device`] |
 //! | `pgpu_rt_tasks_begin()`, `pgpu_rt_task_begin()`, `pgpu_rt_task_end()`, `pgpu_rt_task_spawn(void (*body)(void *), void *context, i64 bytes)`, `pgpu_rt_tasks_end()` (`pgpu.taskgroup`, `pgpu.task`) | [`device`], [`cuda::tasks`] |
 //! | `pgpu_rt_to_device(u8 *ptr, i32 write) -> u8*`, `pgpu_rt_to_host(u8 *ptr, i32 write)`, `pgpu_rt_register_global(u8 *ptr, i64 bytes)`, `pgpu_rt_register_zero_global(u8 *ptr, i64 bytes)` | [`mirror`] |
 //! | `pgpu_rt_launch_site(char *kernel, char *file, i32 line, i32 col)` | [`mgpu`] |

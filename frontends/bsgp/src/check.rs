@@ -703,6 +703,7 @@ fn direct_children<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
             }
             pgpu_csubset::hir::Builtin::RandSeed(s) => out.push(s),
             pgpu_csubset::hir::Builtin::Wtime | pgpu_csubset::hir::Builtin::RandU32 => {}
+            pgpu_csubset::hir::Builtin::Math { args, .. } => out.extend(args.iter()),
         },
         ThreadFork(x) | ThreadKill(x) | ThreadSortBy(x) | ThreadSplit(x) | SortIdx(x) => {
             out.push(x)

@@ -15,7 +15,7 @@ use melior::{
 };
 
 /// The dialects the lowerings emit.
-const DIALECTS: &[&str] = &["arith", "func", "scf", "memref", "ub", "pgpu"];
+const DIALECTS: &[&str] = &["arith", "math", "func", "scf", "memref", "ub", "pgpu"];
 
 /// A compilation's module (if it succeeded) and every diagnostic, warnings
 /// included.

@@ -623,7 +623,94 @@ pub enum MpOp {
     Or,
 }
 
-/// Host I/O builtins.
+/// The `<math.h>` functions of the C subset. Each has a `double` form
+/// (`sqrt`) and a `float` form (`sqrtf`); [`Builtin::Math`]'s type says
+/// which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// `sqrt`: `math.sqrt`.
+    Sqrt,
+    /// `exp`: `math.exp`.
+    Exp,
+    /// `log` (natural logarithm): `math.log`.
+    Log,
+    /// `fabs`: `math.absf`.
+    Fabs,
+    /// `pow(x, y)`: `math.powf`.
+    Pow,
+    /// `sin`: `math.sin`.
+    Sin,
+    /// `cos`: `math.cos`.
+    Cos,
+    /// `floor`: `math.floor`.
+    Floor,
+}
+
+impl MathFn {
+    /// Every function, in the order of the documentation.
+    pub const ALL: [MathFn; 8] = [
+        MathFn::Sqrt,
+        MathFn::Exp,
+        MathFn::Log,
+        MathFn::Fabs,
+        MathFn::Pow,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Floor,
+    ];
+
+    /// The C name of the `double` form (the `float` form appends `f`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Sqrt => "sqrt",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+            MathFn::Fabs => "fabs",
+            MathFn::Pow => "pow",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Floor => "floor",
+        }
+    }
+
+    /// The upstream `math` dialect op that computes it.
+    pub fn op_name(self) -> &'static str {
+        match self {
+            MathFn::Sqrt => "math.sqrt",
+            MathFn::Exp => "math.exp",
+            MathFn::Log => "math.log",
+            MathFn::Fabs => "math.absf",
+            MathFn::Pow => "math.powf",
+            MathFn::Sin => "math.sin",
+            MathFn::Cos => "math.cos",
+            MathFn::Floor => "math.floor",
+        }
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Pow => 2,
+            _ => 1,
+        }
+    }
+
+    /// The function a C name calls and whether it is the `float` form
+    /// (`sqrtf`), if the name is one of them.
+    pub fn from_name(name: &str) -> Option<(MathFn, bool)> {
+        MathFn::ALL.into_iter().find_map(|f| {
+            if name == f.name() {
+                Some((f, false))
+            } else if name.strip_suffix('f') == Some(f.name()) {
+                Some((f, true))
+            } else {
+                None
+            }
+        })
+    }
+}
+
+/// Host I/O and math builtins.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Builtin {
     /// `printf("fmt", args...)`; `format` is the unescaped literal; args are
@@ -647,6 +734,15 @@ pub enum Builtin {
     RandSeed(Box<Expr>),
     /// `rand_u32()` -> `unsigned`.
     RandU32,
+    /// A `<math.h>` function: `sqrt(x)` etc. on `double`, `sqrtf(x)` etc. on
+    /// `float` (the expression's type says which); the arguments are
+    /// converted to that type.
+    Math {
+        /// Which function.
+        func: MathFn,
+        /// Its arguments ([`MathFn::arity`] of them).
+        args: Vec<Expr>,
+    },
 }
 
 /// Expression kinds.
@@ -1066,6 +1162,11 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
             }
             self::Builtin::RandSeed(s) => v.visit_expr(s),
             self::Builtin::Wtime | self::Builtin::RandU32 => {}
+            self::Builtin::Math { args, .. } => {
+                for a in args {
+                    v.visit_expr(a);
+                }
+            }
         },
         ThreadFork(x) | ThreadKill(x) | ThreadSortBy(x) | ThreadSplit(x) | SortIdx(x) => {
             v.visit_expr(x)

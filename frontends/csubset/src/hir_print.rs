@@ -439,6 +439,10 @@ impl Printer<'_> {
                 self::Builtin::Wtime => "wtime()".into(),
                 self::Builtin::RandSeed(s) => format!("rand_seed({})", self.expr(s)),
                 self::Builtin::RandU32 => "rand_u32()".into(),
+                self::Builtin::Math { func, args } => {
+                    let suffix = if e.ty == Type::Float { "f" } else { "" };
+                    format!("{}{suffix}({})", func.name(), self.args(args))
+                }
             },
             Comma { lhs, rhs } => format!("({}, {})", self.expr(lhs), self.expr(rhs)),
             ThreadRank => "thread.rank".into(),

@@ -2279,6 +2279,9 @@ impl Sema {
     fn builtin(&mut self, name: &str, name_span: Span, args: &[ast::Expr], span: Span) -> Expr {
         let bsgp = self.lang == Language::Bsgp;
         let fork = self.lang == Language::Fork;
+        if let Some((func, single)) = MathFn::from_name(name) {
+            return self.math_builtin(func, single, name, args, span);
+        }
         match name {
             "printf" => self.printf(args, span),
             "argi" => {
@@ -2495,7 +2498,10 @@ impl Sema {
                 {
                     d = d.with_help("this is a BSGP collective: compile the file as BSGP");
                 } else if let Some(similar) = (self.diags.len() < 100)
-                    .then(|| suggest(name, self.func_ids.keys().map(String::as_str)))
+                    .then(|| {
+                        let math = MathFn::ALL.iter().map(|f| f.name());
+                        suggest(name, self.func_ids.keys().map(String::as_str).chain(math))
+                    })
                     .flatten()
                 {
                     d = d.with_help(format!(
@@ -2511,6 +2517,44 @@ impl Sema {
                 err_expr(span)
             }
         }
+    }
+
+    /// A `<math.h>` function: C's conversions of the arguments to `double`
+    /// (`float` for the `f` forms), as for a prototyped call.
+    fn math_builtin(
+        &mut self,
+        func: MathFn,
+        single: bool,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Expr {
+        let arity = func.arity();
+        if !self.arity(name, args, arity, arity, span) {
+            return err_expr(span);
+        }
+        let ty = if single { Type::Float } else { Type::Double };
+        let mut converted = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            let what = if arity == 1 {
+                format!("the argument of `{name}`")
+            } else {
+                format!("argument {} of `{name}`", k + 1)
+            };
+            let e = self.rvalue(a);
+            converted.push(self.convert(e, &ty, &what));
+        }
+        if converted.iter().any(|e| e.ty == Type::Error) {
+            return err_expr(span);
+        }
+        rv(
+            ExprKind::Builtin(Builtin::Math {
+                func,
+                args: converted,
+            }),
+            ty,
+            span,
+        )
     }
 
     fn thread_call(&mut self, name: &str, name_span: Span, args: &[ast::Expr], span: Span) -> Expr {

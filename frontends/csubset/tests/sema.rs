@@ -258,6 +258,78 @@ fn implicit_conversions_are_explicit() {
 }
 
 #[test]
+fn math_builtins_convert_like_prototyped_calls() {
+    let src = "int main() { int n = 4; float f = 0.5f; double a = sqrt(n); double b = pow(f, 2); \
+               float c = sqrtf(1.0); int d = floor(2.5); return 0; }";
+    let hir = check_source("t", src, Language::C).hir.unwrap();
+    // sqrt(n): the int converts to double.
+    let e = init_of(&hir, "main", "a");
+    let ExprKind::Builtin(Builtin::Math {
+        func: MathFn::Sqrt,
+        args,
+    }) = &e.kind
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(e.ty, Type::Double);
+    assert!(matches!(
+        args[..],
+        [Expr {
+            kind: ExprKind::Cast {
+                kind: CastKind::IntToFloat,
+                ..
+            },
+            ty: Type::Double,
+            ..
+        }]
+    ));
+    // pow(f, 2): the float is promoted, the int converted.
+    let e = init_of(&hir, "main", "b");
+    let ExprKind::Builtin(Builtin::Math {
+        func: MathFn::Pow,
+        args,
+    }) = &e.kind
+    else {
+        panic!("{e:?}")
+    };
+    let kinds: Vec<_> = args
+        .iter()
+        .map(|a| match a.kind {
+            ExprKind::Cast { kind, .. } => Some(kind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [Some(CastKind::FloatExtend), Some(CastKind::IntToFloat)]
+    );
+    // sqrtf(1.0): the float form, its argument narrowed to float.
+    let e = init_of(&hir, "main", "c");
+    let ExprKind::Builtin(Builtin::Math { args, .. }) = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert_eq!(e.ty, Type::Float);
+    assert_eq!(args[0].ty, Type::Float);
+    // int d = floor(2.5): the double result converts to int.
+    let e = init_of(&hir, "main", "d");
+    let ExprKind::Cast {
+        kind: CastKind::FloatToInt,
+        expr,
+        ..
+    } = &e.kind
+    else {
+        panic!("{e:?}")
+    };
+    assert!(matches!(
+        expr.kind,
+        ExprKind::Builtin(Builtin::Math {
+            func: MathFn::Floor,
+            ..
+        })
+    ));
+}
+
+#[test]
 fn declaration_by_assignment_and_require_outputs() {
     let src = "void f(int* a, int n) { spawn(n) { rk = thread.rank; rk = rk + 1; require { t = dtempnew[n]int; } t[rk] = a[rk]; } }";
     let r = check_source("t", src, Language::Bsgp);

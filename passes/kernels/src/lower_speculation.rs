@@ -16,7 +16,10 @@
 //! that must not commit) tells the host where the next window starts: the
 //! sliding window re-executes mis-speculated iterations together with new
 //! ones, and the first thread of a window always commits, so every window
-//! makes progress. `commit=serial` replaces the parallel commit by one
+//! makes progress. The window adapts: after a violation at thread `v` the
+//! next one has `max(2v, 32)` threads, after a window without one it
+//! doubles, up to `window` (a loop whose every iteration depends on the
+//! one before runs windows of 32, not of `window`, threads). `commit=serial` replaces the parallel commit by one
 //! thread committing the window's threads in order (the in-order commit
 //! the paper compares with, Figure 8).
 //!
@@ -66,7 +69,8 @@ use std::fmt::Write as _;
 const LIBRARY: &str = include_str!("speculation_library.mlir");
 
 /// The layout parameters every library function takes first.
-const LAYOUT: &str = "%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index";
+const LAYOUT: &str =
+    "%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index";
 const LAYOUT_TYPES: &str = "memref<?xi64>, memref<?xi64>, index, index, index, index";
 
 /// The pass.
@@ -222,7 +226,8 @@ impl Generated {
         };
         let mut text = String::new();
         for op in block.ops() {
-            let Some(name) = symbol_attribute(op, "sym_name").filter(|name| name.starts_with("__pgpu_"))
+            let Some(name) =
+                symbol_attribute(op, "sym_name").filter(|name| name.starts_with("__pgpu_"))
             else {
                 continue;
             };
@@ -462,6 +467,7 @@ impl LowerSpeculation {
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
   %c9 = arith.constant 9 : index
+  %c32 = arith.constant 32 : index
   %z = arith.constant 0 : i64
   %true = arith.constant true
   %false = arith.constant false
@@ -476,13 +482,13 @@ impl LowerSpeculation {
   %ctl = memref.alloc(%c2) : memref<?xi64>
   %cap0 = arith.constant {capacity} : index
   {first}
-  %r:4 = scf.while (%s = %c0, %cap = %cap0, %mask = %mask0, %st = %st0) : (index, index, index, memref<?xi64>) -> (index, index, index, memref<?xi64>) {{
+  %r:5 = scf.while (%s = %c0, %cur = %tm, %cap = %cap0, %mask = %mask0, %st = %st0) : (index, index, index, index, memref<?xi64>) -> (index, index, index, index, memref<?xi64>) {{
     %more = arith.cmpi slt, %s, %trip : index
-    scf.condition(%more) %s, %cap, %mask, %st : index, index, index, memref<?xi64>
+    scf.condition(%more) %s, %cur, %cap, %mask, %st : index, index, index, index, memref<?xi64>
   }} do {{
-  ^bb0(%s: index, %cap: index, %mask: index, %st: memref<?xi64>):
+  ^bb0(%s: index, %cur: index, %cap: index, %mask: index, %st: memref<?xi64>):
     %left = arith.subi %trip, %s : index
-    %k = arith.minsi %tm, %left : index
+    %k = arith.minsi %cur, %left : index
     %ki = arith.index_cast %k : index to i64
     memref.store %ki, %ctl[%c0] : memref<?xi64>
     memref.store %z, %ctl[%c1] : memref<?xi64>
@@ -507,6 +513,13 @@ impl LowerSpeculation {
     %overflow = memref.load %ctl[%c1] : memref<?xi64>
     %grow = arith.cmpi ne, %overflow, %z : i64
     %s2 = arith.addi %s, %v : index
+    %all = arith.cmpi eq, %v, %k : index
+    %doubled = arith.muli %cur, %c2 : index
+    %wider = arith.minsi %doubled, %tm : index
+    %twice = arith.muli %v, %c2 : index
+    %narrower0 = arith.maxsi %twice, %c32 : index
+    %narrower = arith.minsi %narrower0, %tm : index
+    %cur2 = arith.select %all, %wider, %narrower : index
     %n:3 = scf.if %grow -> (index, index, memref<?xi64>) {{
       memref.dealloc %st : memref<?xi64>
       %cap2 = arith.muli %cap, %c2 : index
@@ -515,9 +528,9 @@ impl LowerSpeculation {
     }} else {{
       scf.yield %cap, %mask, %st : index, index, memref<?xi64>
     }}
-    scf.yield %s2, %n#0, %n#1, %n#2 : index, index, index, memref<?xi64>
+    scf.yield %s2, %cur2, %n#0, %n#1, %n#2 : index, index, index, index, memref<?xi64>
   }}
-  memref.dealloc %r#3 : memref<?xi64>
+  memref.dealloc %r#4 : memref<?xi64>
   memref.dealloc %ctl : memref<?xi64>
   return
 }}
@@ -528,7 +541,9 @@ impl LowerSpeculation {
 
 /// The memref operand of a load or store.
 fn memref_operand(op: Op) -> Val {
-    op.operand(usize::from(op.is("memref.store") || op.is("pgpu.spec.store")))
+    op.operand(usize::from(
+        op.is("memref.store") || op.is("pgpu.spec.store"),
+    ))
 }
 
 /// Moves the definitions of memrefs that stores in the loop write through
@@ -593,10 +608,13 @@ fn classify_accesses(spec: Op) -> Built<Vec<(Op, Access)>> {
             "pgpu.spec.load" => Access::Speculative,
             "pgpu.spec.store" | "memref.store" if op.is("pgpu.spec.store") || shared(&op) => {
                 let memref = memref_operand(op);
-                let site = sites.iter().position(|site| *site == memref).unwrap_or_else(|| {
-                    sites.push(memref);
-                    sites.len() - 1
-                });
+                let site = sites
+                    .iter()
+                    .position(|site| *site == memref)
+                    .unwrap_or_else(|| {
+                        sites.push(memref);
+                        sites.len() - 1
+                    });
                 Access::Buffered {
                     site,
                     tracked: op.is("pgpu.spec.store"),
@@ -611,7 +629,10 @@ fn classify_accesses(spec: Op) -> Built<Vec<(Op, Access)>> {
             {
                 return Err(emit_error(
                     op.melior_location(),
-                    &format!("a speculative loop cannot run '{}' on memory outside the iteration", op.name()),
+                    &format!(
+                        "a speculative loop cannot run '{}' on memory outside the iteration",
+                        op.name()
+                    ),
                 ));
             }
             _ => continue,
@@ -818,10 +839,17 @@ fn typed_helpers(ty: &str, near: Op) -> Built<String> {
         key,
         "    %md:{results} = memref.extract_strided_metadata %m : {ty} -> {metadata_types}"
     );
-    let _ = writeln!(key, "    %ptr = memref.extract_aligned_pointer_as_index %m : {ty} -> index");
+    let _ = writeln!(
+        key,
+        "    %ptr = memref.extract_aligned_pointer_as_index %m : {ty} -> index"
+    );
     let mut offset = "%md#1".to_string();
     for d in 0..rank {
-        let _ = writeln!(key, "    %step{d} = arith.muli %i{d}, %md#{} : index", 2 + rank + d);
+        let _ = writeln!(
+            key,
+            "    %step{d} = arith.muli %i{d}, %md#{} : index",
+            2 + rank + d
+        );
         let _ = writeln!(key, "    %off{d} = arith.addi {offset}, %step{d} : index");
         offset = format!("%off{d}");
     }
@@ -838,21 +866,34 @@ fn typed_helpers(ty: &str, near: Op) -> Built<String> {
 }}
 func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
     %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
-    %slot = func.call @__pgpu_tls_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> index
-    %f:2 = func.call @__pgpu_tls_forward(%st, %tm, %cap, %mask, %w, %tid, %k#0, %slot) : (memref<?xi64>, index, index, index, index, index, i64, index) -> (i64, i64)
+    %c0 = arith.constant 0 : index
     %m1 = arith.constant -1 : i64
-    %m2 = arith.constant -2 : i64
-    %master = arith.cmpi eq, %f#0, %m1 : i64
-    %bits = scf.if %master -> (i64) {{
-      %loaded = memref.load %m[{index_list}] : {ty}
-      {load_bits}
-      scf.yield %lb : i64
+    %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %k#0) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+    %bits = scf.if %own#0 -> (i64) {{
+      scf.yield %own#1 : i64
     }} else {{
-      scf.yield %f#1 : i64
-    }}
-    %record = arith.cmpi ne, %f#0, %m2 : i64
-    scf.if %record {{
-      func.call @__pgpu_tls_record_read(%st, %ctl, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %bits) : (memref<?xi64>, memref<?xi64>, index, index, index, index, i64, index, i64, i64) -> ()
+      %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
+      %room = arith.cmpi ult, %n, %cap : index
+      %read = scf.if %room -> (i64) {{
+        %slot = func.call @__pgpu_tls_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> index
+        %f:2 = func.call @__pgpu_tls_forward(%st, %tm, %cap, %mask, %w, %tid, %k#0, %slot) : (memref<?xi64>, index, index, index, index, index, i64, index) -> (i64, i64)
+        %master = arith.cmpi eq, %f#0, %m1 : i64
+        %got = scf.if %master -> (i64) {{
+          %loaded = memref.load %m[{index_list}] : {ty}
+          {load_bits}
+          scf.yield %lb : i64
+        }} else {{
+          scf.yield %f#1 : i64
+        }}
+        func.call @__pgpu_tls_record_read(%st, %ctl, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %got) : (memref<?xi64>, memref<?xi64>, index, index, index, index, i64, index, i64, i64) -> ()
+        scf.yield %got : i64
+      }} else {{
+        func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
+        %loaded = memref.load %m[{index_list}] : {ty}
+        {load_bits}
+        scf.yield %lb : i64
+      }}
+      scf.yield %read : i64
     }}
     {}
     return %r : {element}

@@ -6,8 +6,10 @@
 //!   calls of `pgpu_rt_argi`/`pgpu_rt_argi_width`, `pgpu_rt_wtime`,
 //!   `pgpu_rt_rand_seed`, `pgpu_rt_rand_u32`; `pgpu.grid_capacity` and
 //!   `pgpu.block_capacity` become `pgpu_rt_grid_capacity` and
-//!   `pgpu_rt_block_capacity` (0 on the CPU device), and
-//!   `pgpu.multiprocessors` `pgpu_rt_multiprocessors`;
+//!   `pgpu_rt_block_capacity` (0 on the CPU device),
+//!   `pgpu.multiprocessors` `pgpu_rt_multiprocessors`, and
+//!   `pgpu.lockstep_width` `pgpu_rt_lockstep_width` (the warp size; 1 on
+//!   the CPU device);
 //! * a `pgpu.spawn block` left in host code (the CPU target's: the cuda
 //!   target's `pgpu-offload-kernels` launches them) becomes
 //!   `pgpu_rt_block_unavailable()`, which reports the misuse: code
@@ -107,6 +109,9 @@ impl Pass for LowerToRuntime {
                 }
                 "pgpu.multiprocessors" => {
                     lowering.replace_call(op, "pgpu_rt_multiprocessors", &[], "() -> index")?
+                }
+                "pgpu.lockstep_width" => {
+                    lowering.replace_call(op, "pgpu_rt_lockstep_width", &[], "() -> index")?
                 }
                 "pgpu.rand_u32" => {
                     lowering.replace_call(op, "pgpu_rt_rand_u32", &[], "() -> i32")?

@@ -207,39 +207,34 @@ func.func private @__pgpu_tls_last_writer(%st: memref<?xi64>, %tm: index, %cap: 
   return %r : i64
 }
 
-// Algorithm 1, speculative read with intra-warp value forwarding: the
-// producer of %key for thread %tid (-2: the thread's own write, a thread
-// of the same warp, -1: master memory) and the forwarded bits.
+// Algorithm 1, speculative read with intra-warp value forwarding, for a
+// read the thread's own writes do not answer (the typed load helper looks
+// there first): the latest earlier thread of the same warp, from the
+// address's minimum writer on, whose write set holds %key, and its bits;
+// -1 (master memory) when there is none.
 func.func private @__pgpu_tls_forward(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index, %tid: index, %key: i64, %slot: index) -> (i64, i64) attributes {pgpu.spmd_inline} {
   %c1 = arith.constant 1 : index
   %one = arith.constant 1 : i64
   %m1 = arith.constant -1 : i64
-  %m2 = arith.constant -2 : i64
-  %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
-  %r:2 = scf.if %own#0 -> (i64, i64) {
-    scf.yield %m2, %own#1 : i64, i64
+  %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+  %minw = memref.load %st[%mwp] : memref<?xi64>
+  %warp = arith.divui %tid, %w : index
+  %first = arith.muli %warp, %w : index
+  %firsti = arith.index_cast %first : index to i64
+  %low = arith.maxsi %firsti, %minw : i64
+  %tidi = arith.index_cast %tid : index to i64
+  %high = arith.subi %tidi, %one : i64
+  %p = func.call @__pgpu_tls_last_writer(%st, %tm, %cap, %mask, %low, %high, %key) : (memref<?xi64>, index, index, index, i64, i64, i64) -> i64
+  %found = arith.cmpi sge, %p, %low : i64
+  %f:2 = scf.if %found -> (i64, i64) {
+    %pi = arith.index_cast %p : i64 to index
+    %v:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %pi, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+    scf.yield %p, %v#1 : i64, i64
   } else {
-    %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
-    %minw = memref.load %st[%mwp] : memref<?xi64>
-    %warp = arith.divui %tid, %w : index
-    %first = arith.muli %warp, %w : index
-    %firsti = arith.index_cast %first : index to i64
-    %low = arith.maxsi %firsti, %minw : i64
-    %tidi = arith.index_cast %tid : index to i64
-    %high = arith.subi %tidi, %one : i64
-    %p = func.call @__pgpu_tls_last_writer(%st, %tm, %cap, %mask, %low, %high, %key) : (memref<?xi64>, index, index, index, i64, i64, i64) -> i64
-    %found = arith.cmpi sge, %p, %low : i64
-    %f:2 = scf.if %found -> (i64, i64) {
-      %pi = arith.index_cast %p : i64 to index
-      %v:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %pi, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
-      scf.yield %p, %v#1 : i64, i64
-    } else {
-      %z = arith.constant 0 : i64
-      scf.yield %m1, %z : i64, i64
-    }
-    scf.yield %f#0, %f#1 : i64, i64
+    %z = arith.constant 0 : i64
+    scf.yield %m1, %z : i64, i64
   }
-  return %r#0, %r#1 : i64, i64
+  return %f#0, %f#1 : i64, i64
 }
 
 // The end of Algorithm 1: records the read in thread %tid's read set and
@@ -293,50 +288,53 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   %one = arith.constant 1 : i64
   %m1 = arith.constant -1 : i64
   %tidi = arith.index_cast %tid : index to i64
-  %slot = scf.if %tracked -> (i64) {
-    %s = func.call @__pgpu_tls_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> index
-    %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %s) : (index, index, index) -> index
-    %maxr = memref.load %st[%mrp] : memref<?xi64>
-    %warp = arith.divui %tid, %w : index
-    %next = arith.addi %warp, %c1 : index
-    %end = arith.muli %next, %w : index
-    %endi = arith.index_cast %end : index to i64
-    %maxr1 = arith.addi %maxr, %one : i64
-    %stop = arith.minsi %endi, %maxr1 : i64
-    %from = arith.addi %tidi, %one : i64
-    %upper = arith.maxsi %stop, %from : i64
-    %lo = arith.index_cast %from : i64 to index
-    %hi = arith.index_cast %upper : i64 to index
-    scf.for %i = %lo to %hi step %c1 {
-      %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %i) : (memref<?xi64>, index, index, index, index) -> index
-      scf.for %e = %c0 to %n step %c1 {
-        %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c0, %e, %i) : (index, index, index, index, index, index) -> index
-        %k = memref.load %st[%pk] : memref<?xi64>
-        %pp = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c1, %e, %i) : (index, index, index, index, index, index) -> index
-        %producer = memref.load %st[%pp] : memref<?xi64>
-        %same = arith.cmpi eq, %k, %key : i64
-        %stale = arith.cmpi sle, %producer, %tidi : i64
-        %bad = arith.andi %same, %stale : i1
-        scf.if %bad {
-          func.call @__pgpu_tls_violate(%ctl, %i) : (memref<?xi64>, index) -> ()
+  %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+  %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c1, %tid) : (index, index, index, index) -> index
+  %n64 = memref.load %st[%cp] : memref<?xi64>
+  %n = arith.index_cast %n64 : i64 to index
+  %free = arith.cmpi ult, %n, %cap : index
+  %room = arith.ori %own#0, %free : i1
+  // A full write set takes no new address (nor a table slot: the table
+  // holds at most 2 x cap addresses per thread).
+  scf.if %room {
+    %slot = scf.if %tracked -> (i64) {
+      %s = func.call @__pgpu_tls_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> index
+      %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %s) : (index, index, index) -> index
+      %maxr = memref.load %st[%mrp] : memref<?xi64>
+      %warp = arith.divui %tid, %w : index
+      %next = arith.addi %warp, %c1 : index
+      %end = arith.muli %next, %w : index
+      %endi = arith.index_cast %end : index to i64
+      %maxr1 = arith.addi %maxr, %one : i64
+      %stop = arith.minsi %endi, %maxr1 : i64
+      %from = arith.addi %tidi, %one : i64
+      %upper = arith.maxsi %stop, %from : i64
+      %lo = arith.index_cast %from : i64 to index
+      %hi = arith.index_cast %upper : i64 to index
+      scf.for %i = %lo to %hi step %c1 {
+        %nr = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %i) : (memref<?xi64>, index, index, index, index) -> index
+        scf.for %e = %c0 to %nr step %c1 {
+          %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c0, %e, %i) : (index, index, index, index, index, index) -> index
+          %k = memref.load %st[%pk] : memref<?xi64>
+          %pp = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c1, %e, %i) : (index, index, index, index, index, index) -> index
+          %producer = memref.load %st[%pp] : memref<?xi64>
+          %same = arith.cmpi eq, %k, %key : i64
+          %stale = arith.cmpi sle, %producer, %tidi : i64
+          %bad = arith.andi %same, %stale : i1
+          scf.if %bad {
+            func.call @__pgpu_tls_violate(%ctl, %i) : (memref<?xi64>, index) -> ()
+          }
         }
       }
+      %s64 = arith.index_cast %s : index to i64
+      scf.yield %s64 : i64
+    } else {
+      scf.yield %m1 : i64
     }
-    %s64 = arith.index_cast %s : index to i64
-    scf.yield %s64 : i64
-  } else {
-    scf.yield %m1 : i64
-  }
-  %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
-  scf.if %own#0 {
-    %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %own#2, %tid) : (index, index, index, index, index, index) -> index
-    memref.store %bits, %st[%pb] : memref<?xi64>
-  } else {
-    %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c1, %tid) : (index, index, index, index) -> index
-    %n64 = memref.load %st[%cp] : memref<?xi64>
-    %n = arith.index_cast %n64 : i64 to index
-    %room = arith.cmpi ult, %n, %cap : index
-    scf.if %room {
+    scf.if %own#0 {
+      %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %own#2, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %bits, %st[%pb] : memref<?xi64>
+    } else {
       %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %n, %tid) : (index, index, index, index, index, index) -> index
       memref.store %key, %st[%pk] : memref<?xi64>
       %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %n, %tid) : (index, index, index, index, index, index) -> index
@@ -349,14 +347,14 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
       memref.store %elem, %st[%pe] : memref<?xi64>
       %n1 = arith.addi %n64, %one : i64
       memref.store %n1, %st[%cp] : memref<?xi64>
-    } else {
-      func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
     }
-  }
-  scf.if %tracked {
-    %sl = arith.index_cast %slot : i64 to index
-    %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %sl) : (index, index, index) -> index
-    %old = memref.atomic_rmw mins %tidi, %st[%mwp] : (i64, memref<?xi64>) -> i64
+    scf.if %tracked {
+      %sl = arith.index_cast %slot : i64 to index
+      %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %sl) : (index, index, index) -> index
+      %old = memref.atomic_rmw mins %tidi, %st[%mwp] : (i64, memref<?xi64>) -> i64
+    }
+  } else {
+    func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
   }
   return
 }
@@ -489,7 +487,8 @@ func.func private @__pgpu_tls_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
 }
 
 // Empties the table slots thread %tid used and its sets, for the next
-// window (every slot in use is in some thread's sets).
+// window (every slot in use is in some thread's sets; threads sharing a
+// slot reset it together, hence the atomic stores).
 func.func private @__pgpu_tls_cleanup(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index) attributes {pgpu.spmd_inline} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -529,13 +528,13 @@ func.func private @__pgpu_tls_reset_slot(%st: memref<?xi64>, %mask: index, %slot
   %max = arith.constant 9223372036854775807 : i64
   %m1 = arith.constant -1 : i64
   %pk = func.call @__pgpu_tls_table_at(%mask, %c0, %slot) : (index, index, index) -> index
-  memref.store %z, %st[%pk] : memref<?xi64>
+  %ok = memref.atomic_rmw assign %z, %st[%pk] : (i64, memref<?xi64>) -> i64
   %pw = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
-  memref.store %max, %st[%pw] : memref<?xi64>
+  %ow = memref.atomic_rmw assign %max, %st[%pw] : (i64, memref<?xi64>) -> i64
   %pr = func.call @__pgpu_tls_table_at(%mask, %c2, %slot) : (index, index, index) -> index
-  memref.store %m1, %st[%pr] : memref<?xi64>
+  %or = memref.atomic_rmw assign %m1, %st[%pr] : (i64, memref<?xi64>) -> i64
   %pc = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
-  memref.store %m1, %st[%pc] : memref<?xi64>
+  %oc = memref.atomic_rmw assign %m1, %st[%pc] : (i64, memref<?xi64>) -> i64
   return
 }
 

@@ -756,6 +756,7 @@ func.func private @block_half(%first: index, %count: index, %slot: index) attrib
 // CHECK-LABEL: func.func @block_spawn
 // CHECK: pgpu.block_capacity : index
 // CHECK: pgpu.multiprocessors : index
+// CHECK: pgpu.lockstep_width : index
 // CHECK: pgpu.spawn block %{{.*}} {
 // CHECK-NEXT: pgpu.rank
 // CHECK-NEXT: pgpu.range_barrier
@@ -764,6 +765,7 @@ func.func @block_spawn(%n: index, %half: index, %slot: index) {
   %c0 = arith.constant 0 : index
   %max = pgpu.block_capacity : index
   %sms = pgpu.multiprocessors : index
+  %lanes = pgpu.lockstep_width : index
   pgpu.spawn block %n {
     %r = pgpu.rank : index
     pgpu.range_barrier %c0, %n, %slot

@@ -220,9 +220,9 @@ pub fn compile_file(
     native.build_executable(&context, &mut module, &name, &text, output)
 }
 
-/// Ops the native backends cannot compile yet (Fork's synchronous groups,
-/// loop speculation): a diagnostic at the first one, instead of a failure
-/// deep in the lowering.
+/// Ops the native backends cannot compile yet (some of Fork's synchronous
+/// group code): a diagnostic at the first one, instead of a failure deep
+/// in the lowering.
 fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
     use melior::ir::operation::{OperationLike, WalkOrder, WalkResult};
     let mut found = None;
@@ -234,7 +234,6 @@ fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
         let unsupported =
             (op_name == "pgpu.spawn" && !op.has_attribute("grid") && !op.has_attribute("block"))
                 || op_name.starts_with("pgpu.group.")
-                || op_name.starts_with("pgpu.spec.")
                 || matches!(
                     op_name.as_str(),
                     "pgpu.seq" | "pgpu.farm" | "pgpu.multiprefix"
@@ -251,11 +250,7 @@ fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
     let Some((op_name, position)) = found else {
         return Ok(());
     };
-    let what = if op_name.starts_with("pgpu.spec.") {
-        "loop speculation"
-    } else {
-        "this Fork group code (multiprefix or barriers in `farm` below other statements, concurrent writes to arrays made by the group or to lists of several dimensions from outside, calls of functions that write memory below other statements)"
-    };
+    let what = "this Fork group code (multiprefix or barriers in `farm` below other statements, concurrent writes to arrays made by the group or to lists of several dimensions from outside, calls of functions that write memory below other statements)";
     use pgpu_pass_infra::diagnostics::{Record, Severity};
     let record = Record {
         severity: Severity::Error,

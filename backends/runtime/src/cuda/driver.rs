@@ -80,6 +80,7 @@ pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
 pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: c_int = 39;
 pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: c_int = 95;
 pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 1;
+pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: c_int = 10;
 /// `CUlimit`: the stack of each GPU thread, in bytes.
 pub const CU_LIMIT_STACK_SIZE: c_int = 0;
 /// `CUlaunchAttributeID`: a cooperative launch (all blocks co-resident).

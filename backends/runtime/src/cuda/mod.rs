@@ -154,6 +154,9 @@ pub struct Runtime {
     /// Multiprocessors (`pgpu_rt_multiprocessors`): the SM count, or
     /// `PGPU_MULTIPROCESSORS` when set.
     pub multiprocessors: i64,
+    /// Threads a warp runs in lockstep (`pgpu_rt_lockstep_width`): the
+    /// device's warp size.
+    pub lockstep_width: i64,
 }
 
 // SAFETY: the handles are process-wide driver objects, usable from any
@@ -332,6 +335,7 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
             })?,
         Err(_) => i64::from(attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?),
     };
+    let lockstep_width = i64::from(attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?);
     let _ = RUNTIME.set(Runtime {
         driver,
         ordinal,
@@ -345,6 +349,7 @@ fn start_on(driver: &'static Driver) -> Result<&'static Runtime, RtError> {
         grid_capacity,
         block_capacity,
         multiprocessors,
+        lockstep_width,
     });
     RUNTIME
         .get()

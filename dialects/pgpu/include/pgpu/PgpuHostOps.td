@@ -93,6 +93,27 @@ def Pgpu_MultiprocessorsOp : Pgpu_Op<"multiprocessors", [Pure]> {
   let assemblyFormat = "attr-dict `:` type($count)";
 }
 
+def Pgpu_LockstepWidthOp : Pgpu_Op<"lockstep_width", [Pure]> {
+  let summary = "Threads of a kernel the device runs in lockstep";
+  let description = [{
+    How many consecutive threads of a kernel the device the program runs
+    on executes in lockstep: the warp size on CUDA GPUs (32, the device's
+    `CU_DEVICE_ATTRIBUTE_WARP_SIZE`); 1 on the runtime's CPU device and in
+    the interpreter, which run one thread at a time. It is the scope of
+    GPU-TLS's intra-warp value forwarding and eager intra-warp dependency
+    checking (seeds/gpu-tls.txt, Sections III.B and III.C, `W` of
+    Algorithms 1-3), which need no explicit synchronization because the
+    threads of a warp run in lockstep. Constant during a run. Host code
+    only.
+
+    ```mlir
+    %lanes = pgpu.lockstep_width : index
+    ```
+  }];
+  let results = (outs Index:$width);
+  let assemblyFormat = "attr-dict `:` type($width)";
+}
+
 class Pgpu_AllocOp<string mnemonic> : Pgpu_Op<mnemonic> {
   let arguments = (ins Variadic<Index>:$dynamicSizes);
   let results = (outs Res<AnyMemRef, "the new list",

@@ -349,6 +349,7 @@ pub fn for_each_child<'a>(expr: &'a Expr, mut f: impl FnMut(&'a Expr)) {
             }
             crate::hir::Builtin::RandSeed(a) => f(a),
             crate::hir::Builtin::Wtime | crate::hir::Builtin::RandU32 => {}
+            crate::hir::Builtin::Math { args, .. } => args.iter().for_each(f),
         },
         _ => {}
     }

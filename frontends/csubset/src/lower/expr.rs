@@ -200,7 +200,7 @@ impl<'c> LowerCx<'c, '_> {
             }
             ExprKind::AddrOf(inner) => self.lower_addr_of(inner, span)?,
             ExprKind::Call { func, args } => self.lower_call(*func, args, span)?,
-            ExprKind::Builtin(builtin) => self.lower_builtin(builtin, span)?,
+            ExprKind::Builtin(builtin) => self.lower_builtin(builtin, &expr.ty, span)?,
             ExprKind::Comma { lhs, rhs } => {
                 self.lower_expr(lhs)?;
                 self.lower_expr(rhs)?
@@ -1001,7 +1001,12 @@ impl<'c> LowerCx<'c, '_> {
         self.rv_from_flat(&ptr_ty, &pointers, span)
     }
 
-    fn lower_builtin(&mut self, builtin: &Builtin, span: Span) -> LowerResult<Rv<'c>> {
+    fn lower_builtin(
+        &mut self,
+        builtin: &Builtin,
+        result_type: &Type,
+        span: Span,
+    ) -> LowerResult<Rv<'c>> {
         let location = self.loc(span);
         let i32t = self.mlir_type(&Type::Int, span)?;
         match builtin {
@@ -1045,6 +1050,20 @@ impl<'c> LowerCx<'c, '_> {
                     .b()
                     .append(pg::rand_u_32(self.context, i32t, location).into());
                 Ok(Rv::Scalar(super::builder::result(op, 0)?))
+            }
+            Builtin::Math { func, args } => {
+                let mut operands = Vec::new();
+                for arg in args {
+                    operands.push(self.lower_scalar(arg)?);
+                }
+                let ty = self.mlir_type(result_type, span)?;
+                Ok(Rv::Scalar(self.b().op1(
+                    func.op_name(),
+                    location,
+                    &operands,
+                    ty,
+                    &[],
+                )?))
             }
         }
     }
