@@ -57,6 +57,19 @@ FORK_LARGE = {
     "parallel_merge": ["4096 4096 1024 2"],
 }
 
+# Loop speculation (issue 7): examples/speculate with the argument grids of
+# test-suite/run/speculate/Inputs (the CPU device's outputs there equal the
+# sequential programs': lowering.test), and the synthetic loop with windows
+# of 64 threads (forwarding among the GPU's 32-thread warps, many windows).
+# Black-Scholes needs libdevice (exp, log, sqrt) on the GPU, which the
+# cuda target does not link yet.
+SPECULATE = ["synthetic", "md", "cfd"]
+SPECULATE_LARGE = {
+    "synthetic": ["7168 5 5 10 0 0 7", "7168 5 5 10 1 10 7", "7168 5 5 10 1 100 7", "7168 8 8 3 3 10 7", "7168 2 2 3 2 10 7", "3000 1 1 1 4 1000 7"],
+    "md": ["8192 4 7 0", "8192 4 7 10"],
+    "cfd": ["16384 8192 7 0", "16384 8192 7 10", "4096 8192 7 100"],
+}
+
 OUT_OF_BOUNDS = "test-suite/run/errors/Inputs/kernel-out-of-bounds.bsgp"
 OUT_OF_BOUNDS_REPORT = "error: in kernel main kernel 0: CUDA_ERROR_ASSERT"
 
@@ -78,6 +91,14 @@ def cases():
                 found.append(("fork_" + name, match.group(1).strip()))
     for name, sizes in FORK_LARGE.items():
         found.extend(("fork_" + name, args) for args in sizes)
+    for name in SPECULATE:
+        grid = os.path.join(ROOT, f"test-suite/run/speculate/Inputs/{name}.grid")
+        with open(grid) as lines:
+            runs = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        runs += SPECULATE_LARGE.get(name, [])
+        found.extend(("speculate_" + name, args) for args in runs)
+        if name == "synthetic":
+            found.extend(("speculate_synthetic_w64", args) for args in runs)
     return found
 
 
@@ -93,6 +114,21 @@ def build(directory):
         ("fork_" + os.path.basename(path)[: -len(".fork")], path)
         for path in sorted(glob.glob(os.path.join(ROOT, "examples/fork/*.fork")))
     )
+    programs.extend(
+        ("speculate_" + name, os.path.join(ROOT, f"examples/speculate/{name}.c")) for name in SPECULATE
+    )
+    lowered = os.path.join(directory, "synthetic_w64.mlir")
+    with open(lowered, "w") as out:
+        emitted = subprocess.run(
+            [pgpu, "emit", os.path.join(ROOT, "examples/speculate/synthetic.c")],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        subprocess.run(
+            [os.environ.get("PGPU_OPT", os.path.join(os.path.dirname(pgpu), "pgpu-opt")),
+             "--pass-pipeline=builtin.module(pgpu-lower-speculation{window=64})"],
+            input=emitted, stdout=out, check=True, text=True,
+        )
+    programs.append(("speculate_synthetic_w64", lowered))
     for name, program in programs:
         exe = os.path.join(directory, name)
         flags = os.environ.get("PGPU_COMPILE_FLAGS", "").split()

@@ -1,9 +1,10 @@
 // The Computational Fluid Dynamics loop of seeds/gpu-tls.txt (Listing 2):
 // each edge updates the values of its two nodes, whose numbers come from
 // the edge list, so which iterations touch the same node is known only at
-// run time. Arguments: nodes, edges, seed, and the share (in 1/1000) of
-// edges whose nodes repeat an earlier edge's (dependences between
-// iterations). Prints a checksum of Y and its first elements.
+// run time. Edges take distinct nodes while there are (node 2e and 2e + 1
+// of a permutation), except for a share (in 1/1000) that repeat an earlier
+// edge's nodes (dependences between iterations). Arguments: nodes, edges,
+// seed, that share. Prints a checksum of Y and its first elements.
 double X[65536];
 double Y[65536];
 int left_node[65536];
@@ -35,8 +36,8 @@ int main() {
       left_node[e] = left_node[earlier];
       right_node[e] = right_node[earlier];
     } else {
-      left_node[e] = rand_u32() % nodes;
-      right_node[e] = rand_u32() % nodes;
+      left_node[e] = (2 * e % nodes) * 7919 % nodes;
+      right_node[e] = ((2 * e + 1) % nodes) * 7919 % nodes;
     }
   }
 #pragma pgpu speculate

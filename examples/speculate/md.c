@@ -1,11 +1,11 @@
 // The Molecular Dynamics loop of seeds/gpu-tls.txt (Listing 1): each atom
 // adds the force of each of its partners to its own Y and to the
 // partner's, through the partners array, so iterations that share an atom
-// depend on each other only at run time. A partner before the atom makes
-// only WAR and WAW dependences (its own iteration ran earlier); one after
-// it makes a RAW dependence (its iteration reads what this one wrote).
-// Arguments: atoms, partners per atom, seed, and the share (in 1/1000) of
-// partners chosen after the atom (the others before it).
+// depend on each other only at run time. Partners are neighbour atoms of
+// their own (numbered from `atoms` on, one per atom and slot: no
+// dependence) except for a share (in 1/1000) that are atoms of the loop
+// (a RAW dependence either way: the earlier iteration writes what the
+// later one reads). Arguments: atoms, partners per atom, seed, that share.
 // Prints a checksum of Y and its first elements.
 double X[65536];
 double Y[65536];
@@ -21,17 +21,20 @@ int main() {
   int per = argi(1, 4);
   rand_seed(argi(2, 7));
   int forward = argi(3, 10);
-  if (atoms > 65536) atoms = 65536;
-  if (atoms * per > 524288) per = 524288 / atoms;
-  for (int a = 0; a < atoms; a++) {
+  if (atoms > 32768) atoms = 32768;
+  if (atoms * (per + 1) > 65536) per = 65536 / atoms - 1;
+  int all = atoms * (per + 1);
+  for (int a = 0; a < all; a++) {
     X[a] = (rand_u32() % 1000) / 100.0;
     Y[a] = 0.0;
   }
   for (int a = 0; a < atoms; a++) {
     for (int k = 0; k < per; k++) {
-      int partner = a;
-      if (a + 1 < atoms && rand_u32() % 1000 < forward) partner = a + 1 + rand_u32() % (atoms - a - 1);
-      else if (a > 0) partner = rand_u32() % a;
+      int partner = atoms + a * per + k;
+      if (atoms > 1 && rand_u32() % 1000 < forward) {
+        partner = rand_u32() % (atoms - 1);
+        if (partner >= a) partner = partner + 1;
+      }
       partners[a * per + k] = partner;
     }
   }
@@ -45,7 +48,7 @@ int main() {
     }
   }
   double sum = 0.0;
-  for (int a = 0; a < atoms; a++) sum += Y[a] * (a % 5 + 1);
+  for (int a = 0; a < all; a++) sum += Y[a] * (a % 5 + 1);
   printf("md atoms %d partners %d checksum %.9f Y0 %.9f Y1 %.9f\n", atoms, per, sum, Y[0], Y[1]);
   return 0;
 }

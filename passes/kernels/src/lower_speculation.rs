@@ -263,6 +263,11 @@ impl LowerSpeculation {
             .entry_block(0)
             .ok_or_else(|| at.fail("pgpu.spec.loop without a body"))?;
         let induction = body.arguments()[0];
+        let capacity = if self.capacity > 0 {
+            self.capacity
+        } else {
+            estimated_capacity(spec)
+        };
         hoist_store_targets(spec)?;
         let accesses = classify_accesses(spec)?;
         let sites = store_sites(&accesses);
@@ -314,6 +319,7 @@ impl LowerSpeculation {
         for (op, access) in &accesses {
             rewrite_access(*op, *access, &arguments[1..8])?;
         }
+        inline_into_kernel(generated, function)?;
 
         // The commit of one thread's buffered writes: one case per site.
         let commit_name = generated.fresh(&format!("__pgpu_spec_commit_{number}_"));
@@ -335,6 +341,7 @@ impl LowerSpeculation {
             .collect::<Built<_>>()?;
         let text = self.driver(
             spec,
+            capacity,
             &driver_name,
             &body_name,
             &commit_name,
@@ -363,6 +370,7 @@ impl LowerSpeculation {
     fn driver(
         &self,
         spec: Op,
+        capacity: u64,
         name: &str,
         body: &str,
         commit: &str,
@@ -381,11 +389,6 @@ impl LowerSpeculation {
         };
         let window = attribute("window").map_or(self.window, |value| value.max(1) as u64);
         let warp = attribute("warp").map_or(self.warp, |value| value.max(1) as u64);
-        let capacity = if self.capacity > 0 {
-            self.capacity
-        } else {
-            estimated_capacity(spec)
-        };
         let parameters: String = free
             .iter()
             .enumerate()
@@ -537,6 +540,70 @@ impl LowerSpeculation {
 "
         ))
     }
+}
+
+/// Makes the functions that `function` calls, directly or not, inline into
+/// the kernel with it: each gets a `pgpu.spmd_inline` copy that the calls
+/// name (`pgpu-classify-speculation` let only calls of functions without
+/// memory effects through; the copies keep the kernel free of calls, so
+/// that it can run on a GPU). Recursive functions stay calls.
+fn inline_into_kernel(generated: &mut Generated, function: Op) -> Built<()> {
+    let mut pending = vec![function];
+    while let Some(caller) = pending.pop() {
+        for call in caller.nested() {
+            let Some(callee) =
+                symbol_attribute(call, "callee").filter(|name| !name.starts_with("__pgpu_"))
+            else {
+                continue;
+            };
+            if !call.is("func.call") || calls_itself(generated, &callee) {
+                continue;
+            }
+            let Some(original) = generated.function(&callee) else {
+                continue;
+            };
+            if original.entry_block(0).is_none() {
+                continue;
+            }
+            let copy_name = format!("__pgpu_spec_device_{callee}");
+            let at = Builder::before(call);
+            if generated.function(&copy_name).is_none() {
+                let copy = original.clone_detached();
+                copy.set_attribute("sym_name", at.parse_attribute(&format!("\"{copy_name}\""))?);
+                copy.set_attribute("sym_visibility", at.parse_attribute("\"private\"")?);
+                copy.set_unit_attribute("pgpu.spmd_inline");
+                Builder::before(original).insert_detached(copy);
+                generated.names.insert(copy_name.clone());
+                pending.push(copy);
+            }
+            call.set_attribute("callee", at.parse_attribute(&format!("@{copy_name}"))?);
+        }
+    }
+    Ok(())
+}
+
+/// Whether the function `name` can reach a call of itself.
+fn calls_itself(generated: &Generated, name: &str) -> bool {
+    let mut seen: Vec<String> = vec![];
+    let mut pending = vec![name.to_string()];
+    while let Some(current) = pending.pop() {
+        let Some(function) = generated.function(&current) else {
+            continue;
+        };
+        for call in function.nested() {
+            let Some(callee) = symbol_attribute(call, "callee") else {
+                continue;
+            };
+            if callee == name {
+                return true;
+            }
+            if !seen.contains(&callee) {
+                seen.push(callee.clone());
+                pending.push(callee);
+            }
+        }
+    }
+    false
 }
 
 /// The memref operand of a load or store.

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Runs the loop-speculation benchmarks of issue 7 on the GPU machine
+(after bench/speculate/build.sh; carry bench/speculate/bin), side by side in
+one run, and prints the PERF.md tables:
+
+  speedup  MD, CFD and Black-Scholes at 512*k iterations, k = 1..16, no
+           run-time dependences (seeds/gpu-tls.txt, Figures 5 and 6):
+           the loop with GPU-TLS on the GPU against the sequential loop on
+           this machine's CPU (the program without the pragma);
+  commit   the synthetic loop (N = 7168, M = 10, no dependences) with the
+           parallel and the serial commit at Sw-Sr = 1-1 .. 64-64 (Figure 8);
+  deps     the synthetic loop with 1% RAW, WAR and WAW dependences at
+           Sw-Sr = 1-1 .. 16-16 (Figure 7's GPU-TLS and in-order commit).
+
+Times are the loop's own (the programs' `loop-ms` line, which waits for
+the device), medians of REPEAT runs (default 5); every run's output
+without that line must equal the sequential program's.
+Usage: python3 bench/speculate/run.py [speedup] [commit] [deps]
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+
+BIN = os.environ.get("PGPU_SPECULATE_BIN", "bench/speculate/bin")
+REPEAT = int(os.environ.get("REPEAT", "5"))
+
+
+def run(program, args, device=None):
+    command = [os.path.join(BIN, program)]
+    if device:
+        command += ["--device", device]
+    command += [str(a) for a in args]
+    times, output = [], None
+    for _ in range(REPEAT):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(command)} failed: {done.stderr[:400]}")
+        lines = done.stdout.splitlines()
+        times.append(float(lines[-1].split()[1]))
+        output = lines[:-1]
+    return statistics.median(times), output
+
+
+def speedup_table():
+    print("| loop | iterations | GPU-TLS ms | sequential ms | speedup | check |")
+    print("|---|---|---|---|---|---|")
+    for name in ("md", "cfd", "blackscholes"):
+        for k in range(1, 17):
+            n = 512 * k
+            args = {
+                "md": [n, 4, 7, 0],
+                "cfd": [2 * n, n, 7, 0],
+                "blackscholes": [n, 7, 0],
+            }[name]
+            try:
+                gpu, out = run(name, args, "cuda")
+            except SystemExit as failure:
+                print(f"| {name} | {n} | failed | | | {str(failure)[:120]} |")
+                break
+            seq, ref = run(name + "_seq", args)
+            check = "same" if out == ref else "DIFFERENT"
+            print(f"| {name} | {n} | {gpu:.3f} | {seq:.3f} | {seq / gpu:.1f}x | {check} |")
+
+
+def commit_table():
+    print("| Sw-Sr | parallel commit ms | serial commit ms | serial/parallel | check |")
+    print("|---|---|---|---|---|")
+    for s in (1, 2, 4, 8, 16, 32, 64):
+        args = [7168, s, s, 10, 0, 0, 7]
+        parallel, out = run("synthetic", args, "cuda")
+        serial, out2 = run("synthetic_serial", args, "cuda")
+        _, ref = run("synthetic_seq", args)
+        check = "same" if out == ref and out2 == ref else "DIFFERENT"
+        print(f"| {s}-{s} | {parallel:.3f} | {serial:.3f} | {serial / parallel:.1f}x | {check} |")
+
+
+def deps_table():
+    print("| dependences | Sw-Sr | GPU-TLS ms | serial commit ms | sequential ms | GPU-TLS speedup | check |")
+    print("|---|---|---|---|---|---|---|")
+    for pattern, label in ((0, "none"), (1, "1% RAW"), (2, "1% WAR"), (3, "1% WAW")):
+        for s in (1, 2, 4, 8, 16):
+            args = [7168, s, s, 10, pattern, 10, 7]
+            tls, out = run("synthetic", args, "cuda")
+            serial, out2 = run("synthetic_serial", args, "cuda")
+            seq, ref = run("synthetic_seq", args)
+            check = "same" if out == ref and out2 == ref else "DIFFERENT"
+            print(f"| {label} | {s}-{s} | {tls:.3f} | {serial:.3f} | {seq:.3f} | {seq / tls:.1f}x | {check} |")
+
+
+def main():
+    tables = sys.argv[1:] or ["speedup", "commit", "deps"]
+    gpu = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True
+    ).stdout.strip()
+    print(f"machine: {gpu}, {os.cpu_count()} CPU cores; median of {REPEAT} runs\n")
+    for table in tables:
+        {"speedup": speedup_table, "commit": commit_table, "deps": deps_table}[table]()
+        print()
+
+
+if __name__ == "__main__":
+    main()
