@@ -1,0 +1,62 @@
+// pgpu-lower-speculation: a speculative loop becomes a host window loop of
+// kernels (speculative execution, lazy check, claim, commit, clean-up) on
+// one meta-data list, its body a function of the iteration and thread whose
+// speculative accesses call the GPU-TLS library; the serial commit is one
+// thread committing the window in order. Runs are in run/speculate/.
+// RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation{window=128 warp=8})' | FileCheck %s
+// RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation{commit=serial})' | FileCheck %s --check-prefix=SERIAL
+// RUN: not pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation{commit=sideways})' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation,pgpu-inline-spmd)' | FileCheck %s --check-prefix=INLINED
+
+// CHECK-LABEL: func.func private @__pgpu_spec_body_0_0(
+// CHECK-SAME: pgpu.spmd_inline
+// The indirect store is tracked (site 0, true), the direct store of Out[i]
+// buffered untracked (site 1, false), the load of Y speculative.
+// CHECK: call @__pgpu_tls_load_memref__xf64_(
+// CHECK: call @__pgpu_tls_store_memref__xf64_({{.*}}, %c0_i64, %true)
+// CHECK: call @__pgpu_tls_store_memref__xf64_({{.*}}, %c1_i64, %false)
+// CHECK: func.func private @__pgpu_spec_commit_0_0(
+// CHECK: scf.index_switch
+// CHECK: case 0
+// CHECK: case 1
+// CHECK-LABEL: func.func @scatter(
+// CHECK-NOT: pgpu.spec.
+// CHECK: %[[WINDOW:.*]] = arith.constant 128 : index
+// CHECK: %[[WARP:.*]] = arith.constant 8 : index
+// CHECK: memref.alloc({{.*}}) : memref<?xi64>
+// CHECK: scf.while
+// CHECK: pgpu.spawn
+// CHECK: call @__pgpu_spec_body_0_0(
+// CHECK: pgpu.spawn
+// CHECK: call @__pgpu_tls_check(
+// CHECK: pgpu.spawn
+// CHECK: call @__pgpu_tls_claim(
+// CHECK: pgpu.spawn
+// CHECK: call @__pgpu_spec_commit_0_0(
+// CHECK: pgpu.spawn
+// CHECK: call @__pgpu_tls_cleanup(
+
+// SERIAL: pgpu.lockstep_width : index
+// SERIAL: pgpu.spawn %c1{{(_[0-9]+)?}} {
+// SERIAL: scf.for
+// SERIAL: call @__pgpu_spec_commit_0_0({{.*}}, %true
+
+// BAD: commit must be parallel or serial, not `sideways`
+
+// INLINED-NOT: call @__pgpu_tls
+// INLINED-NOT: call @__pgpu_spec
+// INLINED: memref.generic_atomic_rmw
+
+func.func @scatter(%Y: memref<?xf64>, %Out: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  pgpu.spec.loop %i = %c0 to %n step %c1 {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %y = pgpu.spec.load %Y[%j] : memref<?xf64>
+    %one = arith.constant 1.0 : f64
+    %y1 = arith.addf %y, %one : f64
+    pgpu.spec.store %y1, %Y[%j] : memref<?xf64>
+    memref.store %y, %Out[%i] : memref<?xf64>
+  }
+  return
+}
