@@ -338,6 +338,28 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// The element a read-modify-write op (`memref.atomic_rmw`,
+    /// `memref.generic_atomic_rmw`, `pgpu.multiprefix`) reaches through its
+    /// memref operand `memref` and the indices after it: its allocation,
+    /// position and current value, which must be initialised. These ops
+    /// are atomic, so the race check does not see them.
+    fn rmw_element(&self, op: &Op, act: &Activation, memref: usize) -> R<(u32, usize, Val)> {
+        let desc = self.mem_desc(op, act, memref)?;
+        let indices = self.indices(op, act, memref + 1)?;
+        let element = self
+            .mem
+            .element(&desc, &indices)
+            .map_err(|m| self.fail(op, m))?;
+        let old = self.mem.get_raw(desc.alloc, element);
+        if matches!(old, Val::Uninit) {
+            return Err(self.fail(
+                op,
+                format!("read of uninitialised memory: element {element}"),
+            ));
+        }
+        Ok((desc.alloc, element, old))
+    }
+
     fn indices(&self, op: &Op, act: &Activation, from: usize) -> R<Vec<i64>> {
         (from..op.operands.len())
             .map(|index| {
@@ -1076,39 +1098,15 @@ impl<'p> Interp<'p> {
             }
             K::AtomicRmw(kind) => {
                 let value = self.val(op, act, 0)?;
-                let desc = self.mem_desc(op, act, 1)?;
-                let indices = self.indices(op, act, 2)?;
-                let element = self
-                    .mem
-                    .element(&desc, &indices)
-                    .map_err(|m| self.fail(op, m))?;
-                let old = self.mem.get_raw(desc.alloc, element);
-                if matches!(old, Val::Uninit) {
-                    return Err(self.fail(
-                        op,
-                        format!("read of uninitialised memory: element {element}"),
-                    ));
-                }
+                let (alloc, element, old) = self.rmw_element(op, act, 1)?;
                 let width = op.out_ty.int_width().unwrap_or(64);
                 let new = rmw(*kind, &old, &value, width)
                     .ok_or_else(|| self.fail(op, "memref.atomic_rmw on mismatched values"))?;
-                self.mem.set_raw(desc.alloc, element, new);
+                self.mem.set_raw(alloc, element, new);
                 act.slots[op.results[0] as usize] = old;
             }
             K::GenericAtomicRmw => {
-                let desc = self.mem_desc(op, act, 0)?;
-                let indices = self.indices(op, act, 1)?;
-                let element = self
-                    .mem
-                    .element(&desc, &indices)
-                    .map_err(|m| self.fail(op, m))?;
-                let old = self.mem.get_raw(desc.alloc, element);
-                if matches!(old, Val::Uninit) {
-                    return Err(self.fail(
-                        op,
-                        format!("read of uninitialised memory: element {element}"),
-                    ));
-                }
+                let (alloc, element, old) = self.rmw_element(op, act, 0)?;
                 let body = op
                     .regions
                     .first()
@@ -1123,7 +1121,7 @@ impl<'p> Interp<'p> {
                     .into_iter()
                     .next()
                     .ok_or_else(|| self.fail(op, "memref.atomic_yield without a value"))?;
-                self.mem.set_raw(desc.alloc, element, new);
+                self.mem.set_raw(alloc, element, new);
                 let Some(act) = fiber.acts.last_mut() else {
                     return Err(InterpError::new("internal error: empty fiber".into(), None));
                 };
@@ -1380,23 +1378,11 @@ impl<'p> Interp<'p> {
             }
             K::Multiprefix(kind) => {
                 let value = self.val(op, act, 0)?;
-                let desc = self.mem_desc(op, act, 1)?;
-                let indices = self.indices(op, act, 2)?;
-                let element = self
-                    .mem
-                    .element(&desc, &indices)
-                    .map_err(|m| self.fail(op, m))?;
-                let old = self.mem.get_raw(desc.alloc, element);
-                if matches!(old, Val::Uninit) {
-                    return Err(self.fail(
-                        op,
-                        format!("read of uninitialised memory: element {element}"),
-                    ));
-                }
+                let (alloc, element, old) = self.rmw_element(op, act, 1)?;
                 let width = op.out_ty.int_width().unwrap_or(64);
                 let new = combine(*kind, &old, &value, width)
                     .ok_or_else(|| self.fail(op, "pgpu.multiprefix on mismatched values"))?;
-                self.mem.set_raw(desc.alloc, element, new);
+                self.mem.set_raw(alloc, element, new);
                 act.slots[op.results[0] as usize] = old;
             }
 

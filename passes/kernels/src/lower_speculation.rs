@@ -179,6 +179,9 @@ enum Access {
     Own,
 }
 
+/// The accesses of a loop to rewrite and the memrefs of its store sites.
+type Classified = (Vec<(Op, Access)>, Vec<Val>);
+
 /// The functions of the module and the ones this pass adds.
 struct Generated {
     module: Op,
@@ -269,8 +272,7 @@ impl LowerSpeculation {
             estimated_capacity(spec)
         };
         hoist_store_targets(spec)?;
-        let accesses = classify_accesses(spec)?;
-        let sites = store_sites(&accesses);
+        let (accesses, sites) = classify_accesses(spec)?;
         let free = free_values(spec);
 
         // The typed helpers of every memref type the rewritten accesses use.
@@ -659,8 +661,9 @@ fn not_hoistable(op: Op) -> PassFailure {
     )
 }
 
-/// The accesses of the loop to rewrite, in program order.
-fn classify_accesses(spec: Op) -> Built<Vec<(Op, Access)>> {
+/// The accesses of the loop to rewrite, in program order, and the memrefs
+/// its buffered stores write, by site number.
+fn classify_accesses(spec: Op) -> Built<Classified> {
     let nested = spec.nested();
     let shared = |op: &Op| memory(memref_operand(*op), spec) != Memory::Private;
     let written: BTreeSet<Memory> = nested
@@ -706,21 +709,7 @@ fn classify_accesses(spec: Op) -> Built<Vec<(Op, Access)>> {
         };
         accesses.push((op, access));
     }
-    Ok(accesses)
-}
-
-/// The memrefs the loop's buffered stores write, by site number.
-fn store_sites(accesses: &[(Op, Access)]) -> Vec<Val> {
-    let mut sites: Vec<(usize, Val)> = accesses
-        .iter()
-        .filter_map(|(op, access)| match access {
-            Access::Buffered { site, .. } => Some((*site, memref_operand(*op))),
-            _ => None,
-        })
-        .collect();
-    sites.sort_by_key(|(site, _)| *site);
-    sites.dedup_by_key(|(site, _)| *site);
-    sites.into_iter().map(|(_, memref)| memref).collect()
+    Ok((accesses, sites))
 }
 
 /// The values the loop uses that are defined before it, in first-use order.
@@ -754,10 +743,7 @@ fn estimated_capacity(spec: Op) -> u64 {
         .max(count("pgpu.spec.store") + count("memref.store"))
         .max(1);
     let in_loops = nested.iter().any(|op| {
-        (op.is("pgpu.spec.load") || op.is("pgpu.spec.store"))
-            && op
-                .parent()
-                .is_some_and(|parent| parent != spec && in_inner_loop(*op, spec))
+        (op.is("pgpu.spec.load") || op.is("pgpu.spec.store")) && in_inner_loop(*op, spec)
     });
     let capacity = if in_loops { sites * 4 } else { sites };
     capacity.max(4).next_power_of_two()
@@ -926,6 +912,7 @@ fn typed_helpers(ty: &str, near: Op) -> Built<String> {
     let _ = writeln!(key, "    %key = arith.index_cast %a : index to i64");
     let _ = writeln!(key, "    %elem = arith.index_cast {offset} : index to i64");
     let load_bits = to_bits(&element, "loaded", "lb");
+    let result = from_bits(&element, "bits", "r");
     let value_bits = to_bits(&element, "v", "vb");
     Ok(format!(
         "func.func private @__pgpu_tls_key_{name}(%m: {ty}{indices}) -> (i64, i64) attributes {{pgpu.spmd_inline}} {{
@@ -952,7 +939,7 @@ func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indice
         }} else {{
           scf.yield %f#1 : i64
         }}
-        func.call @__pgpu_tls_record_read(%st, %ctl, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %got) : (memref<?xi64>, memref<?xi64>, index, index, index, index, i64, index, i64, i64) -> ()
+        func.call @__pgpu_tls_record_read(%st, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %got) : (memref<?xi64>, index, index, index, index, i64, index, i64, i64) -> ()
         scf.yield %got : i64
       }} else {{
         func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
@@ -962,7 +949,7 @@ func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indice
       }}
       scf.yield %read : i64
     }}
-    {}
+    {result}
     return %r : {element}
 }}
 func.func private @__pgpu_tls_ownload_{name}(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
@@ -975,7 +962,7 @@ func.func private @__pgpu_tls_ownload_{name}(%st: memref<?xi64>, %tm: index, %ca
       {load_bits}
       scf.yield %lb : i64
     }}
-    {}
+    {result}
     return %r : {element}
 }}
 func.func private @__pgpu_tls_store_{name}({LAYOUT}, %tid: index, %v: {element}, %m: {ty}{indices}, %site: i64, %tracked: i1) attributes {{pgpu.spmd_inline}} {{
@@ -989,14 +976,11 @@ func.func private @__pgpu_tls_put_{name}(%m: {ty}, %elem: index, %bits: i64) att
     %c1 = arith.constant 1 : index
     %n = arith.addi %elem, %c1 : index
     %flat = memref.reinterpret_cast %md#0 to offset: [0], sizes: [%n], strides: [1] : memref<{element}> to memref<?x{element}>
-    {}
+    {result}
     memref.store %r, %flat[%elem] : memref<?x{element}>
     return
 }}
 ",
-        from_bits(&element, "bits", "r"),
-        from_bits(&element, "bits", "r"),
-        from_bits(&element, "bits", "r"),
     ))
 }
 

@@ -237,9 +237,10 @@ func.func private @__pgpu_tls_forward(%st: memref<?xi64>, %tm: index, %cap: inde
   return %f#0, %f#1 : i64, i64
 }
 
-// The end of Algorithm 1: records the read in thread %tid's read set and
-// raises the address's maximum reader.
-func.func private @__pgpu_tls_record_read(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %key: i64, %slot: index, %producer: i64, %bits: i64) attributes {pgpu.spmd_inline} {
+// The end of Algorithm 1: records the read in thread %tid's read set (the
+// typed load helper calls it only when the set has room) and raises the
+// address's maximum reader.
+func.func private @__pgpu_tls_record_read(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %key: i64, %slot: index, %producer: i64, %bits: i64) attributes {pgpu.spmd_inline} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -248,25 +249,20 @@ func.func private @__pgpu_tls_record_read(%st: memref<?xi64>, %ctl: memref<?xi64
   %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c0, %tid) : (index, index, index, index) -> index
   %n64 = memref.load %st[%cp] : memref<?xi64>
   %n = arith.index_cast %n64 : i64 to index
-  %room = arith.cmpi ult, %n, %cap : index
-  scf.if %room {
-    %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c0, %n, %tid) : (index, index, index, index, index, index) -> index
-    memref.store %key, %st[%pk] : memref<?xi64>
-    %pp = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c1, %n, %tid) : (index, index, index, index, index, index) -> index
-    memref.store %producer, %st[%pp] : memref<?xi64>
-    %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c2, %n, %tid) : (index, index, index, index, index, index) -> index
-    memref.store %bits, %st[%pb] : memref<?xi64>
-    %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c3, %n, %tid) : (index, index, index, index, index, index) -> index
-    %slot64 = arith.index_cast %slot : index to i64
-    memref.store %slot64, %st[%ps] : memref<?xi64>
-    %n1 = arith.addi %n64, %one : i64
-    memref.store %n1, %st[%cp] : memref<?xi64>
-    %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %slot) : (index, index, index) -> index
-    %tidi = arith.index_cast %tid : index to i64
-    %old = memref.atomic_rmw maxs %tidi, %st[%mrp] : (i64, memref<?xi64>) -> i64
-  } else {
-    func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
-  }
+  %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c0, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %key, %st[%pk] : memref<?xi64>
+  %pp = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c1, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %producer, %st[%pp] : memref<?xi64>
+  %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c2, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %bits, %st[%pb] : memref<?xi64>
+  %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c3, %n, %tid) : (index, index, index, index, index, index) -> index
+  %slot64 = arith.index_cast %slot : index to i64
+  memref.store %slot64, %st[%ps] : memref<?xi64>
+  %n1 = arith.addi %n64, %one : i64
+  memref.store %n1, %st[%cp] : memref<?xi64>
+  %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %slot) : (index, index, index) -> index
+  %tidi = arith.index_cast %tid : index to i64
+  %old = memref.atomic_rmw maxs %tidi, %st[%mrp] : (i64, memref<?xi64>) -> i64
   return
 }
 
