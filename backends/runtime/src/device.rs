@@ -209,7 +209,8 @@ pub fn init(flag: Option<Device>) -> Result<(), RtError> {
 static STARTER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 
 /// Chooses the device and, on the cuda device, starts it (`cuInit`, the
-/// context, then every module when `load_modules`: see [`crate::mgpu`]) on
+/// context, then every module when `load_modules`: see [`crate::mgpu`],
+/// and the driver's first-launch work: [`crate::cuda::warm_up`]) on
 /// a thread of its own, while the program's host code goes on: on the
 /// H200 `cuInit` took 100-180 ms and the context 125-500 ms, which the
 /// program's first host work (reading or generating its input) now
@@ -223,8 +224,12 @@ static STARTER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 /// it happens here.
 fn start_in_background(load_modules: bool) {
     let start = move || {
-        if device() == Ok(Device::Cuda) && load_modules {
-            let _ = crate::mgpu::load_all();
+        if device() == Ok(Device::Cuda) && load_modules && crate::mgpu::load_all().is_ok() {
+            if let Ok(runtime) = crate::cuda::runtime() {
+                let _ = crate::profile::host_call("warm-up", || {
+                    crate::cuda::warm_up::warm_up(runtime)
+                });
+            }
         }
     };
     match std::thread::Builder::new()

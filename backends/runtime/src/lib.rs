@@ -49,6 +49,7 @@ pub mod list_abi;
 pub mod memory;
 pub mod mgpu;
 pub mod mirror;
+pub mod pages;
 pub mod pool;
 pub mod printf;
 pub mod profile;

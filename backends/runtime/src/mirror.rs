@@ -38,7 +38,8 @@
 //!   its host copy valid (the initializer), never freed;
 //!   `pgpu_rt_register_zero_global(p, bytes)` one without initializer,
 //!   whose first device copy is a memset (no upload of zeros) unless the
-//!   host wrote it before.
+//!   host wrote it before; even then, only the pages the host touched are
+//!   copied, and the rest zeroed ([`crate::pages`]).
 //! * Freeing a block keeps its mirror's device memory in a cache by length
 //!   for the next block of that length (temporaries come back at every
 //!   call; `cuMemFree` would also wait for the device); the cache is
@@ -94,6 +95,9 @@ struct Block {
     /// that nothing wrote yet): the device copy is made by a memset, not
     /// an upload.
     zero: bool,
+    /// Static memory without initializer: pages the process never
+    /// touched read as zeros, and uploads skip them ([`crate::pages`]).
+    sparse: bool,
 }
 
 impl Block {
@@ -106,6 +110,7 @@ impl Block {
             device_valid: false,
             fresh,
             zero: false,
+            sparse: false,
         }
     }
 }
@@ -228,6 +233,7 @@ impl Mirrors {
         }
         let block = Block {
             zero,
+            sparse: zero,
             ..Block::on_host(len, false)
         };
         self.blocks.insert(base, block);
@@ -376,6 +382,8 @@ impl Mirrors {
             if block.len > 0 && !block.fresh {
                 if block.zero {
                     backend.zero(device, block.len)?;
+                } else if block.sparse {
+                    upload_touched(backend, device, base, block.len)?;
                 } else {
                     backend.upload(device, base as *const u8, block.len)?;
                 }
@@ -466,6 +474,28 @@ fn table_to_read() -> RwLockReadGuard<'static, Mirrors> {
 /// Records a block of the runtime's allocator.
 pub fn register(ptr: *mut u8, len: usize) {
     table().register(ptr as usize, len);
+}
+
+/// Uploads the pages of the static block at `base` that the process has
+/// touched, and zeroes the rest of its mirror at `device`.
+fn upload_touched(
+    backend: &mut dyn Backend,
+    device: u64,
+    base: usize,
+    len: usize,
+) -> Result<(), RtError> {
+    // SAFETY: a static block is mapped memory of the program.
+    match unsafe { crate::pages::touched_runs(base, len) } {
+        Some(runs) if runs != [base..base + len] => {
+            backend.zero(device, len)?;
+            for run in runs {
+                let offset = (run.start - base) as u64;
+                backend.upload(device + offset, run.start as *const u8, run.len())?;
+            }
+            Ok(())
+        }
+        _ => backend.upload(device, base as *const u8, len),
+    }
 }
 
 /// Records a global array of the program (see [`Mirrors::register_static`]).
@@ -666,7 +696,9 @@ mod tests {
         fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError> {
             // SAFETY: the test's host buffers.
             let src = unsafe { std::slice::from_raw_parts(host, bytes) };
-            self.memory.get_mut(&device).unwrap()[..bytes].copy_from_slice(src);
+            let base = *self.memory.keys().filter(|&&b| b <= device).max().unwrap();
+            let at = (device - base) as usize;
+            self.bytes(device)[at..at + bytes].copy_from_slice(src);
             self.log.push(format!("up {bytes}"));
             Ok(())
         }
@@ -787,6 +819,33 @@ mod tests {
         mirrors.to_host(&mut fake, base, false).unwrap();
         assert_eq!(log(&mut fake), "down 4");
         assert_eq!(global, vec![3, 9, 4, 1]);
+    }
+
+    #[test]
+    fn zero_static_blocks_upload_only_the_pages_the_host_touched() {
+        let page = 4096;
+        // Fresh zero pages from the allocator (large enough to be mapped
+        // for it), as a global without initializer has.
+        let mut global = vec![0u8; 64 * page];
+        let base = global.as_mut_ptr() as usize;
+        let mut fake = Fake::new();
+        let mut mirrors = Mirrors::new();
+        mirrors.register_static(base, global.len(), true);
+        mirrors.to_host(&mut fake, base, true).unwrap();
+        global[20 * page + 5] = 7;
+        let d = mirrors.to_device(&mut fake, base, false).unwrap();
+        let uploaded: usize = std::mem::take(&mut fake.log)
+            .iter()
+            .filter_map(|entry| entry.strip_prefix("up "))
+            .map(|bytes| bytes.parse::<usize>().unwrap())
+            .sum();
+        // SAFETY: the vector's own bytes.
+        if unsafe { crate::pages::touched_runs(base, global.len()) }.is_some() {
+            assert!(uploaded <= 2 * page, "uploaded {uploaded} bytes");
+        } else {
+            assert_eq!(uploaded, global.len());
+        }
+        assert_eq!(fake.memory[&d], global);
     }
 
     #[test]

@@ -38,7 +38,9 @@ pub mod device_clock;
 pub mod driver;
 pub mod kernel_times;
 pub mod sites;
+pub mod staging;
 pub mod tasks;
+pub mod warm_up;
 
 use crate::error::RtError;
 use crate::mirror::Backend;
@@ -824,18 +826,23 @@ impl Backend for CudaBackend {
     }
 
     fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError> {
+        crate::profile::uploaded(bytes);
+        let stream = self.0.current_stream();
         // SAFETY: `bytes` readable host bytes and a device block at least
-        // as long (the mirror's contract). From pageable memory the call
-        // returns once the bytes are staged, so the host may change them.
+        // as long (the mirror's contract).
+        if unsafe { staging::upload(self.0, device, host, bytes, stream)? } {
+            return Ok(());
+        }
+        // SAFETY: as above. From pageable memory the call returns once the
+        // bytes are staged, so the host may change them.
         let code = unsafe {
             (self.0.driver.cuMemcpyHtoDAsync_v2)(
                 device,
                 host.cast(),
                 bytes,
-                self.0.current_stream(),
+                stream,
             )
         };
-        crate::profile::uploaded(bytes);
         self.0.check("cuMemcpyHtoDAsync_v2", code)
     }
 

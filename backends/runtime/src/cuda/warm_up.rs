@@ -1,0 +1,98 @@
+//! The device's one-time launch costs, paid at start-up.
+//!
+//! The CUDA driver does work of its own at a process's first kernel
+//! launch, and again at the first launch of a kernel that can call
+//! `__assertfail` (every pgpu kernel can: run-time bounds checks). On the
+//! H200 (driver 580, measured 2026-11-24 with a CUDA C program) the first
+//! launch of an empty kernel took 1.5-2.1 ms of host time, and the first
+//! launch of a kernel with an assertion 3.2-5.3 ms more, each once per
+//! process, whatever the kernel and its module; later first launches of
+//! other kernels took 5-13 µs. A program's first kernel paid both, inside
+//! whatever it timed (a speculative loop's 8192 iterations took 5-7 ms,
+//! of which the five kernels ran 0.16 ms).
+//!
+//! [`warm_up`] pays them where the context's creation is paid: the start-up
+//! thread ([`crate::device`]) launches one block of a kernel of its own
+//! with a never-taken assertion, once the program's modules are loaded,
+//! and waits for it.
+
+use super::{Runtime, driver::*};
+use crate::error::RtError;
+use std::ffi::c_void;
+
+/// The warm-up kernel: `pgpu_warm_up(flag)` asserts that `flag` is zero,
+/// and is launched with zero. PTX 6.4 (`.noreturn`) for any sm_50 device
+/// or later.
+const WARM_UP_PTX: &str = "\
+.version 6.4
+.target sm_50
+.address_size 64
+.extern .func __assertfail(.param .b64 message, .param .b64 file, .param .b32 line, .param .b64 function, .param .b64 size) .noreturn;
+.global .align 1 .b8 pgpu_warm_up_text[8] = {119, 97, 114, 109, 45, 117, 112, 0};
+.visible .entry pgpu_warm_up(.param .u64 flag)
+{
+\t.reg .pred %p<2>;
+\t.reg .b64 %rd<3>;
+\tld.param.u64 %rd1, [flag];
+\tsetp.eq.u64 %p1, %rd1, 0;
+\t@%p1 bra DONE;
+\tmov.u64 %rd2, pgpu_warm_up_text;
+\tcvta.global.u64 %rd2, %rd2;
+\t{
+\t.param .b64 p0;
+\t.param .b64 p1;
+\t.param .b32 p2;
+\t.param .b64 p3;
+\t.param .b64 p4;
+\tst.param.b64 [p0], %rd2;
+\tst.param.b64 [p1], %rd2;
+\tst.param.b32 [p2], 0;
+\tst.param.b64 [p3], %rd2;
+\tst.param.b64 [p4], 1;
+\tcall.uni __assertfail, (p0, p1, p2, p3, p4);
+\t}
+DONE:
+\tret;
+}
+\0";
+
+/// Prepares the upload staging buffers ([`super::staging`]), then loads
+/// and runs the warm-up kernel once on the runtime stream, and
+/// waits for it (a host call `warm-up` on the timeline).
+pub fn warm_up(runtime: &Runtime) -> Result<(), RtError> {
+    let driver = runtime.driver;
+    super::staging::prepare(runtime)?;
+    let mut module: CUmodule = std::ptr::null_mut();
+    let mut function: CUfunction = std::ptr::null_mut();
+    // SAFETY: a NUL-terminated PTX image and valid out-pointers.
+    let code = unsafe { (driver.cuModuleLoadData)(&mut module, WARM_UP_PTX.as_ptr().cast()) };
+    runtime.check("cuModuleLoadData", code)?;
+    // SAFETY: a loaded module and a NUL-terminated name.
+    let code =
+        unsafe { (driver.cuModuleGetFunction)(&mut function, module, c"pgpu_warm_up".as_ptr()) };
+    runtime.check("cuModuleGetFunction", code)?;
+    let mut flag: u64 = 0;
+    let mut params = [(&raw mut flag).cast::<c_void>()];
+    // SAFETY: the kernel takes one u64 parameter; one block of 32.
+    let code = unsafe {
+        (driver.cuLaunchKernel)(
+            function,
+            1,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            runtime.stream,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    runtime.check("cuLaunchKernel", code)?;
+    // SAFETY: the runtime's stream.
+    let code = unsafe { (driver.cuStreamSynchronize)(runtime.stream) };
+    // The module stays loaded, as the program's do: what the driver set
+    // up for it is what later kernels reuse.
+    runtime.check("cuStreamSynchronize", code)
+}
