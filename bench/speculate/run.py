@@ -6,7 +6,10 @@ one run, and prints the PERF.md tables:
   speedup  MD, CFD and Black-Scholes at 512*k iterations, k = 1..16, no
            run-time dependences (seeds/gpu-tls.txt, Figures 5 and 6):
            the loop with GPU-TLS on the GPU against the sequential loop on
-           this machine's CPU (the program without the pragma);
+           this machine's CPU (the program without the pragma); MD (16
+           partners per atom) and CFD at each iteration weight of WEIGHTS
+           (default 1,256: force, f and g averaged over that many samples);
+  weight   MD and CFD at 8192 iterations and weights 1 .. 1024;
   commit   the synthetic loop (N = 7168, M = 10, no dependences) with the
            parallel and the serial commit at Sw-Sr = 1-1 .. 64-64 (Figure 8);
   deps     the synthetic loop with 1% RAW, WAR and WAW dependences at
@@ -15,7 +18,7 @@ one run, and prints the PERF.md tables:
 Times are the loop's own (the programs' `loop-ms` line, which waits for
 the device), medians of REPEAT runs (default 5); every run's output
 without that line must equal the sequential program's.
-Usage: python3 bench/speculate/run.py [speedup] [commit] [deps]
+Usage: python3 bench/speculate/run.py [speedup] [weight] [commit] [deps]
 """
 
 import os
@@ -25,6 +28,8 @@ import sys
 
 BIN = os.environ.get("PGPU_SPECULATE_BIN", "bench/speculate/bin")
 REPEAT = int(os.environ.get("REPEAT", "5"))
+# The iteration weights of the speedup table's MD and CFD rows.
+WEIGHTS = [int(w) for w in os.environ.get("WEIGHTS", "1,256").split(",")]
 
 
 def run(program, args, device=None):
@@ -43,25 +48,47 @@ def run(program, args, device=None):
     return statistics.median(times), output
 
 
+PARTNERS = 16
+
+
+def loop_args(name, n, weight):
+    return {
+        "md": [n, PARTNERS, 7, 0, weight],
+        "cfd": [2 * n, n, 7, 0, weight],
+        "blackscholes": [n, 7, 0],
+    }[name]
+
+
+def speedup_row(name, n, weight):
+    args = loop_args(name, n, weight)
+    try:
+        gpu, out = run(name, args, "cuda")
+    except SystemExit as failure:
+        print(f"| {name} | {n} | {weight} | failed | | | {str(failure)[:120]} |")
+        return False
+    seq, ref = run(name + "_seq", args)
+    check = "same" if out == ref else "DIFFERENT"
+    print(f"| {name} | {n} | {weight} | {gpu:.3f} | {seq:.3f} | {seq / gpu:.1f}x | {check} |")
+    return True
+
+
 def speedup_table():
-    print("| loop | iterations | GPU-TLS ms | sequential ms | speedup | check |")
-    print("|---|---|---|---|---|---|")
+    print("| loop | iterations | weight | GPU-TLS ms | sequential ms | speedup | check |")
+    print("|---|---|---|---|---|---|---|")
     for name in ("md", "cfd", "blackscholes"):
-        for k in range(1, 17):
-            n = 512 * k
-            args = {
-                "md": [n, 4, 7, 0],
-                "cfd": [2 * n, n, 7, 0],
-                "blackscholes": [n, 7, 0],
-            }[name]
-            try:
-                gpu, out = run(name, args, "cuda")
-            except SystemExit as failure:
-                print(f"| {name} | {n} | failed | | | {str(failure)[:120]} |")
-                break
-            seq, ref = run(name + "_seq", args)
-            check = "same" if out == ref else "DIFFERENT"
-            print(f"| {name} | {n} | {gpu:.3f} | {seq:.3f} | {seq / gpu:.1f}x | {check} |")
+        weights = [1] if name == "blackscholes" else WEIGHTS
+        for weight in weights:
+            for k in range(1, 17):
+                if not speedup_row(name, 512 * k, weight):
+                    break
+
+
+def weight_table():
+    print("| loop | iterations | weight | GPU-TLS ms | sequential ms | speedup | check |")
+    print("|---|---|---|---|---|---|---|")
+    for name in ("md", "cfd"):
+        for weight in (1, 4, 16, 64, 256, 1024):
+            speedup_row(name, 8192, weight)
 
 
 def commit_table():
@@ -96,7 +123,12 @@ def main():
     ).stdout.strip()
     print(f"machine: {gpu}, {os.cpu_count()} CPU cores; median of {REPEAT} runs\n")
     for table in tables:
-        {"speedup": speedup_table, "commit": commit_table, "deps": deps_table}[table]()
+        {
+            "speedup": speedup_table,
+            "weight": weight_table,
+            "commit": commit_table,
+            "deps": deps_table,
+        }[table]()
         print()
 
 

@@ -6,7 +6,7 @@
 // iterations (in 1/1000) with a dependence, and a seed. Without
 // dependences iteration i writes cells i * Sw + j and reads cells of a
 // region nobody writes; a RAW iteration reads a cell an earlier iteration
-// writes, a WAR one writes a cell a later iteration reads, a WAW one
+// writes, a WAR one writes a cell an earlier iteration reads, a WAW one
 // writes a cell an earlier iteration writes. Prints a checksum of A.
 double A[1048576];
 int r[524288];
@@ -42,7 +42,7 @@ int main() {
       int earlier = i - 1;
       if (pattern != 4) earlier = rand_u32() % i;
       if (pattern == 1 || pattern == 4) r[i * sr] = w[earlier * sw + sw - 1];
-      if (pattern == 2) w[earlier * sw] = r[i * sr + sr - 1];
+      if (pattern == 2) w[i * sw] = r[earlier * sr + sr - 1];
       if (pattern == 3) w[i * sw] = w[earlier * sw];
     }
   }

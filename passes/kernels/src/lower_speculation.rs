@@ -19,7 +19,9 @@
 //! makes progress. The window adapts: after a violation at thread `v` the
 //! next one has `max(2v, 32)` threads, after a window without one it
 //! doubles, up to `window` (a loop whose every iteration depends on the
-//! one before runs windows of 32, not of `window`, threads). `commit=serial` replaces the parallel commit by one
+//! one before runs windows of 32, not of `window`, threads); after a
+//! window whose sets overflowed it keeps its size (an overflow says
+//! nothing about dependences). `commit=serial` replaces the parallel commit by one
 //! thread committing the window's threads in order (the in-order commit
 //! the paper compares with, Figure 8).
 //!
@@ -524,7 +526,8 @@ impl LowerSpeculation {
     %twice = arith.muli %v, %c2 : index
     %narrower0 = arith.maxsi %twice, %c32 : index
     %narrower = arith.minsi %narrower0, %tm : index
-    %cur2 = arith.select %all, %wider, %narrower : index
+    %shrunk = arith.select %all, %wider, %narrower : index
+    %cur2 = arith.select %grow, %cur, %shrunk : index
     %n:3 = scf.if %grow -> (index, index, memref<?xi64>) {{
       memref.dealloc %st : memref<?xi64>
       %cap2 = arith.muli %cap, %c2 : index
@@ -735,7 +738,10 @@ fn replace_uses_within(value: Val, with: Val, scope: Op) {
 }
 
 /// The initial set capacity: the loop's speculative reads or writes (the
-/// larger count), four times that when they sit in inner loops, at least 4.
+/// larger count), 16 times that when they sit in inner loops (whose trip
+/// counts are not known here: 16 saved MD with 16 partners per atom two
+/// overflowing passes of its first window, at 50 MB of meta-data for 8192
+/// threads), at least 4.
 fn estimated_capacity(spec: Op) -> u64 {
     let nested = spec.nested();
     let count = |name: &str| nested.iter().filter(|op| op.is(name)).count() as u64;
@@ -745,7 +751,7 @@ fn estimated_capacity(spec: Op) -> u64 {
     let in_loops = nested.iter().any(|op| {
         (op.is("pgpu.spec.load") || op.is("pgpu.spec.store")) && in_inner_loop(*op, spec)
     });
-    let capacity = if in_loops { sites * 4 } else { sites };
+    let capacity = if in_loops { sites * 16 } else { sites };
     capacity.max(4).next_power_of_two()
 }
 

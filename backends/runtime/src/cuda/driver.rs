@@ -29,6 +29,7 @@ pub type CUmodule = *mut c_void;
 pub type CUfunction = *mut c_void;
 pub type CUstream = *mut c_void;
 pub type CUevent = *mut c_void;
+pub type CUmemoryPool = *mut c_void;
 
 pub const CUDA_SUCCESS: CUresult = 0;
 pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
@@ -83,6 +84,8 @@ pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 1;
 pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: c_int = 10;
 /// `CUlimit`: the stack of each GPU thread, in bytes.
 pub const CU_LIMIT_STACK_SIZE: c_int = 0;
+/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` (a `cuuint64_t`).
+pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
 /// `CUlaunchAttributeID`: a cooperative launch (all blocks co-resident).
 pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
 /// `CUlaunchAttributeID`: thread-block cluster dimensions.
@@ -252,6 +255,9 @@ driver_table! {
         cuEventElapsedTime(*mut f32, CUevent, CUevent);
         cuLaunchKernelEx(*const CUlaunchConfig, CUfunction, *mut *mut c_void, *mut *mut c_void);
         cuMemAllocAsync(*mut CUdeviceptr, usize, CUstream);
+        cuMemFreeAsync(CUdeviceptr, CUstream);
+        cuDeviceGetDefaultMemPool(*mut CUmemoryPool, CUdevice);
+        cuMemPoolSetAttribute(CUmemoryPool, c_int, *mut c_void);
     }
 }
 

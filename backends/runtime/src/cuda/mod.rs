@@ -541,13 +541,14 @@ impl Runtime {
         self.check("cuEventRecord", code)
     }
 
-    /// Allocates `bytes` of device memory into `device`; while tasks run,
-    /// from the stream-ordered allocator on the current stream (see
-    /// [`tasks`]). Returns the driver's code.
+    /// Allocates `bytes` of device memory into `device`; while tasks run
+    /// (see [`tasks`]) or once the start-up reserved the memory pool
+    /// ([`warm_up`]), from the stream-ordered allocator on the current
+    /// stream. Returns the driver's code.
     pub fn alloc_device(&self, device: &mut CUdeviceptr, bytes: usize) -> CUresult {
         crate::profile::host_call("alloc", || match self.driver.cuMemAllocAsync {
             // SAFETY: a valid out-pointer; the current stream.
-            Some(alloc_async) if tasks::active() => unsafe {
+            Some(alloc_async) if tasks::active() || warm_up::pooled() => unsafe {
                 alloc_async(device, bytes, self.current_stream())
             },
             // SAFETY: a valid out-pointer.
