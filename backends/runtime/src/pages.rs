@@ -27,8 +27,9 @@ unsafe extern "C" {
 /// `_SC_PAGESIZE` on Linux.
 const SC_PAGESIZE: c_int = 30;
 
-/// The page size, when residency can stand for "touched" (no swap).
-fn page_size() -> Option<usize> {
+/// The page size, when residency can stand for "touched" (no swap); the
+/// start-up thread asks first, so that no upload reads `/proc/swaps`.
+pub fn page_size() -> Option<usize> {
     static PAGE: OnceLock<Option<usize>> = OnceLock::new();
     *PAGE.get_or_init(|| {
         let swaps = std::fs::read_to_string("/proc/swaps").ok()?;

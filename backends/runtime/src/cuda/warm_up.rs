@@ -123,6 +123,7 @@ DONE:
 /// waits for it (a host call `warm-up` on the timeline).
 pub fn warm_up(runtime: &Runtime) -> Result<(), RtError> {
     let driver = runtime.driver;
+    crate::pages::page_size();
     reserve_pool(runtime)?;
     super::staging::prepare(runtime)?;
     let mut module: CUmodule = std::ptr::null_mut();
