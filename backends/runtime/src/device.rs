@@ -224,12 +224,12 @@ static STARTER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 /// it happens here.
 fn start_in_background(load_modules: bool) {
     let start = move || {
-        if device() == Ok(Device::Cuda) && load_modules && crate::mgpu::load_all().is_ok() {
-            if let Ok(runtime) = crate::cuda::runtime() {
-                let _ = crate::profile::host_call("warm-up", || {
-                    crate::cuda::warm_up::warm_up(runtime)
-                });
-            }
+        if device() == Ok(Device::Cuda)
+            && load_modules
+            && crate::mgpu::load_all().is_ok()
+            && let Ok(runtime) = crate::cuda::runtime()
+        {
+            let _ = crate::profile::host_call("warm-up", || crate::cuda::warm_up::warm_up(runtime));
         }
     };
     match std::thread::Builder::new()

@@ -826,6 +826,9 @@ impl Backend for CudaBackend {
         self.0.check("cuMemFree_v2", code)
     }
 
+    // The mirrors' contract (`Backend::upload`): `bytes` readable bytes at
+    // `host`.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     fn upload(&mut self, device: u64, host: *const u8, bytes: usize) -> Result<(), RtError> {
         crate::profile::uploaded(bytes);
         let stream = self.0.current_stream();
@@ -836,14 +839,8 @@ impl Backend for CudaBackend {
         }
         // SAFETY: as above. From pageable memory the call returns once the
         // bytes are staged, so the host may change them.
-        let code = unsafe {
-            (self.0.driver.cuMemcpyHtoDAsync_v2)(
-                device,
-                host.cast(),
-                bytes,
-                stream,
-            )
-        };
+        let code =
+            unsafe { (self.0.driver.cuMemcpyHtoDAsync_v2)(device, host.cast(), bytes, stream) };
         self.0.check("cuMemcpyHtoDAsync_v2", code)
     }
 

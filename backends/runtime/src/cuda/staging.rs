@@ -67,9 +67,7 @@ pub fn prepare(runtime: &Runtime) -> Result<(), RtError> {
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Option<Staging>> {
-    STAGING
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner())
+    STAGING.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// Copies `bytes` bytes from `host` to `device` on `stream` through the
