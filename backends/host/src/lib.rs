@@ -49,7 +49,8 @@ pgpu-check-division,pgpu-report-run-time-errors";
 /// that run on a CUDA GPU or, when none is usable, on the CPU: every
 /// kernel and collective gets a GPU version (`pgpu-offload-kernels`, the
 /// collectives of `pgpu-link-gpu-collectives`, upstream's kernel
-/// outlining and NVVM lowering, PTX for `chip` from LLVM's NVPTX backend at
+/// outlining and NVVM lowering with our libdevice math functions
+/// (`pgpu-define-device-math`), PTX for `chip` from LLVM's NVPTX backend at
 /// `opt_level`, embedded by `gpu-module-to-binary`) and keeps its CPU
 /// version (`pgpu-outline-cpu-kernels`); the host code of tasks that may
 /// run concurrently goes to functions the runtime runs on task threads
@@ -82,7 +83,7 @@ pub fn cuda_pipeline(
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
 pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,convert-scf-to-cf,arith-expand,\
 expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
-pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}\
+pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}\
 convert-arith-to-llvm,finalize-memref-to-llvm{{use-generic-functions=true}},convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
@@ -288,12 +289,12 @@ mod tests {
     fn cuda_pipeline_defines_the_grid_barrier_after_the_nvvm_lowering() {
         let waiting = cuda_pipeline(true, "sm_90", 3, 256, true);
         assert!(waiting.contains(
-            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,pgpu-define-range-barrier,\
-             pgpu-wait-grid-dependencies,"
+            "gpu.module(convert-gpu-to-nvvm),pgpu-define-device-math,pgpu-define-grid-barrier,\
+             pgpu-define-range-barrier,pgpu-wait-grid-dependencies,"
         ));
         let older = cuda_pipeline(false, "sm_80", 3, 256, false);
         assert!(older.contains(
-            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,\
+            "gpu.module(convert-gpu-to-nvvm),pgpu-define-device-math,pgpu-define-grid-barrier,\
                  pgpu-define-range-barrier,convert-arith-to-llvm,finalize-memref"
         ));
     }

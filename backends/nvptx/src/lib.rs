@@ -9,6 +9,8 @@
 //!    `convert-parallel-loops-to-gpu` make them `gpu.launch` with one thread
 //!    per rank and a bounds guard;
 //! 3. `gpu-kernel-outlining`, `nvvm-attach-target`, `convert-gpu-to-nvvm`,
+//!    `pgpu-define-device-math` (our definitions of the libdevice math
+//!    functions that the NVVM lowering calls),
 //!    `pgpu-define-grid-barrier` and `pgpu-define-range-barrier` (the
 //!    barriers of grid and of block kernels), then, for sm_90 and later,
 //!    `pgpu-wait-grid-dependencies`, and the host conversions to the LLVM
@@ -17,12 +19,18 @@
 //!    leaves the PTX text in each `gpu.binary`, which [`extract_ptx`] reads.
 
 pub mod collectives;
+mod define_device_math;
 mod define_grid_barrier;
 mod define_range_barrier;
 mod link_collectives;
 mod nvvm_modules;
 mod wait_grid_dependencies;
 
+pub use define_device_math::{
+    DefineDeviceMath, EXACT as EXACT_MATH_FUNCTIONS, LIBDEVICE_PREFIX,
+    PREFIX as DEVICE_MATH_PREFIX, WIDENED as WIDENED_MATH_FUNCTIONS,
+    library as device_math_library,
+};
 pub use define_grid_barrier::{
     DefineGridBarrier, FUNCTION as GRID_BARRIER_FUNCTION, MARKER as COOPERATIVE_LAUNCH_MARKER,
 };
@@ -35,6 +43,7 @@ pub use wait_grid_dependencies::{MARKER as GRID_DEPENDENCY_MARKER, WaitGridDepen
 
 pgpu_pass_infra::declare_passes![
     LinkGpuCollectives,
+    DefineDeviceMath,
     DefineGridBarrier,
     DefineRangeBarrier,
     WaitGridDependencies
@@ -168,6 +177,7 @@ pub fn pipeline(options: &Options) -> String {
         "gpu-kernel-outlining".to_string(),
         format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
         "gpu.module(convert-gpu-to-nvvm)".to_string(),
+        "pgpu-define-device-math".to_string(),
         "pgpu-define-grid-barrier".to_string(),
         "pgpu-define-range-barrier".to_string(),
         if waits_for_grid_dependencies(chip) {
@@ -256,7 +266,8 @@ mod tests {
         assert!(text.contains("nvvm-attach-target{chip=sm_80 O=2}"));
         assert!(text.ends_with("gpu-module-to-binary{format=isa})"));
         assert!(text.contains(
-            "gpu.module(convert-gpu-to-nvvm),pgpu-define-grid-barrier,pgpu-define-range-barrier,"
+            "gpu.module(convert-gpu-to-nvvm),pgpu-define-device-math,pgpu-define-grid-barrier,\
+             pgpu-define-range-barrier,"
         ));
     }
 

@@ -185,20 +185,30 @@ pub(crate) fn insert_definition<'c>(
         op = current.next_in_block();
     }
     for raw in definition {
-        // SAFETY: a live op of the parsed module; moving it transfers it to
-        // the gpu.module's block, and the parsed module is dropped with
+        // SAFETY: a live op of the parsed module, which is dropped with
         // what was not taken.
-        let mut moved = unsafe { OperationRefMut::from_raw(raw) };
-        let raw_location = location.to_raw();
-        moved.walk_mut(WalkOrder::PreOrder, |nested| {
-            // SAFETY: a live op of the definition and a location of its
-            // context.
-            unsafe { mlir_sys::mlirOperationSetLocation(nested.to_raw(), raw_location) };
-            WalkResult::Advance
-        });
-        moved.move_before(anchor);
+        move_with_location(unsafe { OperationRef::from_raw(raw) }, anchor, location);
     }
     Ok(())
+}
+
+/// Moves `op` (a top-level op of a parsed module of ours) before `anchor`,
+/// giving it and every op nested in it `location`.
+pub(crate) fn move_with_location<'c>(
+    op: OperationRef<'c, '_>,
+    anchor: OperationRef<'c, '_>,
+    location: Location<'c>,
+) {
+    // SAFETY: a live op; moving it transfers it to the anchor's block.
+    let mut moved = unsafe { OperationRefMut::from_raw(op.to_raw()) };
+    let raw_location = location.to_raw();
+    moved.walk_mut(WalkOrder::PreOrder, |nested| {
+        // SAFETY: a live op of the definition and a location of its
+        // context.
+        unsafe { mlir_sys::mlirOperationSetLocation(nested.to_raw(), raw_location) };
+        WalkResult::Advance
+    });
+    moved.move_before(anchor);
 }
 
 /// The number of an NVIDIA chip name (`sm_90a` -> 90).
