@@ -84,16 +84,16 @@ const LIBRARY: &str = include_str!("device_math.mlir");
 /// `__nv_<name>f` (f32) with their number of operands, and the LLVM
 /// intrinsic that the NVPTX backend selects as the instruction.
 pub const EXACT: &[(&str, &str, usize)] = &[
-    ("sqrt", "sqrt", 1),          // sqrt.rn
-    ("fabs", "fabs", 1),          // abs
-    ("floor", "floor", 1),        // cvt.rmi
-    ("ceil", "ceil", 1),          // cvt.rpi
-    ("rint", "roundeven", 1),     // cvt.rni
-    ("round", "round", 1),        // half away from zero, exact
-    ("fma", "fma", 3),            // fma.rn
-    ("copysign", "copysign", 2),  // bit operations
-    ("fmax", "maxnum", 2),        // max (a NaN operand is ignored, as in C)
-    ("fmin", "minnum", 2),        // min
+    ("sqrt", "sqrt", 1),         // sqrt.rn
+    ("fabs", "fabs", 1),         // abs
+    ("floor", "floor", 1),       // cvt.rmi
+    ("ceil", "ceil", 1),         // cvt.rpi
+    ("rint", "roundeven", 1),    // cvt.rni
+    ("round", "round", 1),       // half away from zero, exact
+    ("fma", "fma", 3),           // fma.rn
+    ("copysign", "copysign", 2), // bit operations
+    ("fmax", "maxnum", 2),       // max (a NaN operand is ignored, as in C)
+    ("fmin", "minnum", 2),       // min
 ];
 
 /// Functions of the f64 library with their number of operands: their f32
