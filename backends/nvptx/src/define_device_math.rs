@@ -66,6 +66,7 @@ use melior::ir::{
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -109,7 +110,12 @@ pub const WIDENED: &[(&str, usize)] = &[
 
 /// The whole library as LLVM-dialect text: `device_math.mlir`, the exact
 /// operations and the f32 forms.
-pub fn library() -> String {
+pub fn library() -> &'static str {
+    static TEXT: LazyLock<String> = LazyLock::new(generate_library);
+    &TEXT
+}
+
+fn generate_library() -> String {
     let mut text = String::from(LIBRARY);
     let signature = |ty: &str, arity: usize| {
         let parameters: Vec<String> = (0..arity).map(|i| format!("%a{i}: {ty}")).collect();
@@ -192,7 +198,7 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     let context_ref = module.context();
     // SAFETY: the context outlives the pass run.
     let context = unsafe { context_ref.to_ref() };
-    let parsed = Module::parse(context, &library()).ok_or_else(|| {
+    let parsed = Module::parse(context, library()).ok_or_else(|| {
         emit_error(
             location,
             "internal error: the device math library does not parse",
