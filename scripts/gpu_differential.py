@@ -60,10 +60,16 @@ FORK_LARGE = {
 # Loop speculation (issue 7): examples/speculate with the argument grids of
 # test-suite/run/speculate/Inputs (the CPU device's outputs there equal the
 # sequential programs': lowering.test), and the synthetic loop with windows
-# of 64 threads (forwarding among the GPU's 32-thread warps, many windows).
-# Black-Scholes needs libdevice (exp, log, sqrt) on the GPU, which the
-# cuda target does not link yet.
-SPECULATE = ["synthetic", "md", "cfd"]
+# of 64 threads (forwarding among the GPU's 32-thread warps, many windows)
+# and with the direct-update scheme (writes in place, undone on a
+# violation; windows of 8192 and of 64 threads).
+SPECULATE = ["synthetic", "md", "cfd", "blackscholes"]
+# The synthetic loop lowered with other pgpu-lower-speculation options.
+SYNTHETIC_LOWERED = {
+    "speculate_synthetic_w64": "window=64",
+    "speculate_synthetic_direct": "commit=direct",
+    "speculate_synthetic_direct_w64": "window=64 commit=direct",
+}
 SPECULATE_LARGE = {
     "synthetic": ["7168 5 5 10 0 0 7", "7168 5 5 10 1 10 7", "7168 5 5 10 1 100 7", "7168 8 8 3 3 10 7", "7168 2 2 3 2 10 7", "3000 1 1 1 4 1000 7"],
     "md": ["8192 4 7 0", "8192 4 7 10"],
@@ -98,7 +104,8 @@ def cases():
         runs += SPECULATE_LARGE.get(name, [])
         found.extend(("speculate_" + name, args) for args in runs)
         if name == "synthetic":
-            found.extend(("speculate_synthetic_w64", args) for args in runs)
+            for lowered in SYNTHETIC_LOWERED:
+                found.extend((lowered, args) for args in runs)
     return found
 
 
@@ -117,18 +124,19 @@ def build(directory):
     programs.extend(
         ("speculate_" + name, os.path.join(ROOT, f"examples/speculate/{name}.c")) for name in SPECULATE
     )
-    lowered = os.path.join(directory, "synthetic_w64.mlir")
-    with open(lowered, "w") as out:
-        emitted = subprocess.run(
-            [pgpu, "emit", os.path.join(ROOT, "examples/speculate/synthetic.c")],
-            check=True, capture_output=True, text=True,
-        ).stdout
-        subprocess.run(
-            [os.environ.get("PGPU_OPT", os.path.join(os.path.dirname(pgpu), "pgpu-opt")),
-             "--pass-pipeline=builtin.module(pgpu-lower-speculation{window=64})"],
-            input=emitted, stdout=out, check=True, text=True,
-        )
-    programs.append(("speculate_synthetic_w64", lowered))
+    emitted = subprocess.run(
+        [pgpu, "emit", os.path.join(ROOT, "examples/speculate/synthetic.c")],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    for name, options in SYNTHETIC_LOWERED.items():
+        lowered = os.path.join(directory, name + ".mlir")
+        with open(lowered, "w") as out:
+            subprocess.run(
+                [os.environ.get("PGPU_OPT", os.path.join(os.path.dirname(pgpu), "pgpu-opt")),
+                 f"--pass-pipeline=builtin.module(pgpu-lower-speculation{{{options}}})"],
+                input=emitted, stdout=out, check=True, text=True,
+            )
+        programs.append((name, lowered))
     for name, program in programs:
         exe = os.path.join(directory, name)
         flags = os.environ.get("PGPU_COMPILE_FLAGS", "").split()

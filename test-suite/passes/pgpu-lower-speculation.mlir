@@ -2,9 +2,12 @@
 // kernels (speculative execution, lazy check, claim, commit, clean-up) on
 // one meta-data list, its body a function of the iteration and thread whose
 // speculative accesses call the GPU-TLS library; the serial commit is one
-// thread committing the window in order. Runs are in run/speculate/.
+// thread committing the window in order; the direct-update scheme writes
+// in place (its own load and store helpers), checks every dependence and
+// undoes instead of committing. Runs are in run/speculate/.
 // RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation{window=128 warp=8})' | FileCheck %s
 // RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation{commit=serial})' | FileCheck %s --check-prefix=SERIAL
+// RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation{commit=direct})' | FileCheck %s --check-prefix=DIRECT
 // RUN: not pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation{commit=sideways})' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-lower-speculation,pgpu-inline-spmd)' | FileCheck %s --check-prefix=INLINED
 
@@ -41,7 +44,32 @@
 // SERIAL: scf.for
 // SERIAL: call @__pgpu_spec_commit_0_0({{.*}}, %true
 
-// BAD: commit must be parallel or serial, not `sideways`
+// DIRECT-LABEL: func.func private @__pgpu_spec_body_0_0(
+// Both stores are in place and tracked (an undone iteration must not leave
+// its direct store behind), the load reads memory and is recorded.
+// DIRECT: call @__pgpu_du_load_memref__xf64_(
+// DIRECT: call @__pgpu_du_store_memref__xf64_({{.*}}, %c0_i64, %true)
+// DIRECT: call @__pgpu_du_store_memref__xf64_({{.*}}, %c1_i64, %false)
+// DIRECT-NOT: call @__pgpu_tls_load
+// DIRECT: func.func private @__pgpu_spec_commit_0_0({{.*}}: index, %{{.*}}: index, %{{.*}}: memref<?xf64>, %{{.*}}: memref<?xf64>)
+// DIRECT: call @__pgpu_du_entry(
+// DIRECT: scf.index_switch
+// DIRECT-LABEL: func.func @scatter(
+// DIRECT: pgpu.spawn
+// DIRECT: call @__pgpu_spec_body_0_0(
+// DIRECT: pgpu.spawn
+// DIRECT: call @__pgpu_du_check(
+// DIRECT-NOT: __pgpu_tls_claim
+// DIRECT: pgpu.spawn
+// DIRECT: call @__pgpu_spec_commit_0_0(
+// DIRECT: pgpu.spawn
+// DIRECT: call @__pgpu_tls_cleanup(
+// A window whose first thread must not commit (it read a value a later
+// thread wrote in place) is followed by a window of that thread alone.
+// DIRECT: %[[STUCK:.*]] = arith.cmpi eq, %{{.*}}, %c0{{(_[0-9]+)?}} : index
+// DIRECT-NEXT: arith.select %[[STUCK]], %c1{{(_[0-9]+)?}}, %{{.*}} : index
+
+// BAD: commit must be parallel, serial or direct, not `sideways`
 
 // INLINED-NOT: call @__pgpu_tls
 // INLINED-NOT: call @__pgpu_spec

@@ -23,7 +23,14 @@
 //! window whose sets overflowed it keeps its size (an overflow says
 //! nothing about dependences). `commit=serial` replaces the parallel commit by one
 //! thread committing the window's threads in order (the in-order commit
-//! the paper compares with, Figure 8).
+//! the paper compares with, Figure 8). `commit=direct` is the other scheme
+//! of Figure 7, direct update (the paper's reference [5]): writes go to
+//! memory in place, the first writer of an address saves the value from
+//! before the window, every RAW, WAR and WAW dependence among the window's
+//! threads is a violation, and instead of a commit the threads that must
+//! not commit undo their writes. A window whose first thread read a value
+//! that a later thread wrote in place makes no progress; the next window
+//! runs that iteration alone.
 //!
 //! The meta-data (the library `speculation_library.mlir` describes its
 //! layout) is one list of i64 words per loop, sized from the window and the
@@ -81,7 +88,18 @@ pub struct LowerSpeculation {
     window: u64,
     warp: u64,
     capacity: u64,
-    serial: bool,
+    commit: Commit,
+}
+
+/// How speculative writes reach memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Commit {
+    /// GPU-TLS: buffered writes, Algorithm 4's parallel commit.
+    Parallel,
+    /// Buffered writes, one thread committing the window in order.
+    Serial,
+    /// Writes in place with an undo (the direct-update scheme).
+    Direct,
 }
 
 impl Default for LowerSpeculation {
@@ -90,7 +108,7 @@ impl Default for LowerSpeculation {
             window: 8192,
             warp: 0,
             capacity: 0,
-            serial: false,
+            commit: Commit::Parallel,
         }
     }
 }
@@ -118,7 +136,7 @@ impl Pass for LowerSpeculation {
         },
         PassOption {
             name: "commit",
-            description: "parallel (Algorithm 4) or serial (one thread commits in iteration order)",
+            description: "parallel (Algorithm 4), serial (one thread commits in iteration order) or direct (writes in place, undone on a violation)",
             default: "parallel",
         },
     ];
@@ -128,16 +146,21 @@ impl Pass for LowerSpeculation {
         if window == 0 {
             return Err("window must be at least 1".into());
         }
-        let serial = match options.string("commit")? {
-            "parallel" => false,
-            "serial" => true,
-            other => return Err(format!("commit must be parallel or serial, not `{other}`")),
+        let commit = match options.string("commit")? {
+            "parallel" => Commit::Parallel,
+            "serial" => Commit::Serial,
+            "direct" => Commit::Direct,
+            other => {
+                return Err(format!(
+                    "commit must be parallel, serial or direct, not `{other}`"
+                ));
+            }
         };
         Ok(Self {
             window,
             warp: options.parse("warp")?,
             capacity: options.parse("capacity")?,
-            serial,
+            commit,
         })
     }
 
@@ -282,8 +305,9 @@ impl LowerSpeculation {
         for (op, _) in &accesses {
             types.insert(memref_operand(*op).melior_type().to_string());
         }
+        let direct = self.commit == Commit::Direct;
         for ty in &types {
-            generated.insert(&typed_helpers(ty, spec)?, spec)?;
+            generated.insert(&typed_helpers(ty, direct, spec)?, spec)?;
         }
 
         // The body becomes a function of the iteration, the thread and the
@@ -321,7 +345,7 @@ impl LowerSpeculation {
             replace_uses_within(*value, arguments[8 + k], function);
         }
         for (op, access) in &accesses {
-            rewrite_access(*op, *access, &arguments[1..8])?;
+            rewrite_access(*op, *access, direct, &arguments[1..8])?;
         }
         inline_into_kernel(generated, function)?;
 
@@ -331,7 +355,7 @@ impl LowerSpeculation {
             .iter()
             .map(|site| site.melior_type().to_string())
             .collect();
-        generated.insert(&commit_function(&commit_name, &site_types), spec)?;
+        generated.insert(&commit_function(&commit_name, direct, &site_types), spec)?;
 
         // The host driver, inlined in place of the loop.
         let driver_name = generated.fresh(&format!("__pgpu_spec_loop_{number}_"));
@@ -410,13 +434,26 @@ impl LowerSpeculation {
         } else {
             format!("%w = arith.constant {warp} : index")
         };
-        let commit_call = |thread: &str, serial: &str| {
+        let commit_call = |thread: &str, last: &str| {
+            let last_type = if self.commit == Commit::Direct {
+                "index"
+            } else {
+                "i1"
+            };
             format!(
-                "func.call @{commit}(%st, %ctl, %tm, %cap, %mask, %w, {thread}, {serial}{sites}) : \
-                 ({LAYOUT_TYPES}, index, i1{site_type_list}) -> ()"
+                "func.call @{commit}(%st, %ctl, %tm, %cap, %mask, %w, {thread}, {last}{sites}) : \
+                 ({LAYOUT_TYPES}, index, {last_type}{site_type_list}) -> ()"
             )
         };
-        let commit_kernels = if self.serial {
+        let check_call = if self.commit == Commit::Direct {
+            "func.call @__pgpu_du_check(%st, %ctl, %tm, %cap, %mask, %t) : (memref<?xi64>, memref<?xi64>, index, index, index, index) -> ()".to_string()
+        } else {
+            format!(
+                "func.call @__pgpu_tls_check(%st, %ctl, %tm, %cap, %mask, %w, %t) : ({LAYOUT_TYPES}, index) -> ()"
+            )
+        };
+        let commit_kernels = match self.commit {
+            Commit::Serial => 
             format!(
                 "pgpu.spawn %c1 {{
       %v64c = memref.load %ctl[%c0] : memref<?xi64>
@@ -426,9 +463,15 @@ impl LowerSpeculation {
       }}
     }}",
                 commit_call("%t", "%true")
-            )
-        } else {
-            format!(
+            ),
+            Commit::Direct => format!(
+                "pgpu.spawn %k {{
+      %t = pgpu.rank : index
+      {}
+    }}",
+                commit_call("%t", "%k")
+            ),
+            Commit::Parallel => format!(
                 "pgpu.spawn %k {{
       %t = pgpu.rank : index
       func.call @__pgpu_tls_claim(%st, %ctl, %tm, %cap, %mask, %t) : (memref<?xi64>, memref<?xi64>, index, index, index, index) -> ()
@@ -438,7 +481,7 @@ impl LowerSpeculation {
       {}
     }}",
                 commit_call("%t", "%false")
-            )
+            ),
         };
         let allocate = |suffix: &str, capacity: &str| {
             format!(
@@ -508,7 +551,7 @@ impl LowerSpeculation {
     }}
     pgpu.spawn %k {{
       %t = pgpu.rank : index
-      func.call @__pgpu_tls_check(%st, %ctl, %tm, %cap, %mask, %w, %t) : ({LAYOUT_TYPES}, index) -> ()
+      {check_call}
     }}
     {commit_kernels}
     pgpu.spawn %k {{
@@ -527,7 +570,9 @@ impl LowerSpeculation {
     %narrower0 = arith.maxsi %twice, %c32 : index
     %narrower = arith.minsi %narrower0, %tm : index
     %shrunk = arith.select %all, %wider, %narrower : index
-    %cur2 = arith.select %grow, %cur, %shrunk : index
+    %stuck = arith.cmpi eq, %v, %c0 : index
+    %alone = arith.select %stuck, %c1, %shrunk : index
+    %cur2 = arith.select %grow, %cur, %alone : index
     %n:3 = scf.if %grow -> (index, index, memref<?xi64>) {{
       memref.dealloc %st : memref<?xi64>
       %cap2 = arith.muli %cap, %c2 : index
@@ -769,10 +814,11 @@ fn in_inner_loop(op: Op, spec: Op) -> bool {
     false
 }
 
-/// Replaces `op` by a call of its typed helper; `layout` is the body
-/// function's thread and layout arguments (%tid, %st, %ctl, %tm, %cap,
-/// %mask, %w).
-fn rewrite_access(op: Op, access: Access, layout: &[Val]) -> Built<()> {
+/// Replaces `op` by a call of its typed helper (of the direct-update
+/// scheme when `direct`); `layout` is the body function's thread and
+/// layout arguments (%tid, %st, %ctl, %tm, %cap, %mask, %w).
+fn rewrite_access(op: Op, access: Access, direct: bool, layout: &[Val]) -> Built<()> {
+    let scheme = if direct { "du" } else { "tls" };
     let at = Builder::before(op).at_location_of(op);
     let memref = memref_operand(op);
     let mangled = mangle(&memref.melior_type().to_string());
@@ -787,7 +833,7 @@ fn rewrite_access(op: Op, access: Access, layout: &[Val]) -> Built<()> {
             operands.push(tid);
             operands.extend(op.operands());
             let ty = op.result(0).melior_type();
-            let loaded = call(&format!("__pgpu_tls_load_{mangled}"), &operands, &[ty])?;
+            let loaded = call(&format!("__pgpu_{scheme}_load_{mangled}"), &operands, &[ty])?;
             op.result(0).replace_all_uses(loaded.result(0));
         }
         Access::Own => {
@@ -804,7 +850,7 @@ fn rewrite_access(op: Op, access: Access, layout: &[Val]) -> Built<()> {
             operands.extend(op.operands());
             operands.push(at.constant(at.parse_type("i64")?, site as i64)?);
             operands.push(at.constant(at.parse_type("i1")?, i64::from(tracked))?);
-            call(&format!("__pgpu_tls_store_{mangled}"), &operands, &[])?;
+            call(&format!("__pgpu_{scheme}_store_{mangled}"), &operands, &[])?;
         }
     }
     op.erase();
@@ -877,8 +923,9 @@ fn from_bits(element: &str, bits: &str, out: &str) -> String {
 
 /// The helpers of memref type `ty`: the key (byte address) and element
 /// offset of an element, the speculative load, the buffered store, the
-/// load that sees the iteration's own writes, and the commit's store.
-fn typed_helpers(ty: &str, near: Op) -> Built<String> {
+/// load that sees the iteration's own writes, and the commit's store; with
+/// `direct`, also the direct-update scheme's load and in-place store.
+fn typed_helpers(ty: &str, direct: bool, near: Op) -> Built<String> {
     let (element, rank, bytes) = memref_shape(ty, near)?;
     let name = mangle(ty);
     let indices: String = (0..rank).map(|d| format!(", %i{d}: index")).collect();
@@ -920,6 +967,50 @@ fn typed_helpers(ty: &str, near: Op) -> Built<String> {
     let load_bits = to_bits(&element, "loaded", "lb");
     let result = from_bits(&element, "bits", "r");
     let value_bits = to_bits(&element, "v", "vb");
+    let direct_helpers = if direct {
+        format!(
+            "func.func private @__pgpu_du_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
+    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
+    %c0 = arith.constant 0 : index
+    %m1 = arith.constant -1 : i64
+    %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %k#0) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+    %bits = scf.if %own#0 -> (i64) {{
+      scf.yield %own#1 : i64
+    }} else {{
+      %loaded = memref.load %m[{index_list}] : {ty}
+      {load_bits}
+      %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
+      %room = arith.cmpi ult, %n, %cap : index
+      scf.if %room {{
+        %slot = func.call @__pgpu_tls_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> index
+        %tmi = arith.index_cast %tm : index to i64
+        %tidi = arith.index_cast %tid : index to i64
+        %rank = arith.subi %tmi, %tidi : i64
+        func.call @__pgpu_tls_record_read(%st, %tm, %cap, %mask, %tid, %k#0, %slot, %m1, %lb, %rank) : (memref<?xi64>, index, index, index, index, i64, index, i64, i64, i64) -> ()
+      }} else {{
+        func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
+      }}
+      scf.yield %lb : i64
+    }}
+    {result}
+    return %r : {element}
+}}
+func.func private @__pgpu_du_store_{name}({LAYOUT}, %tid: index, %v: {element}, %m: {ty}{indices}, %site: i64, %tracked: i1) attributes {{pgpu.spmd_inline}} {{
+    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
+    {value_bits}
+    %loaded = memref.load %m[{index_list}] : {ty}
+    {load_bits}
+    %goes = func.call @__pgpu_du_write(%st, %ctl, %tm, %cap, %mask, %tid, %k#0, %vb, %lb, %site, %k#1) : (memref<?xi64>, memref<?xi64>, index, index, index, index, i64, i64, i64, i64, i64) -> i1
+    scf.if %goes {{
+      memref.store %v, %m[{index_list}] : {ty}
+    }}
+    return
+}}
+"
+        )
+    } else {
+        String::new()
+    };
     Ok(format!(
         "func.func private @__pgpu_tls_key_{name}(%m: {ty}{indices}) -> (i64, i64) attributes {{pgpu.spmd_inline}} {{
 {key}    return %key, %elem : i64, i64
@@ -945,7 +1036,8 @@ func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indice
         }} else {{
           scf.yield %f#1 : i64
         }}
-        func.call @__pgpu_tls_record_read(%st, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %got) : (memref<?xi64>, index, index, index, index, i64, index, i64, i64) -> ()
+        %rank = arith.index_cast %tid : index to i64
+        func.call @__pgpu_tls_record_read(%st, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %got, %rank) : (memref<?xi64>, index, index, index, index, i64, index, i64, i64, i64) -> ()
         scf.yield %got : i64
       }} else {{
         func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
@@ -986,13 +1078,15 @@ func.func private @__pgpu_tls_put_{name}(%m: {ty}, %elem: index, %bits: i64) att
     memref.store %r, %flat[%elem] : memref<?x{element}>
     return
 }}
-",
+{direct_helpers}",
     ))
 }
 
 /// The commit of thread %tid's write set for one loop whose buffered
-/// stores write `site_types` (one memref per site).
-fn commit_function(name: &str, site_types: &[String]) -> String {
+/// stores write `site_types` (one memref per site); with `direct`, the
+/// direct-update scheme's undo instead (its last parameter is the window's
+/// thread count, not the serial flag).
+fn commit_function(name: &str, direct: bool, site_types: &[String]) -> String {
     let parameters: String = site_types
         .iter()
         .enumerate()
@@ -1012,13 +1106,24 @@ fn commit_function(name: &str, site_types: &[String]) -> String {
             )
         })
         .collect();
+    let (last, entry) = if direct {
+        (
+            "%k: index",
+            "@__pgpu_du_entry(%st, %ctl, %tm, %cap, %mask, %tid, %e, %k) : (memref<?xi64>, memref<?xi64>, index, index, index, index, index, index)",
+        )
+    } else {
+        (
+            "%serial: i1",
+            "@__pgpu_tls_entry(%st, %ctl, %tm, %cap, %mask, %tid, %e, %serial) : (memref<?xi64>, memref<?xi64>, index, index, index, index, index, i1)",
+        )
+    };
     format!(
-        "func.func private @{name}({LAYOUT}, %tid: index, %serial: i1{parameters}) attributes {{pgpu.spmd_inline}} {{
+        "func.func private @{name}({LAYOUT}, %tid: index, {last}{parameters}) attributes {{pgpu.spmd_inline}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c1, %tid) : (memref<?xi64>, index, index, index, index) -> index
   scf.for %e = %c0 to %n step %c1 {{
-    %entry:4 = func.call @__pgpu_tls_entry(%st, %ctl, %tm, %cap, %mask, %tid, %e, %serial) : (memref<?xi64>, memref<?xi64>, index, index, index, index, index, i1) -> (i1, index, index, i64)
+    %entry:4 = func.call {entry} -> (i1, index, index, i64)
     scf.if %entry#0 {{
       scf.index_switch %entry#1
 {cases}        default {{

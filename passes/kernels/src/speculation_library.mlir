@@ -239,8 +239,10 @@ func.func private @__pgpu_tls_forward(%st: memref<?xi64>, %tm: index, %cap: inde
 
 // The end of Algorithm 1: records the read in thread %tid's read set (the
 // typed load helper calls it only when the set has room) and raises the
-// address's maximum reader.
-func.func private @__pgpu_tls_record_read(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %key: i64, %slot: index, %producer: i64, %bits: i64) attributes {pgpu.spmd_inline} {
+// address's reader field to %rank (GPU-TLS: the thread, so the field is
+// the maximum reader; direct update: %tm minus the thread, so it encodes
+// the minimum reader).
+func.func private @__pgpu_tls_record_read(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %key: i64, %slot: index, %producer: i64, %bits: i64, %rank: i64) attributes {pgpu.spmd_inline} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -261,8 +263,7 @@ func.func private @__pgpu_tls_record_read(%st: memref<?xi64>, %tm: index, %cap: 
   %n1 = arith.addi %n64, %one : i64
   memref.store %n1, %st[%cp] : memref<?xi64>
   %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %slot) : (index, index, index) -> index
-  %tidi = arith.index_cast %tid : index to i64
-  %old = memref.atomic_rmw maxs %tidi, %st[%mrp] : (i64, memref<?xi64>) -> i64
+  %old = memref.atomic_rmw maxs %rank, %st[%mrp] : (i64, memref<?xi64>) -> i64
   return
 }
 
@@ -554,4 +555,176 @@ func.func private @__pgpu_tls_init(%st: memref<?xi64>, %mask: index, %j: index) 
   %v = arith.select %ge1, %b, %z : i64
   memref.store %v, %st[%j] : memref<?xi64>
   return
+}
+
+// The direct-update scheme the paper compares GPU-TLS with (Figure 7: the
+// CPU TLS of Oancea et al. with in-place memory versioning, its reference
+// [5]), on the same state. A speculative write goes straight to memory; the
+// address's first writer in time saves the value before the window in the
+// table (field 3, which the parallel commit uses otherwise), and the
+// writer's write set keeps its own final value. A read reads memory and
+// is recorded; field 2 of its address keeps the minimum reader (as %tm
+// minus the thread). Every dependence among the window's threads is a
+// violation: RAW and WAW at the later thread, WAR at the writer, and a read
+// that saw a later thread's value at the reader. After the check, the
+// threads that must not commit undo their writes (the saved value goes
+// back where no committing thread wrote) and the committing first writer
+// of an address stores its value again (a later writer may have
+// overwritten it).
+
+// The speculative write of %bits to %key by thread %tid; %old is the
+// element's value, loaded before this call. Returns whether the caller
+// stores %bits to memory: false when the write set is full (the thread
+// then cannot commit).
+func.func private @__pgpu_du_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %key: i64, %bits: i64, %old: i64, %site: i64, %elem: i64) -> i1 attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1 : i64
+  %max = arith.constant 9223372036854775807 : i64
+  %tidi = arith.index_cast %tid : index to i64
+  %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
+  %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c1, %tid) : (index, index, index, index) -> index
+  %n64 = memref.load %st[%cp] : memref<?xi64>
+  %n = arith.index_cast %n64 : i64 to index
+  %free = arith.cmpi ult, %n, %cap : index
+  %room = arith.ori %own#0, %free : i1
+  scf.if %room {
+    scf.if %own#0 {
+      %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %own#2, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %bits, %st[%pb] : memref<?xi64>
+    } else {
+      %s = func.call @__pgpu_tls_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> index
+      // %old was loaded before this atomic (acquire-release): no writer
+      // stores to the element before the first one here has loaded it.
+      %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %s) : (index, index, index) -> index
+      %before = memref.atomic_rmw mins %tidi, %st[%mwp] : (i64, memref<?xi64>) -> i64
+      %first = arith.cmpi eq, %before, %max : i64
+      scf.if %first {
+        %op = func.call @__pgpu_tls_table_at(%mask, %c3, %s) : (index, index, index) -> index
+        memref.store %old, %st[%op] : memref<?xi64>
+      }
+      %s64 = arith.index_cast %s : index to i64
+      %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %key, %st[%pk] : memref<?xi64>
+      %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %bits, %st[%pb] : memref<?xi64>
+      %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %site, %st[%ps] : memref<?xi64>
+      %pl = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %s64, %st[%pl] : memref<?xi64>
+      %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %n, %tid) : (index, index, index, index, index, index) -> index
+      memref.store %elem, %st[%pe] : memref<?xi64>
+      %n1 = arith.addi %n64, %one : i64
+      memref.store %n1, %st[%cp] : memref<?xi64>
+    }
+  } else {
+    func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
+  }
+  return %room : i1
+}
+
+// The direct-update check of thread %tid, after every thread of the window
+// has run. A read is stale when an earlier thread wrote the address (RAW)
+// or when it saw another value than the one before the window (a later
+// thread had written it: a read that came after a WAR); a write must not
+// commit when an earlier thread wrote the address (WAW) or read it (WAR).
+func.func private @__pgpu_du_check(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %max = arith.constant 9223372036854775807 : i64
+  %tidi = arith.index_cast %tid : index to i64
+  %tmi = arith.index_cast %tm : index to i64
+  %rank = arith.subi %tmi, %tidi : i64
+  %nr = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
+  scf.for %e = %c0 to %nr step %c1 {
+    %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c2, %e, %tid) : (index, index, index, index, index, index) -> index
+    %bits = memref.load %st[%pb] : memref<?xi64>
+    %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c3, %e, %tid) : (index, index, index, index, index, index) -> index
+    %slot64 = memref.load %st[%ps] : memref<?xi64>
+    %slot = arith.index_cast %slot64 : i64 to index
+    %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+    %minw = memref.load %st[%mwp] : memref<?xi64>
+    %raw = arith.cmpi slt, %minw, %tidi : i64
+    %written = arith.cmpi ne, %minw, %max : i64
+    %bad = scf.if %written -> (i1) {
+      %op = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
+      %orig = memref.load %st[%op] : memref<?xi64>
+      %changed = arith.cmpi ne, %bits, %orig : i64
+      %either = arith.ori %raw, %changed : i1
+      scf.yield %either : i1
+    } else {
+      scf.yield %raw : i1
+    }
+    scf.if %bad {
+      func.call @__pgpu_tls_violate(%ctl, %tid) : (memref<?xi64>, index) -> ()
+    }
+  }
+  %nw = func.call @__pgpu_tls_count(%st, %tm, %mask, %c1, %tid) : (memref<?xi64>, index, index, index, index) -> index
+  scf.for %e = %c0 to %nw step %c1 {
+    %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %e, %tid) : (index, index, index, index, index, index) -> index
+    %slot64 = memref.load %st[%ps] : memref<?xi64>
+    %slot = arith.index_cast %slot64 : i64 to index
+    %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+    %minw = memref.load %st[%mwp] : memref<?xi64>
+    %waw = arith.cmpi slt, %minw, %tidi : i64
+    %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %slot) : (index, index, index) -> index
+    %minr = memref.load %st[%mrp] : memref<?xi64>
+    %war = arith.cmpi sgt, %minr, %rank : i64
+    %bad = arith.ori %waw, %war : i1
+    scf.if %bad {
+      func.call @__pgpu_tls_violate(%ctl, %tid) : (memref<?xi64>, index) -> ()
+    }
+  }
+  return
+}
+
+// The direct-update undo, for write-set entry %e of thread %tid in a
+// window of %k threads: whether memory gets a value, its site, element
+// offset and bits. Nothing moves when every thread commits. Otherwise a
+// thread that must not commit puts back the value from before the window
+// where no committing thread wrote the address, and a committing thread
+// (the address's only committing writer: any later writer must not
+// commit) stores its final value again.
+func.func private @__pgpu_du_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %e: index, %k: index) -> (i1, index, index, i64) attributes {pgpu.spmd_inline} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %tidi = arith.index_cast %tid : index to i64
+  %ki = arith.index_cast %k : index to i64
+  %v = memref.load %ctl[%c0] : memref<?xi64>
+  %violated = arith.cmpi slt, %v, %ki : i64
+  %live = arith.cmpi slt, %tidi, %v : i64
+  %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %e, %tid) : (index, index, index, index, index, index) -> index
+  %slot64 = memref.load %st[%ps] : memref<?xi64>
+  %slot = arith.index_cast %slot64 : i64 to index
+  %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+  %minw = memref.load %st[%mwp] : memref<?xi64>
+  %unowned = arith.cmpi sge, %minw, %v : i64
+  %restore = arith.andi %unowned, %violated : i1
+  %again = arith.andi %live, %violated : i1
+  %goes = arith.ori %restore, %again : i1
+  %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %e, %tid) : (index, index, index, index, index, index) -> index
+  %mine = memref.load %st[%pb] : memref<?xi64>
+  %op = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
+  %orig = memref.load %st[%op] : memref<?xi64>
+  %bits = arith.select %live, %mine, %orig : i64
+  %psite = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %e, %tid) : (index, index, index, index, index, index) -> index
+  %site64 = memref.load %st[%psite] : memref<?xi64>
+  %site = arith.index_cast %site64 : i64 to index
+  %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %e, %tid) : (index, index, index, index, index, index) -> index
+  %elem64 = memref.load %st[%pe] : memref<?xi64>
+  %elem = arith.index_cast %elem64 : i64 to index
+  return %goes, %site, %elem, %bits : i1, index, index, i64
 }
