@@ -453,8 +453,7 @@ impl LowerSpeculation {
             )
         };
         let commit_kernels = match self.commit {
-            Commit::Serial => 
-            format!(
+            Commit::Serial => format!(
                 "pgpu.spawn %c1 {{
       %v64c = memref.load %ctl[%c0] : memref<?xi64>
       %vc = arith.index_cast %v64c : i64 to index
