@@ -10,7 +10,8 @@
 #   bin/<name>_seq     the same program without the pragma, pgpu compile:
 #                      the sequential loop on the CPU (the paper's T_s)
 # and the synthetic loop also as
-#   bin/synthetic_serial   with the in-order serial commit (Figure 8)
+#   bin/synthetic_serial   with the in-order serial commit (Figures 7 and 8)
+#   bin/synthetic_direct   with the direct-update scheme (Figure 7)
 # Run from the repository root: bench/speculate/build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,8 +28,10 @@ for name in synthetic md cfd blackscholes; do
   "$PGPU" compile --target cuda "$src/$name.c" -o "$out/$name"
   "$PGPU" compile "$src/${name}_seq.c" -o "$out/${name}_seq"
 done
-"$PGPU" emit "$src/synthetic.c" \
-  | "$PGPU_OPT" --pass-pipeline='builtin.module(pgpu-lower-speculation{commit=serial})' > "$src/synthetic_serial.mlir"
-"$PGPU" compile --target cuda "$src/synthetic_serial.mlir" -o "$out/synthetic_serial"
+for commit in serial direct; do
+  "$PGPU" emit "$src/synthetic.c" \
+    | "$PGPU_OPT" --pass-pipeline="builtin.module(pgpu-lower-speculation{commit=$commit})" > "$src/synthetic_$commit.mlir"
+  "$PGPU" compile --target cuda "$src/synthetic_$commit.mlir" -o "$out/synthetic_$commit"
+done
 strip "$out"/* 2>/dev/null || true
 echo "built: $(ls "$out" | grep -v src | tr '\n' ' ')"

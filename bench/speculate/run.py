@@ -9,11 +9,14 @@ one run, and prints the PERF.md tables:
            this machine's CPU (the program without the pragma); MD (16
            partners per atom) and CFD at each iteration weight of WEIGHTS
            (default 1,256: force, f and g averaged over that many samples);
+           LOOPS (default md,cfd,blackscholes) picks the loops;
   weight   MD and CFD at 8192 iterations and weights 1 .. 1024;
   commit   the synthetic loop (N = 7168, M = 10, no dependences) with the
            parallel and the serial commit at Sw-Sr = 1-1 .. 64-64 (Figure 8);
-  deps     the synthetic loop with 1% RAW, WAR and WAW dependences at
-           Sw-Sr = 1-1 .. 16-16 (Figure 7's GPU-TLS and in-order commit).
+  deps     the synthetic loop (N = 7168, M = 10) without dependences and
+           with 1% RAW, WAR and WAW dependences at Sw-Sr = 1-1 .. 16-16
+           (Figure 7): GPU-TLS, the direct-update scheme and the in-order
+           commit, each against the sequential loop.
 
 Times are the loop's own (the programs' `loop-ms` line, which waits for
 the device), medians of REPEAT runs (default 5); every run's output
@@ -30,6 +33,8 @@ BIN = os.environ.get("PGPU_SPECULATE_BIN", "bench/speculate/bin")
 REPEAT = int(os.environ.get("REPEAT", "5"))
 # The iteration weights of the speedup table's MD and CFD rows.
 WEIGHTS = [int(w) for w in os.environ.get("WEIGHTS", "1,256").split(",")]
+# The loops of the speedup table.
+LOOPS = os.environ.get("LOOPS", "md,cfd,blackscholes").split(",")
 
 
 def run(program, args, device=None):
@@ -75,7 +80,7 @@ def speedup_row(name, n, weight):
 def speedup_table():
     print("| loop | iterations | weight | GPU-TLS ms | sequential ms | speedup | check |")
     print("|---|---|---|---|---|---|---|")
-    for name in ("md", "cfd", "blackscholes"):
+    for name in LOOPS:
         weights = [1] if name == "blackscholes" else WEIGHTS
         for weight in weights:
             for k in range(1, 17):
@@ -104,16 +109,25 @@ def commit_table():
 
 
 def deps_table():
-    print("| dependences | Sw-Sr | GPU-TLS ms | serial commit ms | sequential ms | GPU-TLS speedup | check |")
-    print("|---|---|---|---|---|---|---|")
-    for pattern, label in ((0, "none"), (1, "1% RAW"), (2, "1% WAR"), (3, "1% WAW")):
+    print(
+        "| dependences | Sw-Sr | sequential ms | GPU-TLS ms | direct update ms | in-order commit ms "
+        "| GPU-TLS speedup | direct update speedup | in-order commit speedup | fastest | check |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for pattern, label in ((0, "none"), (2, "1% WAR"), (3, "1% WAW"), (1, "1% RAW")):
         for s in (1, 2, 4, 8, 16):
             args = [7168, s, s, 10, pattern, 10, 7]
-            tls, out = run("synthetic", args, "cuda")
-            serial, out2 = run("synthetic_serial", args, "cuda")
             seq, ref = run("synthetic_seq", args)
-            check = "same" if out == ref and out2 == ref else "DIFFERENT"
-            print(f"| {label} | {s}-{s} | {tls:.3f} | {serial:.3f} | {seq:.3f} | {seq / tls:.1f}x | {check} |")
+            times, same = {}, True
+            for scheme, program in (("GPU-TLS", "synthetic"), ("direct update", "synthetic_direct"),
+                                    ("in-order commit", "synthetic_serial")):
+                times[scheme], out = run(program, args, "cuda")
+                same = same and out == ref
+            cells = " | ".join(f"{t:.3f}" for t in times.values())
+            speedups = " | ".join(f"{seq / t:.1f}x" for t in times.values())
+            fastest = min(times, key=times.get)
+            check = "same" if same else "DIFFERENT"
+            print(f"| {label} | {s}-{s} | {seq:.3f} | {cells} | {speedups} | {fastest} | {check} |")
 
 
 def main():

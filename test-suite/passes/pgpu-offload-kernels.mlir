@@ -38,7 +38,10 @@ func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out:
   return %sum : i32
 }
 
-// BLOCK: gpu.launch async [%{{.*}}] blocks({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128,
+// The block size is the runtime's choice, at most the option's.
+// BLOCK: %[[MOST:.*]] = arith.constant 128 : index
+// BLOCK-NEXT: %[[BS:.*]] = func.call @pgpu_rt_kernel_block_size(%{{.*}}, %[[MOST]]) : (index, index) -> index
+// BLOCK: gpu.launch async [%{{.*}}] blocks({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BS]],
 // BAD: block-size 2048 is not between 1 and 1024
 
 // CHECK-LABEL: func.func @program(
@@ -70,11 +73,15 @@ func.func @program(%n: index, %in: memref<?xi32, strided<[1], offset: ?>>, %out:
 // CHECK: %[[VOUT:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<?xi32>
 // CHECK: %[[VCELL:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<index>
 // CHECK: %[[TRIPS:.*]] = arith.ceildivsi
-// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[TRIPS]], %[[BS:.*]] : index
+// The runtime picks the block size: 256, or smaller blocks that spread a
+// small kernel over every multiprocessor.
+// CHECK-NEXT: %[[MOST:.*]] = arith.constant 256 : index
+// CHECK-NEXT: %[[BS:.*]] = func.call @pgpu_rt_kernel_block_size(%[[TRIPS]], %[[MOST]]) : (index, index) -> index
+// CHECK-NEXT: %[[BLOCKS:.*]] = arith.ceildivsi %[[TRIPS]], %[[BS]] : index
 // Asynchronous: the runtime's one stream orders it, host accesses wait.
 // CHECK: %[[STREAM:.*]] = gpu.wait async
-// CHECK-NEXT: %{{.*}} = gpu.launch async [%[[STREAM]]] blocks(%[[BX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BLOCKS]], {{.*}}) threads(%[[TX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BS]],
-// CHECK-NEXT: %[[BASE:.*]] = arith.muli %[[BX]], %[[BS]] : index
+// CHECK-NEXT: %{{.*}} = gpu.launch async [%[[STREAM]]] blocks(%[[BX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%{{[^=]*}}= %[[BLOCKS]], {{.*}}) threads(%[[TX:[^,]*]], %{{[^,]*}}, %{{[^)]*}}) in (%[[BDX:[^ ]*]] = %[[BS]],
+// CHECK-NEXT: %[[BASE:.*]] = arith.muli %[[BX]], %[[BDX]] : index
 // CHECK-NEXT: %[[J:.*]] = arith.addi %[[BASE]], %[[TX]] : index
 // CHECK-NEXT: %[[INSIDE:.*]] = arith.cmpi slt, %[[J]], %[[TRIPS]] : index
 // A unit range: the iteration is the thread's linear id.

@@ -382,6 +382,55 @@ pub extern "C" fn pgpu_rt_multiprocessors() -> i64 {
     })
 }
 
+/// The threads per block of a kernel of `threads` threads
+/// (`pgpu-offload-kernels`), at most `most`: `most` when the kernel gives
+/// every multiprocessor a block of that size, else the smallest multiple
+/// of 32 that spreads the kernel over all multiprocessors. A small kernel
+/// (a speculative window of 8192 threads, say) then runs on every
+/// multiprocessor instead of on a quarter of them, which is what a kernel
+/// whose threads wait on latency needs. `most` on the cpu device.
+#[unsafe(no_mangle)]
+pub extern "C" fn pgpu_rt_kernel_block_size(threads: i64, most: i64) -> i64 {
+    guard(|| match is_cuda()? {
+        true => Ok(spread_block_size(
+            threads,
+            most,
+            crate::cuda::runtime()?.multiprocessors,
+        )),
+        false => Ok(most),
+    })
+}
+
+/// The block size of [`pgpu_rt_kernel_block_size`] on `multiprocessors`.
+fn spread_block_size(threads: i64, most: i64, multiprocessors: i64) -> i64 {
+    if most <= 32 || multiprocessors <= 0 {
+        return most.max(1);
+    }
+    let per_multiprocessor = (threads.max(1) + multiprocessors - 1) / multiprocessors;
+    let warps = (per_multiprocessor + 31) / 32;
+    (warps * 32).clamp(32, most)
+}
+
+#[cfg(test)]
+mod block_size_tests {
+    use super::spread_block_size;
+
+    #[test]
+    fn spreads_small_kernels_over_every_multiprocessor() {
+        // 8192 threads on 132 multiprocessors: 63 each, so blocks of 64.
+        assert_eq!(spread_block_size(8192, 256, 132), 64);
+        assert_eq!(spread_block_size(512, 256, 132), 32);
+        assert_eq!(spread_block_size(1, 256, 132), 32);
+        // A kernel that fills every multiprocessor keeps the largest size.
+        assert_eq!(spread_block_size(132 * 256, 256, 132), 256);
+        assert_eq!(spread_block_size(1 << 20, 256, 132), 256);
+        assert_eq!(spread_block_size(132 * 200, 256, 132), 224);
+        // Nothing to spread: a block size of a warp or less, no count.
+        assert_eq!(spread_block_size(8192, 16, 132), 16);
+        assert_eq!(spread_block_size(8192, 256, 0), 256);
+    }
+}
+
 /// Threads of a kernel the device runs in lockstep
 /// (`pgpu.lockstep_width`): the warp size on the cuda device; 1 on the
 /// cpu device, whose kernel threads do not run in lockstep.

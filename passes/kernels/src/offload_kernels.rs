@@ -9,8 +9,9 @@
 //!   pgpu_rt_launch_site("f kernel k", file, line, col)
 //!   %view = device view of every list the kernel uses (pgpu_rt_to_device)
 //!   %stream = gpu.wait async
-//!   gpu.launch async [%stream] blocks(ceil(n / N)) threads(N) {
-//!     %j = block_id * N + thread_id
+//!   %b = pgpu_rt_kernel_block_size(n, N)   (N, or less for a small kernel)
+//!   gpu.launch async [%stream] blocks(ceil(n / %b)) threads(%b) {
+//!     %j = block_id * %b + thread_id
 //!     scf.if (%j < n) { body with %i = lb + j * step, on the views }
 //!   }
 //! } else {
@@ -636,7 +637,7 @@ impl Offload {
         let index = inside.index_type();
         let span = inside.value("arith.subi", &[upper, lower], index, &[])?;
         let trips = inside.value("arith.ceildivsi", &[span, step], index, &[])?;
-        let (thread, linear) = self.launch(&inside, trips, kernel)?;
+        let (thread, linear) = self.launch_spread(&inside, trips, kernel)?;
         let in_range = thread.cmpi(2, linear, trips)?;
         let (_, body_yield, _) = thread.if_op(in_range, &[], false)?;
         let lane = thread.moved_to(body_yield);
@@ -690,6 +691,31 @@ impl Offload {
         let (thread, ids, _) = launch_shaped(inside, trips, blocks, block_size, kernel)?;
         // Block ids are arguments 0..3, thread ids 3..6.
         let scaled = thread.value("arith.muli", &[ids[0], block_size], index, &[])?;
+        let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
+        Ok((thread, linear))
+    }
+
+    /// Like [`Self::launch`], with the block size the runtime picks for
+    /// `trips` threads (`pgpu_rt_kernel_block_size`: N, or smaller blocks
+    /// that spread a small kernel over every multiprocessor).
+    fn launch_spread<'c>(
+        &mut self,
+        inside: &Builder<'c>,
+        trips: Val,
+        kernel: Op,
+    ) -> Built<(Builder<'c>, Val)> {
+        let index = inside.index_type();
+        let most = inside.index(self.block_size)?;
+        let block_size = self.runtime.call(
+            inside,
+            "pgpu_rt_kernel_block_size",
+            &[trips, most],
+            "(index, index) -> index",
+        )?[0];
+        let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
+        let (thread, ids, _) = launch_shaped(inside, trips, blocks, block_size, kernel)?;
+        // Block ids are arguments 0..3, thread ids 3..6, block sizes 9..12.
+        let scaled = thread.value("arith.muli", &[ids[0], ids[9]], index, &[])?;
         let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
         Ok((thread, linear))
     }
