@@ -1,5 +1,5 @@
 // pgpu-lower-speculation: a speculative loop becomes a host window loop of
-// kernels (speculative execution, lazy check, claim, commit, clean-up) on
+// kernels (speculative execution, lazy check, commit, clean-up) on
 // one meta-data list, its body a function of the iteration and thread whose
 // speculative accesses call the GPU-TLS library; the serial commit is one
 // thread committing the window in order; the direct-update scheme writes
@@ -32,8 +32,7 @@
 // CHECK: call @__pgpu_spec_body_0_0(
 // CHECK: pgpu.spawn
 // CHECK: call @__pgpu_tls_check(
-// CHECK: pgpu.spawn
-// CHECK: call @__pgpu_tls_claim(
+// CHECK-NOT: __pgpu_tls_claim
 // CHECK: pgpu.spawn
 // CHECK: call @__pgpu_spec_commit_0_0(
 // CHECK: pgpu.spawn

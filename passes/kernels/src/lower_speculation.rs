@@ -6,13 +6,14 @@
 //!
 //! The loop is chopped into windows of `window` iterations (the loop's
 //! `window` attribute wins), one thread per iteration. Each window runs
-//! five kernels: speculative execution (the body, whose speculative reads
+//! four kernels: speculative execution (the body, whose speculative reads
 //! forward values from earlier threads of the same warp, Algorithm 1, and
-//! whose writes are buffered with eager intra-warp checks, Algorithm 2),
-//! lazy checking (Algorithm 3), the two phases of the parallel commit
-//! (Algorithm 4: every committing thread raises the address's maximum
-//! writer, then the maximum writer stores) and a clean-up that empties the
-//! meta-data for the next window. The violation index (the first thread
+//! whose writes are buffered with eager intra-warp checks, Algorithm 2;
+//! every write also raises its address's maximum writer), lazy checking
+//! (Algorithm 3), the parallel commit (Algorithm 4: an address's maximum
+//! writer stores, or, when that writer must not commit, the last
+//! committing writer, found in the write sets) and a clean-up that empties
+//! the meta-data for the next window. The violation index (the first thread
 //! that must not commit) tells the host where the next window starts: the
 //! sliding window re-executes mis-speculated iterations together with new
 //! ones, and the first thread of a window always commits, so every window
@@ -472,10 +473,6 @@ impl LowerSpeculation {
             ),
             Commit::Parallel => format!(
                 "pgpu.spawn %k {{
-      %t = pgpu.rank : index
-      func.call @__pgpu_tls_claim(%st, %ctl, %tm, %cap, %mask, %t) : (memref<?xi64>, memref<?xi64>, index, index, index, index) -> ()
-    }}
-    pgpu.spawn %k {{
       %t = pgpu.rank : index
       {}
     }}",

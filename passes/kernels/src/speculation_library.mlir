@@ -17,8 +17,8 @@
 //   table (4 x (mask + 1) words): per address seen in the window, open
 //     addressing on the address (0 = empty slot): the address, its minimum
 //     writer (Algorithms 1 and 3, i64 max when none), its maximum reader
-//     (Algorithm 2, -1 when none), its maximum committing writer
-//     (Algorithm 4, -1 when none);
+//     (Algorithm 2, -1 when none), its maximum writer (Algorithm 4, -1
+//     when none);
 //   counts (2 x tm words): read-set and write-set sizes per thread;
 //   sets (9 x cap x tm words, entry e of thread t at e * tm + t so that a
 //     warp's threads touch neighbouring words): read set (address, producer
@@ -282,8 +282,10 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   %c6 = arith.constant 6 : index
   %c7 = arith.constant 7 : index
   %c8 = arith.constant 8 : index
+  %c3 = arith.constant 3 : index
   %one = arith.constant 1 : i64
   %m1 = arith.constant -1 : i64
+  %true = arith.constant true
   %tidi = arith.index_cast %tid : index to i64
   %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
   %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c1, %tid) : (index, index, index, index) -> index
@@ -345,10 +347,16 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
       %n1 = arith.addi %n64, %one : i64
       memref.store %n1, %st[%cp] : memref<?xi64>
     }
-    scf.if %tracked {
+    // A tracked write lowers the address's minimum writer and raises its
+    // maximum writer (the parallel commit's owner).
+    %first = arith.xori %own#0, %true : i1
+    %counted = arith.andi %tracked, %first : i1
+    scf.if %counted {
       %sl = arith.index_cast %slot : i64 to index
       %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %sl) : (index, index, index) -> index
       %old = memref.atomic_rmw mins %tidi, %st[%mwp] : (i64, memref<?xi64>) -> i64
+      %xwp = func.call @__pgpu_tls_table_at(%mask, %c3, %sl) : (index, index, index) -> index
+      %oldx = memref.atomic_rmw maxs %tidi, %st[%xwp] : (i64, memref<?xi64>) -> i64
     }
   } else {
     func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
@@ -412,40 +420,17 @@ func.func private @__pgpu_tls_check(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   return
 }
 
-// Algorithm 4, first phase: every committing thread (below the violation
-// index) raises the maximum committing writer of each address it wrote.
-// The paper takes a lock per table entry and compares in it; a separate
-// phase with atomic max gives the same per-address order without locks.
-func.func private @__pgpu_tls_claim(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index) attributes {pgpu.spmd_inline} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c3 = arith.constant 3 : index
-  %c7 = arith.constant 7 : index
-  %z = arith.constant 0 : i64
-  %tidi = arith.index_cast %tid : index to i64
-  %v = memref.load %ctl[%c0] : memref<?xi64>
-  %live = arith.cmpi slt, %tidi, %v : i64
-  scf.if %live {
-    %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c1, %tid) : (memref<?xi64>, index, index, index, index) -> index
-    scf.for %e = %c0 to %n step %c1 {
-      %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %e, %tid) : (index, index, index, index, index, index) -> index
-      %slot64 = memref.load %st[%ps] : memref<?xi64>
-      %tracked = arith.cmpi sge, %slot64, %z : i64
-      scf.if %tracked {
-        %slot = arith.index_cast %slot64 : i64 to index
-        %mw = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
-        %old = memref.atomic_rmw maxs %tidi, %st[%mw] : (i64, memref<?xi64>) -> i64
-      }
-    }
-  }
-  return
-}
-
-// Algorithm 4, second phase, for write-set entry %e of thread %tid:
+// Algorithm 4, the parallel commit, for write-set entry %e of thread %tid:
 // whether it goes to memory (the thread commits and no later committing
 // thread wrote the address; with %serial, the caller commits threads in
 // order, so every entry of a committing thread goes), its site, element
-// offset and bits.
+// offset and bits. The paper takes a lock per table entry to find each
+// address's last committing writer; here the address's maximum writer
+// (raised by every tracked write) is that writer unless it must not
+// commit, and only then (a write-after-write across the violation index)
+// does the entry look for a committing writer between itself and the
+// violation index in their write sets. No lock, and no phase before the
+// commit.
 func.func private @__pgpu_tls_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %e: index, %serial: i1) -> (i1, index, index, i64) attributes {pgpu.spmd_inline} {
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
@@ -453,8 +438,11 @@ func.func private @__pgpu_tls_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   %c6 = arith.constant 6 : index
   %c7 = arith.constant 7 : index
   %c8 = arith.constant 8 : index
+  %c4 = arith.constant 4 : index
   %z = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
   %true = arith.constant true
+  %false = arith.constant false
   %tidi = arith.index_cast %tid : index to i64
   %v = memref.load %ctl[%c0] : memref<?xi64>
   %live = arith.cmpi slt, %tidi, %v : i64
@@ -462,16 +450,33 @@ func.func private @__pgpu_tls_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   %slot64 = memref.load %st[%ps] : memref<?xi64>
   %untracked = arith.cmpi slt, %slot64, %z : i64
   %free = arith.ori %untracked, %serial : i1
-  %owner = scf.if %free -> (i1) {
-    scf.yield %true : i1
+  %goes = scf.if %live -> (i1) {
+    %owner = scf.if %free -> (i1) {
+      scf.yield %true : i1
+    } else {
+      %slot = arith.index_cast %slot64 : i64 to index
+      %mw = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
+      %max = memref.load %st[%mw] : memref<?xi64>
+      %last = arith.cmpi eq, %max, %tidi : i64
+      %squashed = arith.cmpi sge, %max, %v : i64
+      %look = scf.if %squashed -> (i1) {
+        %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %e, %tid) : (index, index, index, index, index, index) -> index
+        %key = memref.load %st[%pk] : memref<?xi64>
+        %low = arith.addi %tidi, %one : i64
+        %high = arith.subi %v, %one : i64
+        %later = func.call @__pgpu_tls_last_writer(%st, %tm, %cap, %mask, %low, %high, %key) : (memref<?xi64>, index, index, index, i64, i64, i64) -> i64
+        %none = arith.cmpi slt, %later, %low : i64
+        scf.yield %none : i1
+      } else {
+        scf.yield %false : i1
+      }
+      %mine = arith.ori %last, %look : i1
+      scf.yield %mine : i1
+    }
+    scf.yield %owner : i1
   } else {
-    %slot = arith.index_cast %slot64 : i64 to index
-    %mw = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
-    %max = memref.load %st[%mw] : memref<?xi64>
-    %last = arith.cmpi eq, %max, %tidi : i64
-    scf.yield %last : i1
+    scf.yield %false : i1
   }
-  %goes = arith.andi %live, %owner : i1
   %psite = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %e, %tid) : (index, index, index, index, index, index) -> index
   %site64 = memref.load %st[%psite] : memref<?xi64>
   %site = arith.index_cast %site64 : i64 to index
