@@ -10,7 +10,11 @@ one run, and prints the PERF.md tables:
            partners per atom) and CFD at each iteration weight of WEIGHTS
            (default 1,256: force, f and g averaged over that many samples);
            LOOPS (default md,cfd,blackscholes) picks the loops;
-  weight   MD and CFD at 8192 iterations and weights 1 .. 1024;
+  weight   MD and CFD at 8192 iterations and weights 1 .. 1024, with the
+           hand-written CUDA kernel of the same loop without speculation
+           (bench/speculate/cuda, built here with nvcc; correct only without
+           dependences, which these runs have): the most any TLS scheme can
+           reach with one thread per iteration;
   commit   the synthetic loop (N = 7168, M = 10, no dependences) with the
            parallel and the serial commit at Sw-Sr = 1-1 .. 64-64 (Figure 8);
   deps     the synthetic loop (N = 7168, M = 10) without dependences and
@@ -88,12 +92,34 @@ def speedup_table():
                     break
 
 
+def cuda_kernel_ms(name, n, weight):
+    """The median kernel time of bench/speculate/cuda/NAME.cu (built once)."""
+    exe = os.path.join(BIN, name + "_cuda")
+    if not os.path.exists(exe):
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda", name + ".cu")
+        subprocess.run(["nvcc", "-O3", "-arch=sm_90", source, "-o", exe], check=True)
+    args = {"md": [n, PARTNERS, weight], "cfd": [2 * n, n, weight]}[name]
+    done = subprocess.run([exe, *map(str, args), str(max(REPEAT, 5))], capture_output=True, text=True, check=True)
+    return float(done.stdout.split()[-1])
+
+
 def weight_table():
-    print("| loop | iterations | weight | GPU-TLS ms | sequential ms | speedup | check |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| loop | iterations | weight | GPU-TLS ms | sequential ms | speedup | CUDA kernel without "
+        "speculation ms | its speedup (the ceiling) | GPU-TLS / ceiling | check |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in ("md", "cfd"):
         for weight in (1, 4, 16, 64, 256, 1024):
-            speedup_row(name, 8192, weight)
+            args = loop_args(name, 8192, weight)
+            gpu, out = run(name, args, "cuda")
+            seq, ref = run(name + "_seq", args)
+            cuda = cuda_kernel_ms(name, 8192, weight)
+            check = "same" if out == ref else "DIFFERENT"
+            print(
+                f"| {name} | 8192 | {weight} | {gpu:.3f} | {seq:.3f} | {seq / gpu:.1f}x | {cuda:.3f} "
+                f"| {seq / cuda:.1f}x | {cuda / gpu:.0%} | {check} |"
+            )
 
 
 def commit_table():
