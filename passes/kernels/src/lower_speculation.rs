@@ -969,12 +969,12 @@ fn typed_helpers(ty: &str, direct: bool, near: Op) -> Built<String> {
     %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
     %c0 = arith.constant 0 : index
     %m1 = arith.constant -1 : i64
+    %loaded = memref.load %m[{index_list}] : {ty}
+    {load_bits}
     %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %k#0) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
     %bits = scf.if %own#0 -> (i64) {{
       scf.yield %own#1 : i64
     }} else {{
-      %loaded = memref.load %m[{index_list}] : {ty}
-      {load_bits}
       %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
       %room = arith.cmpi ult, %n, %cap : index
       scf.if %room {{
@@ -1015,6 +1015,10 @@ func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indice
     %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
     %c0 = arith.constant 0 : index
     %m1 = arith.constant -1 : i64
+    // Master memory's value, loaded first: its latency overlaps the
+    // searches (the sequential loop loads the element too).
+    %loaded = memref.load %m[{index_list}] : {ty}
+    {load_bits}
     %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %k#0) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
     %bits = scf.if %own#0 -> (i64) {{
       scf.yield %own#1 : i64
@@ -1025,20 +1029,12 @@ func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indice
         %slot = func.call @__pgpu_tls_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> index
         %f:2 = func.call @__pgpu_tls_forward(%st, %tm, %cap, %mask, %w, %tid, %k#0, %slot) : (memref<?xi64>, index, index, index, index, index, i64, index) -> (i64, i64)
         %master = arith.cmpi eq, %f#0, %m1 : i64
-        %got = scf.if %master -> (i64) {{
-          %loaded = memref.load %m[{index_list}] : {ty}
-          {load_bits}
-          scf.yield %lb : i64
-        }} else {{
-          scf.yield %f#1 : i64
-        }}
+        %got = arith.select %master, %lb, %f#1 : i64
         %rank = arith.index_cast %tid : index to i64
         func.call @__pgpu_tls_record_read(%st, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %got, %rank) : (memref<?xi64>, index, index, index, index, i64, index, i64, i64, i64) -> ()
         scf.yield %got : i64
       }} else {{
         func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
-        %loaded = memref.load %m[{index_list}] : {ty}
-        {load_bits}
         scf.yield %lb : i64
       }}
       scf.yield %read : i64

@@ -139,43 +139,34 @@ func.func private @__pgpu_tls_slot(%st: memref<?xi64>, %mask: index, %key: i64) 
   return %slot : index
 }
 
-// Whether thread %t's write set holds %key: (found, bits, entry).
+// Whether thread %t's write set holds %key: (found, bits, entry). A set
+// holds each address once; the loop has no early exit, so that its loads
+// are independent and in flight together (a thread's latency, not the
+// device's throughput, bounds a small window).
 func.func private @__pgpu_tls_find_write(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %t: index, %key: i64) -> (i1, i64, index) attributes {pgpu.spmd_inline} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %c5 = arith.constant 5 : index
   %z = arith.constant 0 : i64
-  %true = arith.constant true
   %false = arith.constant false
   %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c1, %t) : (memref<?xi64>, index, index, index, index) -> index
-  %e = scf.while (%i = %c0) : (index) -> index {
-    %inside = arith.cmpi ult, %i, %n : index
-    %hit = scf.if %inside -> (i1) {
-      %p = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %i, %t) : (index, index, index, index, index, index) -> index
-      %k = memref.load %st[%p] : memref<?xi64>
-      %eq = arith.cmpi eq, %k, %key : i64
-      scf.yield %eq : i1
-    } else {
-      scf.yield %false : i1
-    }
-    %miss = arith.xori %hit, %true : i1
-    %go = arith.andi %inside, %miss : i1
-    scf.condition(%go) %i : index
-  } do {
-  ^bb0(%i: index):
-    %i1 = arith.addi %i, %c1 : index
-    scf.yield %i1 : index
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%hit = %false, %at = %c0) -> (i1, index) {
+    %p = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %i, %t) : (index, index, index, index, index, index) -> index
+    %k = memref.load %st[%p] : memref<?xi64>
+    %eq = arith.cmpi eq, %k, %key : i64
+    %hit2 = arith.ori %hit, %eq : i1
+    %at2 = arith.select %eq, %i, %at : index
+    scf.yield %hit2, %at2 : i1, index
   }
-  %found = arith.cmpi ult, %e, %n : index
-  %bits = scf.if %found -> (i64) {
-    %p = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %e, %t) : (index, index, index, index, index, index) -> index
+  %bits = scf.if %r#0 -> (i64) {
+    %p = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %r#1, %t) : (index, index, index, index, index, index) -> index
     %b = memref.load %st[%p] : memref<?xi64>
     scf.yield %b : i64
   } else {
     scf.yield %z : i64
   }
-  return %found, %bits, %e : i1, i64, index
+  return %r#0, %bits, %r#1 : i1, i64, index
 }
 
 // The latest thread in [%low, %high] (as i64, descending) whose write set
