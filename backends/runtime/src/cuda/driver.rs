@@ -237,7 +237,6 @@ driver_table! {
         cuMemsetD16Async(CUdeviceptr, u16, usize, CUstream);
         cuMemsetD32Async(CUdeviceptr, c_uint, usize, CUstream);
         cuMemHostRegister_v2(*mut c_void, usize, c_uint);
-        cuMemAllocHost_v2(*mut *mut c_void, usize);
         cuMemHostUnregister(*mut c_void);
         cuStreamCreate(*mut CUstream, c_uint);
         cuStreamSynchronize(CUstream);

@@ -38,7 +38,6 @@ pub mod device_clock;
 pub mod driver;
 pub mod kernel_times;
 pub mod sites;
-pub mod staging;
 pub mod tasks;
 pub mod warm_up;
 
@@ -833,12 +832,10 @@ impl Backend for CudaBackend {
         crate::profile::uploaded(bytes);
         let stream = self.0.current_stream();
         // SAFETY: `bytes` readable host bytes and a device block at least
-        // as long (the mirror's contract).
-        if unsafe { staging::upload(self.0, device, host, bytes, stream)? } {
-            return Ok(());
-        }
-        // SAFETY: as above. From pageable memory the call returns once the
-        // bytes are staged, so the host may change them.
+        // as long (the mirror's contract). From pageable memory the call
+        // returns once the bytes are staged, so the host may change them.
+        // (Pinned staging buffers of our own were measured on the H200
+        // machine, 2026-11-24: a 10 MB upload was no faster; removed.)
         let code =
             unsafe { (self.0.driver.cuMemcpyHtoDAsync_v2)(device, host.cast(), bytes, stream) };
         self.0.check("cuMemcpyHtoDAsync_v2", code)

@@ -117,15 +117,13 @@ DONE:
 }
 \0";
 
-/// Reserves the memory pool, prepares the upload staging buffers
-/// ([`super::staging`]), then loads
+/// Reserves the memory pool, then loads
 /// and runs the warm-up kernel once on the runtime stream, and
 /// waits for it (a host call `warm-up` on the timeline).
 pub fn warm_up(runtime: &Runtime) -> Result<(), RtError> {
     let driver = runtime.driver;
     crate::pages::page_size();
     reserve_pool(runtime)?;
-    super::staging::prepare(runtime)?;
     let mut module: CUmodule = std::ptr::null_mut();
     let mut function: CUfunction = std::ptr::null_mut();
     // SAFETY: a NUL-terminated PTX image and valid out-pointers.
