@@ -1026,12 +1026,12 @@ func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indice
       %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
       %room = arith.cmpi ult, %n, %cap : index
       %read = scf.if %room -> (i64) {{
-        %slot = func.call @__pgpu_tls_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> index
-        %f:2 = func.call @__pgpu_tls_forward(%st, %tm, %cap, %mask, %w, %tid, %k#0, %slot) : (memref<?xi64>, index, index, index, index, index, i64, index) -> (i64, i64)
+        %slot:2 = func.call @__pgpu_tls_claim_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> (index, i1)
+        %f:2 = func.call @__pgpu_tls_forward(%st, %tm, %cap, %mask, %w, %tid, %k#0, %slot#0, %slot#1) : (memref<?xi64>, index, index, index, index, index, i64, index, i1) -> (i64, i64)
         %master = arith.cmpi eq, %f#0, %m1 : i64
         %got = arith.select %master, %lb, %f#1 : i64
         %rank = arith.index_cast %tid : index to i64
-        func.call @__pgpu_tls_record_read(%st, %tm, %cap, %mask, %tid, %k#0, %slot, %f#0, %got, %rank) : (memref<?xi64>, index, index, index, index, i64, index, i64, i64, i64) -> ()
+        func.call @__pgpu_tls_record_read(%st, %tm, %cap, %mask, %tid, %k#0, %slot#0, %f#0, %got, %rank) : (memref<?xi64>, index, index, index, index, i64, index, i64, i64, i64) -> ()
         scf.yield %got : i64
       }} else {{
         func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()

@@ -94,12 +94,21 @@ func.func private @__pgpu_tls_overflow(%ctl: memref<?xi64>, %t: index) attribute
   return
 }
 
-// The table slot of %key, claimed with a compare-and-swap if the key is
-// new (linear probing; the table is at most half full).
+// The table slot of %key.
 func.func private @__pgpu_tls_slot(%st: memref<?xi64>, %mask: index, %key: i64) -> index attributes {pgpu.spmd_inline} {
+  %r:2 = func.call @__pgpu_tls_claim_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> (index, i1)
+  return %r#0 : index
+}
+
+// The table slot of %key, claimed with a compare-and-swap if the key is
+// new (linear probing; the table is at most half full), and whether this
+// call claimed it (no other thread has met the address in this window
+// yet: it has no reader and no writer).
+func.func private @__pgpu_tls_claim_slot(%st: memref<?xi64>, %mask: index, %key: i64) -> (index, i1) attributes {pgpu.spmd_inline} {
   %c1 = arith.constant 1 : index
   %z = arith.constant 0 : i64
   %true = arith.constant true
+  %false = arith.constant false
   %s33 = arith.constant 33 : i64
   %mul = arith.constant -49064778989728563 : i64
   %x1 = arith.shrui %key, %s33 : i64
@@ -109,7 +118,7 @@ func.func private @__pgpu_tls_slot(%st: memref<?xi64>, %mask: index, %key: i64) 
   %x5 = arith.xori %x3, %x4 : i64
   %xi = arith.index_castui %x5 : i64 to index
   %h = arith.andi %xi, %mask : index
-  %slot = scf.while (%p = %h) : (index) -> index {
+  %slot:2 = scf.while (%p = %h, %claimed = %false) : (index, i1) -> (index, i1) {
     %seen = memref.load %st[%p] : memref<?xi64>
     %mine = arith.cmpi eq, %seen, %key : i64
     %old = scf.if %mine -> (i64) {
@@ -131,12 +140,12 @@ func.func private @__pgpu_tls_slot(%st: memref<?xi64>, %mask: index, %key: i64) 
     %p1 = arith.addi %p, %c1 : index
     %pn = arith.andi %p1, %mask : index
     %next = arith.select %done, %p, %pn : index
-    scf.condition(%more) %next : index
+    scf.condition(%more) %next, %empty : index, i1
   } do {
-  ^bb0(%q: index):
-    scf.yield %q : index
+  ^bb0(%q: index, %e: i1):
+    scf.yield %q, %e : index, i1
   }
-  return %slot : index
+  return %slot#0, %slot#1 : index, i1
 }
 
 // Whether thread %t's write set holds %key: (found, bits, entry). A set
@@ -202,13 +211,20 @@ func.func private @__pgpu_tls_last_writer(%st: memref<?xi64>, %tm: index, %cap: 
 // read the thread's own writes do not answer (the typed load helper looks
 // there first): the latest earlier thread of the same warp, from the
 // address's minimum writer on, whose write set holds %key, and its bits;
-// -1 (master memory) when there is none.
-func.func private @__pgpu_tls_forward(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index, %tid: index, %key: i64, %slot: index) -> (i64, i64) attributes {pgpu.spmd_inline} {
+// -1 (master memory) when there is none. A slot the reader claimed
+// (%fresh) has no writer yet: nothing to search, nor to load.
+func.func private @__pgpu_tls_forward(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %w: index, %tid: index, %key: i64, %slot: index, %fresh: i1) -> (i64, i64) attributes {pgpu.spmd_inline} {
   %c1 = arith.constant 1 : index
   %one = arith.constant 1 : i64
   %m1 = arith.constant -1 : i64
-  %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
-  %minw = memref.load %st[%mwp] : memref<?xi64>
+  %max = arith.constant 9223372036854775807 : i64
+  %minw = scf.if %fresh -> (i64) {
+    scf.yield %max : i64
+  } else {
+    %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %slot) : (index, index, index) -> index
+    %loaded = memref.load %st[%mwp] : memref<?xi64>
+    scf.yield %loaded : i64
+  }
   %warp = arith.divui %tid, %w : index
   %first = arith.muli %warp, %w : index
   %firsti = arith.index_cast %first : index to i64
@@ -288,9 +304,16 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   // holds at most 2 x cap addresses per thread).
   scf.if %room {
     %slot = scf.if %tracked -> (i64) {
-      %s = func.call @__pgpu_tls_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> index
-      %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %s) : (index, index, index) -> index
-      %maxr = memref.load %st[%mrp] : memref<?xi64>
+      // A slot this write claimed has no reader yet (a reader that comes
+      // later and reads master memory is the lazy check's).
+      %s:2 = func.call @__pgpu_tls_claim_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> (index, i1)
+      %maxr = scf.if %s#1 -> (i64) {
+        scf.yield %m1 : i64
+      } else {
+        %mrp = func.call @__pgpu_tls_table_at(%mask, %c2, %s#0) : (index, index, index) -> index
+        %loaded = memref.load %st[%mrp] : memref<?xi64>
+        scf.yield %loaded : i64
+      }
       %warp = arith.divui %tid, %w : index
       %next = arith.addi %warp, %c1 : index
       %end = arith.muli %next, %w : index
@@ -316,7 +339,7 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
           }
         }
       }
-      %s64 = arith.index_cast %s : index to i64
+      %s64 = arith.index_cast %s#0 : index to i64
       scf.yield %s64 : i64
     } else {
       scf.yield %m1 : i64
