@@ -20,8 +20,8 @@
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivsi %[[N]], %[[BS:.*]] : index
 // CHECK: gpu.launch async
 // CHECK-SAME: blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]]
-// CHECK-SAME: threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BS]]
-// CHECK: %[[SCALED:.*]] = arith.muli %[[BX]], %[[BS]] : index
+// CHECK-SAME: threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDX:[^ ]*]] = %[[BS]]
+// CHECK: %[[SCALED:.*]] = arith.muli %[[BX]], %[[BDX]] : index
 // CHECK: %[[J:.*]] = arith.addi %[[SCALED]], %[[TX]] : index
 // CHECK: %[[ACTIVE:.*]] = arith.cmpi slt, %[[J]], %[[N]] : index
 // CHECK: %[[X:.*]] = scf.if %[[ACTIVE]] -> (i32) {

@@ -5,11 +5,11 @@
 // reach with one thread per iteration on this GPU (bench/speculate/run.py's
 // weight table). Arguments: nodes, edges, weight, repetitions. Prints the
 // median kernel time as `kernel-ms T`.
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+#include "median_time.cuh"
 
 __device__ double flux(double a, double b, int weight) {
   double total = 0.0;
@@ -61,22 +61,8 @@ int main(int argc, char** argv) {
   cudaMemcpy(R, right.data(), edges * sizeof(int), cudaMemcpyHostToDevice);
   cudaMemset(Y, 0, nodes * sizeof(double));
   int block = 64, blocks = (edges + block - 1) / block;
-  cfd<<<blocks, block>>>(X, Y, L, R, edges, weight);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> times;
-  for (int r = 0; r < repeat; r++) {
-    cudaEventRecord(start);
-    cfd<<<blocks, block>>>(X, Y, L, R, edges, weight);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
+  float ms = median_kernel_ms([&] { cfd<<<blocks, block>>>(X, Y, L, R, edges, weight); }, repeat);
   if (cudaGetLastError() != cudaSuccess) return 1;
-  std::sort(times.begin(), times.end());
-  printf("kernel-ms %.3f\n", times[times.size() / 2]);
+  printf("kernel-ms %.3f\n", ms);
   return 0;
 }

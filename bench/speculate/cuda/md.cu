@@ -5,11 +5,11 @@
 // iteration on this GPU (bench/speculate/run.py's weight table).
 // Arguments: atoms, partners per atom, weight, repetitions. Prints the
 // median kernel time as `kernel-ms T`.
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+#include "median_time.cuh"
 
 __device__ double force(double a, double b, int weight) {
   double total = 0.0;
@@ -53,22 +53,8 @@ int main(int argc, char** argv) {
   cudaMemset(Y, 0, all * sizeof(double));
   // Blocks of 64 threads spread 8192 atoms over every multiprocessor.
   int block = 64, blocks = (atoms + block - 1) / block;
-  md<<<blocks, block>>>(X, Y, P, atoms, per, weight);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> times;
-  for (int r = 0; r < repeat; r++) {
-    cudaEventRecord(start);
-    md<<<blocks, block>>>(X, Y, P, atoms, per, weight);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms;
-    cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
+  float ms = median_kernel_ms([&] { md<<<blocks, block>>>(X, Y, P, atoms, per, weight); }, repeat);
   if (cudaGetLastError() != cudaSuccess) return 1;
-  std::sort(times.begin(), times.end());
-  printf("kernel-ms %.3f\n", times[times.size() / 2]);
+  printf("kernel-ms %.3f\n", ms);
   return 0;
 }

@@ -963,10 +963,12 @@ fn typed_helpers(ty: &str, direct: bool, near: Op) -> Built<String> {
     let load_bits = to_bits(&element, "loaded", "lb");
     let result = from_bits(&element, "bits", "r");
     let value_bits = to_bits(&element, "v", "vb");
-    let direct_helpers = if direct {
-        format!(
-            "func.func private @__pgpu_du_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
-    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
+    // The start of both schemes' speculative loads: master memory's value,
+    // loaded first (its latency overlaps the searches; the sequential loop
+    // loads the element too), the thread's own write of the element, and
+    // whether the read set has room.
+    let load_start = format!(
+        "    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
     %c0 = arith.constant 0 : index
     %m1 = arith.constant -1 : i64
     %loaded = memref.load %m[{index_list}] : {ty}
@@ -977,7 +979,12 @@ fn typed_helpers(ty: &str, direct: bool, near: Op) -> Built<String> {
     }} else {{
       %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
       %room = arith.cmpi ult, %n, %cap : index
-      scf.if %room {{
+"
+    );
+    let direct_helpers = if direct {
+        format!(
+            "func.func private @__pgpu_du_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
+{load_start}      scf.if %room {{
         %slot = func.call @__pgpu_tls_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> index
         %tmi = arith.index_cast %tm : index to i64
         %tidi = arith.index_cast %tid : index to i64
@@ -1012,20 +1019,7 @@ func.func private @__pgpu_du_store_{name}({LAYOUT}, %tid: index, %v: {element}, 
 {key}    return %key, %elem : i64, i64
 }}
 func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
-    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
-    %c0 = arith.constant 0 : index
-    %m1 = arith.constant -1 : i64
-    // Master memory's value, loaded first: its latency overlaps the
-    // searches (the sequential loop loads the element too).
-    %loaded = memref.load %m[{index_list}] : {ty}
-    {load_bits}
-    %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %k#0) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
-    %bits = scf.if %own#0 -> (i64) {{
-      scf.yield %own#1 : i64
-    }} else {{
-      %n = func.call @__pgpu_tls_count(%st, %tm, %mask, %c0, %tid) : (memref<?xi64>, index, index, index, index) -> index
-      %room = arith.cmpi ult, %n, %cap : index
-      %read = scf.if %room -> (i64) {{
+{load_start}      %read = scf.if %room -> (i64) {{
         %slot:2 = func.call @__pgpu_tls_claim_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> (index, i1)
         %f:2 = func.call @__pgpu_tls_forward(%st, %tm, %cap, %mask, %w, %tid, %k#0, %slot#0, %slot#1) : (memref<?xi64>, index, index, index, index, index, i64, index, i1) -> (i64, i64)
         %master = arith.cmpi eq, %f#0, %m1 : i64

@@ -685,14 +685,8 @@ impl Offload {
         trips: Val,
         kernel: Op,
     ) -> Built<(Builder<'c>, Val)> {
-        let index = inside.index_type();
         let block_size = inside.index(self.block_size)?;
-        let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
-        let (thread, ids, _) = launch_shaped(inside, trips, blocks, block_size, kernel)?;
-        // Block ids are arguments 0..3, thread ids 3..6.
-        let scaled = thread.value("arith.muli", &[ids[0], block_size], index, &[])?;
-        let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
-        Ok((thread, linear))
+        launch_blocks_of(inside, trips, block_size, kernel)
     }
 
     /// Like [`Self::launch`], with the block size the runtime picks for
@@ -704,7 +698,6 @@ impl Offload {
         trips: Val,
         kernel: Op,
     ) -> Built<(Builder<'c>, Val)> {
-        let index = inside.index_type();
         let most = inside.index(self.block_size)?;
         let block_size = self.runtime.call(
             inside,
@@ -712,12 +705,7 @@ impl Offload {
             &[trips, most],
             "(index, index) -> index",
         )?[0];
-        let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
-        let (thread, ids, _) = launch_shaped(inside, trips, blocks, block_size, kernel)?;
-        // Block ids are arguments 0..3, thread ids 3..6, block sizes 9..12.
-        let scaled = thread.value("arith.muli", &[ids[0], ids[9]], index, &[])?;
-        let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
-        Ok((thread, linear))
+        launch_blocks_of(inside, trips, block_size, kernel)
     }
 
     /// Whether `op` launches kernels or calls a user function (which may).
@@ -829,6 +817,24 @@ impl Offload {
         }
         Ok(())
     }
+}
+
+/// A 1-D launch of `trips` threads in blocks of `block_size` (see
+/// [`Offload::launch`]): the builder in its body and the linear id
+/// (`block_id * block_dim + thread_id`).
+fn launch_blocks_of<'c>(
+    inside: &Builder<'c>,
+    trips: Val,
+    block_size: Val,
+    kernel: Op,
+) -> Built<(Builder<'c>, Val)> {
+    let index = inside.index_type();
+    let blocks = inside.value("arith.ceildivsi", &[trips, block_size], index, &[])?;
+    let (thread, ids, _) = launch_shaped(inside, trips, blocks, block_size, kernel)?;
+    // Block ids are arguments 0..3, thread ids 3..6, block sizes 9..12.
+    let scaled = thread.value("arith.muli", &[ids[0], ids[9]], index, &[])?;
+    let linear = thread.value("arith.addi", &[scaled, ids[3]], index, &[])?;
+    Ok((thread, linear))
 }
 
 /// `if (trips > 0) { gpu.launch async blocks(blocks) threads(threads) { }
