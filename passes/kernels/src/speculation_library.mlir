@@ -148,6 +148,48 @@ func.func private @__pgpu_tls_claim_slot(%st: memref<?xi64>, %mask: index, %key:
   return %slot#0, %slot#1 : index, i1
 }
 
+// Appends (key, bits, site, table slot or -1, element offset) to thread
+// %tid's write set, which holds %n64 entries (the caller loaded the count
+// and checked that there is room).
+func.func private @__pgpu_tls_append_write(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %n64: i64, %key: i64, %bits: i64, %site: i64, %slot: i64, %elem: i64) attributes {pgpu.spmd_inline} {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1 : i64
+  %cp = func.call @__pgpu_tls_count_at(%tm, %mask, %c1, %tid) : (index, index, index, index) -> index
+  %n = arith.index_cast %n64 : i64 to index
+  %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %key, %st[%pk] : memref<?xi64>
+  %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %bits, %st[%pb] : memref<?xi64>
+  %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %site, %st[%ps] : memref<?xi64>
+  %pl = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %slot, %st[%pl] : memref<?xi64>
+  %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %n, %tid) : (index, index, index, index, index, index) -> index
+  memref.store %elem, %st[%pe] : memref<?xi64>
+  %n1 = arith.addi %n64, %one : i64
+  memref.store %n1, %st[%cp] : memref<?xi64>
+  return
+}
+
+// The site and element offset of write-set entry %e of thread %tid: where
+// its bits go in memory.
+func.func private @__pgpu_tls_entry_place(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %e: index) -> (index, index) attributes {pgpu.spmd_inline} {
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %psite = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %e, %tid) : (index, index, index, index, index, index) -> index
+  %site64 = memref.load %st[%psite] : memref<?xi64>
+  %site = arith.index_cast %site64 : i64 to index
+  %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %e, %tid) : (index, index, index, index, index, index) -> index
+  %elem64 = memref.load %st[%pe] : memref<?xi64>
+  %elem = arith.index_cast %elem64 : i64 to index
+  return %site, %elem : index, index
+}
+
 // Whether thread %t's write set holds %key: (found, bits, entry). A set
 // holds each address once; the loop has no early exit, so that its loads
 // are independent and in flight together (a thread's latency, not the
@@ -284,11 +326,7 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %c4 = arith.constant 4 : index
   %c5 = arith.constant 5 : index
-  %c6 = arith.constant 6 : index
-  %c7 = arith.constant 7 : index
-  %c8 = arith.constant 8 : index
   %c3 = arith.constant 3 : index
   %one = arith.constant 1 : i64
   %m1 = arith.constant -1 : i64
@@ -348,18 +386,7 @@ func.func private @__pgpu_tls_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
       %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %own#2, %tid) : (index, index, index, index, index, index) -> index
       memref.store %bits, %st[%pb] : memref<?xi64>
     } else {
-      %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %key, %st[%pk] : memref<?xi64>
-      %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %bits, %st[%pb] : memref<?xi64>
-      %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %site, %st[%ps] : memref<?xi64>
-      %pl = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %slot, %st[%pl] : memref<?xi64>
-      %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %elem, %st[%pe] : memref<?xi64>
-      %n1 = arith.addi %n64, %one : i64
-      memref.store %n1, %st[%cp] : memref<?xi64>
+      func.call @__pgpu_tls_append_write(%st, %tm, %cap, %mask, %tid, %n64, %key, %bits, %site, %slot, %elem) : (memref<?xi64>, index, index, index, index, i64, i64, i64, i64, i64, i64) -> ()
     }
     // A tracked write lowers the address's minimum writer and raises its
     // maximum writer (the parallel commit's owner).
@@ -449,9 +476,7 @@ func.func private @__pgpu_tls_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
   %c5 = arith.constant 5 : index
-  %c6 = arith.constant 6 : index
   %c7 = arith.constant 7 : index
-  %c8 = arith.constant 8 : index
   %c4 = arith.constant 4 : index
   %z = arith.constant 0 : i64
   %one = arith.constant 1 : i64
@@ -491,15 +516,10 @@ func.func private @__pgpu_tls_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm
   } else {
     scf.yield %false : i1
   }
-  %psite = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %e, %tid) : (index, index, index, index, index, index) -> index
-  %site64 = memref.load %st[%psite] : memref<?xi64>
-  %site = arith.index_cast %site64 : i64 to index
-  %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %e, %tid) : (index, index, index, index, index, index) -> index
-  %elem64 = memref.load %st[%pe] : memref<?xi64>
-  %elem = arith.index_cast %elem64 : i64 to index
+  %place:2 = func.call @__pgpu_tls_entry_place(%st, %tm, %cap, %mask, %tid, %e) : (memref<?xi64>, index, index, index, index, index) -> (index, index)
   %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %e, %tid) : (index, index, index, index, index, index) -> index
   %bits = memref.load %st[%pb] : memref<?xi64>
-  return %goes, %site, %elem, %bits : i1, index, index, i64
+  return %goes, %place#0, %place#1, %bits : i1, index, index, i64
 }
 
 // Empties the table slots thread %tid used and its sets, for the next
@@ -598,12 +618,7 @@ func.func private @__pgpu_tls_init(%st: memref<?xi64>, %mask: index, %j: index) 
 func.func private @__pgpu_du_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %key: i64, %bits: i64, %old: i64, %site: i64, %elem: i64) -> i1 attributes {pgpu.spmd_inline} {
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
-  %c4 = arith.constant 4 : index
   %c5 = arith.constant 5 : index
-  %c6 = arith.constant 6 : index
-  %c7 = arith.constant 7 : index
-  %c8 = arith.constant 8 : index
-  %one = arith.constant 1 : i64
   %max = arith.constant 9223372036854775807 : i64
   %tidi = arith.index_cast %tid : index to i64
   %own:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %key) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
@@ -628,18 +643,7 @@ func.func private @__pgpu_du_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm:
         memref.store %old, %st[%op] : memref<?xi64>
       }
       %s64 = arith.index_cast %s : index to i64
-      %pk = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c4, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %key, %st[%pk] : memref<?xi64>
-      %pb = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c5, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %bits, %st[%pb] : memref<?xi64>
-      %ps = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %site, %st[%ps] : memref<?xi64>
-      %pl = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c7, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %s64, %st[%pl] : memref<?xi64>
-      %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %n, %tid) : (index, index, index, index, index, index) -> index
-      memref.store %elem, %st[%pe] : memref<?xi64>
-      %n1 = arith.addi %n64, %one : i64
-      memref.store %n1, %st[%cp] : memref<?xi64>
+      func.call @__pgpu_tls_append_write(%st, %tm, %cap, %mask, %tid, %n64, %key, %bits, %site, %s64, %elem) : (memref<?xi64>, index, index, index, index, i64, i64, i64, i64, i64, i64) -> ()
     }
   } else {
     func.call @__pgpu_tls_overflow(%ctl, %tid) : (memref<?xi64>, index) -> ()
@@ -717,9 +721,7 @@ func.func private @__pgpu_du_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm:
   %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
   %c5 = arith.constant 5 : index
-  %c6 = arith.constant 6 : index
   %c7 = arith.constant 7 : index
-  %c8 = arith.constant 8 : index
   %tidi = arith.index_cast %tid : index to i64
   %ki = arith.index_cast %k : index to i64
   %v = memref.load %ctl[%c0] : memref<?xi64>
@@ -739,11 +741,6 @@ func.func private @__pgpu_du_entry(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm:
   %op = func.call @__pgpu_tls_table_at(%mask, %c3, %slot) : (index, index, index) -> index
   %orig = memref.load %st[%op] : memref<?xi64>
   %bits = arith.select %live, %mine, %orig : i64
-  %psite = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c6, %e, %tid) : (index, index, index, index, index, index) -> index
-  %site64 = memref.load %st[%psite] : memref<?xi64>
-  %site = arith.index_cast %site64 : i64 to index
-  %pe = func.call @__pgpu_tls_at(%tm, %cap, %mask, %c8, %e, %tid) : (index, index, index, index, index, index) -> index
-  %elem64 = memref.load %st[%pe] : memref<?xi64>
-  %elem = arith.index_cast %elem64 : i64 to index
-  return %goes, %site, %elem, %bits : i1, index, index, i64
+  %place:2 = func.call @__pgpu_tls_entry_place(%st, %tm, %cap, %mask, %tid, %e) : (memref<?xi64>, index, index, index, index, index) -> (index, index)
+  return %goes, %place#0, %place#1, %bits : i1, index, index, i64
 }
