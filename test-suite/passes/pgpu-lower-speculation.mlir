@@ -72,7 +72,16 @@
 
 // INLINED-NOT: call @__pgpu_tls
 // INLINED-NOT: call @__pgpu_spec
+// Each speculative access is a region whose lockstep lanes leave it
+// together (pgpu-reconverge-warps brackets it on the GPU): the load, then
+// both stores.
+// INLINED: scf.execute_region -> f64 no_inline {
 // INLINED: memref.generic_atomic_rmw
+// INLINED: } {pgpu.reconverge}
+// INLINED: scf.execute_region no_inline {
+// INLINED: } {pgpu.reconverge}
+// INLINED: scf.execute_region no_inline {
+// INLINED: } {pgpu.reconverge}
 
 func.func @scatter(%Y: memref<?xf64>, %Out: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
   %c0 = arith.constant 0 : index

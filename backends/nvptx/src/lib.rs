@@ -24,6 +24,7 @@ mod define_grid_barrier;
 mod define_range_barrier;
 mod link_collectives;
 mod nvvm_modules;
+mod reconverge_warps;
 mod wait_grid_dependencies;
 
 pub use define_device_math::{
@@ -39,6 +40,7 @@ pub use define_range_barrier::{
     MARKER as BLOCK_KERNEL_MARKER,
 };
 pub use link_collectives::LinkGpuCollectives;
+pub use reconverge_warps::ReconvergeWarps;
 pub use wait_grid_dependencies::{MARKER as GRID_DEPENDENCY_MARKER, WaitGridDependencies};
 
 pgpu_pass_infra::declare_passes![
@@ -46,6 +48,7 @@ pgpu_pass_infra::declare_passes![
     DefineDeviceMath,
     DefineGridBarrier,
     DefineRangeBarrier,
+    ReconvergeWarps,
     WaitGridDependencies
 ];
 
@@ -175,6 +178,7 @@ pub fn pipeline(options: &Options) -> String {
         "lower-affine".to_string(),
         "canonicalize".to_string(),
         "gpu-kernel-outlining".to_string(),
+        "pgpu-reconverge-warps".to_string(),
         format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
         "gpu.module(convert-gpu-to-nvvm)".to_string(),
         "pgpu-define-device-math".to_string(),

@@ -24,6 +24,14 @@ use std::{
 pub mod diagnostics;
 pub mod tool;
 
+/// The unit attribute of an `scf.execute_region` whose lockstep lanes (a
+/// GPU warp's threads) leave it together: set by passes that generate
+/// regions whose lanes loop a data-dependent number of times
+/// (`pgpu-lower-speculation`), honoured by the backends where lanes can
+/// stay diverged after a region (`pgpu-reconverge-warps` on NVPTX); the
+/// region means nothing more anywhere else.
+pub const RECONVERGE_ATTRIBUTE: &str = "pgpu.reconverge";
+
 /// One string option of a pass, as `name=value` in a pipeline.
 #[derive(Debug, Clone, Copy)]
 pub struct PassOption {

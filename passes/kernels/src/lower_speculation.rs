@@ -71,7 +71,9 @@ use melior::{
     Context,
     ir::{BlockLike, Module, OperationRef, Type, operation::OperationLike, r#type::MemRefType},
 };
-use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions, emit_error};
+use pgpu_pass_infra::{
+    Pass, PassFailure, PassOption, PassOptions, RECONVERGE_ATTRIBUTE as RECONVERGE, emit_error,
+};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 
@@ -981,10 +983,21 @@ fn typed_helpers(ty: &str, direct: bool, near: Op) -> Built<String> {
       %room = arith.cmpi ult, %n, %cap : index
 "
     );
+    // Each speculative access is a region whose lockstep lanes leave it
+    // together (`pgpu.reconverge`): its searches and atomics loop a
+    // different number of times per lane, and GPUs with independent
+    // thread scheduling may otherwise run the rest of the iteration,
+    // arithmetic included, once per diverged group of lanes.
+    let open_value = format!("    %rc = scf.execute_region -> {element} no_inline {{\n");
+    let close_value = format!(
+        "      scf.yield %r : {element}\n    }} {{{RECONVERGE}}}\n    return %rc : {element}\n"
+    );
+    let open_none = "    scf.execute_region no_inline {\n";
+    let close_none = format!("      scf.yield\n    }} {{{RECONVERGE}}}\n    return\n");
     let direct_helpers = if direct {
         format!(
             "func.func private @__pgpu_du_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
-{load_start}      scf.if %room {{
+{open_value}{load_start}      scf.if %room {{
         %slot = func.call @__pgpu_tls_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> index
         %tmi = arith.index_cast %tm : index to i64
         %tidi = arith.index_cast %tid : index to i64
@@ -996,10 +1009,9 @@ fn typed_helpers(ty: &str, direct: bool, near: Op) -> Built<String> {
       scf.yield %lb : i64
     }}
     {result}
-    return %r : {element}
-}}
+{close_value}}}
 func.func private @__pgpu_du_store_{name}({LAYOUT}, %tid: index, %v: {element}, %m: {ty}{indices}, %site: i64, %tracked: i1) attributes {{pgpu.spmd_inline}} {{
-    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
+{open_none}    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
     {value_bits}
     %loaded = memref.load %m[{index_list}] : {ty}
     {load_bits}
@@ -1007,8 +1019,7 @@ func.func private @__pgpu_du_store_{name}({LAYOUT}, %tid: index, %v: {element}, 
     scf.if %goes {{
       memref.store %v, %m[{index_list}] : {ty}
     }}
-    return
-}}
+{close_none}}}
 "
         )
     } else {
@@ -1019,7 +1030,7 @@ func.func private @__pgpu_du_store_{name}({LAYOUT}, %tid: index, %v: {element}, 
 {key}    return %key, %elem : i64, i64
 }}
 func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
-{load_start}      %read = scf.if %room -> (i64) {{
+{open_value}{load_start}      %read = scf.if %room -> (i64) {{
         %slot:2 = func.call @__pgpu_tls_claim_slot(%st, %mask, %k#0) : (memref<?xi64>, index, i64) -> (index, i1)
         %f:2 = func.call @__pgpu_tls_forward(%st, %tm, %cap, %mask, %w, %tid, %k#0, %slot#0, %slot#1) : (memref<?xi64>, index, index, index, index, index, i64, index, i1) -> (i64, i64)
         %master = arith.cmpi eq, %f#0, %m1 : i64
@@ -1034,8 +1045,7 @@ func.func private @__pgpu_tls_load_{name}({LAYOUT}, %tid: index, %m: {ty}{indice
       scf.yield %read : i64
     }}
     {result}
-    return %r : {element}
-}}
+{close_value}}}
 func.func private @__pgpu_tls_ownload_{name}(%st: memref<?xi64>, %tm: index, %cap: index, %mask: index, %tid: index, %m: {ty}{indices}) -> {element} attributes {{pgpu.spmd_inline}} {{
     %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
     %f:3 = func.call @__pgpu_tls_find_write(%st, %tm, %cap, %mask, %tid, %k#0) : (memref<?xi64>, index, index, index, index, i64) -> (i1, i64, index)
@@ -1050,11 +1060,10 @@ func.func private @__pgpu_tls_ownload_{name}(%st: memref<?xi64>, %tm: index, %ca
     return %r : {element}
 }}
 func.func private @__pgpu_tls_store_{name}({LAYOUT}, %tid: index, %v: {element}, %m: {ty}{indices}, %site: i64, %tracked: i1) attributes {{pgpu.spmd_inline}} {{
-    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
+{open_none}    %k:2 = func.call @__pgpu_tls_key_{name}(%m{index_names}) : ({ty}{index_types}) -> (i64, i64)
     {value_bits}
     func.call @__pgpu_tls_write(%st, %ctl, %tm, %cap, %mask, %w, %tid, %k#0, %vb, %site, %k#1, %tracked) : ({LAYOUT_TYPES}, index, i64, i64, i64, i64, i1) -> ()
-    return
-}}
+{close_none}}}
 func.func private @__pgpu_tls_put_{name}(%m: {ty}, %elem: index, %bits: i64) attributes {{pgpu.spmd_inline}} {{
     %md:{results} = memref.extract_strided_metadata %m : {ty} -> {metadata_types}
     %c1 = arith.constant 1 : index
