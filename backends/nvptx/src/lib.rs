@@ -8,7 +8,8 @@
 //! 2. upstream tiling by the block size, `gpu-map-parallel-loops` and
 //!    `convert-parallel-loops-to-gpu` make them `gpu.launch` with one thread
 //!    per rank and a bounds guard;
-//! 3. `gpu-kernel-outlining`, `nvvm-attach-target`, `convert-gpu-to-nvvm`,
+//! 3. `gpu-kernel-outlining`, `pgpu-reconverge-warps` (warp lanes leave
+//!    marked regions together), `nvvm-attach-target`, `convert-gpu-to-nvvm`,
 //!    `pgpu-define-device-math` (our definitions of the libdevice math
 //!    functions that the NVVM lowering calls),
 //!    `pgpu-define-grid-barrier` and `pgpu-define-range-barrier` (the

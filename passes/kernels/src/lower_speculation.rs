@@ -52,6 +52,11 @@
 //! its re-execution takes another path. Direct loads of memory the loop
 //! writes see the iteration's own buffered writes.
 //!
+//! Each speculative load and store is a region whose lockstep lanes leave
+//! it together (`scf.execute_region` marked `pgpu.reconverge`, which
+//! `pgpu-reconverge-warps` honours on NVPTX): its searches and probes loop
+//! a different number of times per lane.
+//!
 //! The library and the typed helpers this pass generates (key computation,
 //! loads and stores of each memref type, the per-loop commit with one
 //! case per written memref) are MLIR text: functions marked
