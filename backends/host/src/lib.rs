@@ -83,7 +83,7 @@ pub fn cuda_pipeline(
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
 pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,pgpu-reconverge-warps,convert-scf-to-cf,arith-expand,\
 expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
-pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}\
+pgpu-relax-atomics,pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}\
 convert-arith-to-llvm,finalize-memref-to-llvm{{use-generic-functions=true}},convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"

@@ -10,7 +10,8 @@
 //!    per rank and a bounds guard;
 //! 3. `gpu-kernel-outlining`, `pgpu-reconverge-warps` (warp lanes leave
 //!    marked regions together), `nvvm-attach-target`, `convert-gpu-to-nvvm`,
-//!    `pgpu-define-device-math` (our definitions of the libdevice math
+//!    `pgpu-relax-atomics` (memref atomics relaxed at device scope, as
+//!    CUDA's), `pgpu-define-device-math` (our definitions of the libdevice math
 //!    functions that the NVVM lowering calls),
 //!    `pgpu-define-grid-barrier` and `pgpu-define-range-barrier` (the
 //!    barriers of grid and of block kernels), then, for sm_90 and later,
@@ -26,6 +27,7 @@ mod define_range_barrier;
 mod link_collectives;
 mod nvvm_modules;
 mod reconverge_warps;
+mod relax_atomics;
 mod wait_grid_dependencies;
 
 pub use define_device_math::{
@@ -42,6 +44,7 @@ pub use define_range_barrier::{
 };
 pub use link_collectives::LinkGpuCollectives;
 pub use reconverge_warps::ReconvergeWarps;
+pub use relax_atomics::RelaxAtomics;
 pub use wait_grid_dependencies::{MARKER as GRID_DEPENDENCY_MARKER, WaitGridDependencies};
 
 pgpu_pass_infra::declare_passes![
@@ -50,6 +53,7 @@ pgpu_pass_infra::declare_passes![
     DefineGridBarrier,
     DefineRangeBarrier,
     ReconvergeWarps,
+    RelaxAtomics,
     WaitGridDependencies
 ];
 
@@ -182,6 +186,7 @@ pub fn pipeline(options: &Options) -> String {
         "pgpu-reconverge-warps".to_string(),
         format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
         "gpu.module(convert-gpu-to-nvvm)".to_string(),
+        "pgpu-relax-atomics".to_string(),
         "pgpu-define-device-math".to_string(),
         "pgpu-define-grid-barrier".to_string(),
         "pgpu-define-range-barrier".to_string(),

@@ -1,0 +1,32 @@
+// RUN: pgpu-opt %s --pgpu-relax-atomics | FileCheck %s
+
+// The memref lowering's atomics (acq_rel, no scope) in a kernel become
+// relaxed at device scope, as CUDA's atomic functions are.
+// CHECK-LABEL: llvm.func @probe(
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("device") monotonic monotonic : !llvm.ptr<1>, i64
+// CHECK: llvm.atomicrmw min %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr<1>, i64
+// An atomic that names its scope keeps scope and ordering; a relaxed one
+// without scope (the collectives' shared-memory counters) stays as it is.
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("block") acq_rel : !llvm.ptr<1>, i32
+// CHECK: llvm.atomicrmw add %{{.*}}, %{{.*}} monotonic : !llvm.ptr<3>, i32
+// Host code is not rewritten.
+// CHECK-LABEL: llvm.func @host(
+// CHECK: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} acq_rel monotonic : !llvm.ptr, i64
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    llvm.func @probe(%table: !llvm.ptr<1>, %counters: !llvm.ptr<3>, %key: i64, %one: i32) attributes {gpu.kernel, nvvm.kernel} {
+      %zero = llvm.mlir.constant(0 : i64) : i64
+      %pair = llvm.cmpxchg %table, %zero, %key acq_rel monotonic : !llvm.ptr<1>, i64
+      %old = llvm.atomicrmw min %table, %key acq_rel : !llvm.ptr<1>, i64
+      %scoped = llvm.atomicrmw add %table, %one syncscope("block") acq_rel : !llvm.ptr<1>, i32
+      %shared = llvm.atomicrmw add %counters, %one monotonic : !llvm.ptr<3>, i32
+      llvm.return
+    }
+  }
+  llvm.func @host(%table: !llvm.ptr, %key: i64) {
+    %zero = llvm.mlir.constant(0 : i64) : i64
+    %pair = llvm.cmpxchg %table, %zero, %key acq_rel monotonic : !llvm.ptr, i64
+    llvm.return
+  }
+}
