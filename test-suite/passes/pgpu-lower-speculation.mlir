@@ -43,6 +43,13 @@
 // SERIAL: scf.for
 // SERIAL: call @__pgpu_spec_commit_0_0({{.*}}, %true
 
+// The first writer of an element loads its old value before the atomic
+// that makes it the first, and every writer stores in place only after
+// that atomic: fences order both (the kernels' atomics are relaxed).
+// DIRECT-LABEL: func.func private @__pgpu_du_write(
+// DIRECT: llvm.fence syncscope("device") acq_rel
+// DIRECT-NEXT: memref.atomic_rmw mins
+// DIRECT-NEXT: llvm.fence syncscope("device") acq_rel
 // DIRECT-LABEL: func.func private @__pgpu_spec_body_0_0(
 // Both stores are in place and tracked (an undone iteration must not leave
 // its direct store behind), the load reads memory and is recorded.

@@ -936,6 +936,7 @@ impl<'p> Interp<'p> {
                     .map_err(|e| self.access_error(op, e))?;
                 act.slots[op.results[0] as usize] = value;
             }
+            K::Fence => {}
             K::Store => {
                 let value = self.val(op, act, 0)?;
                 let desc = self.mem_desc(op, act, 1)?;

@@ -257,6 +257,9 @@ pub enum K {
     /// store; the result is the element before the update.
     GenericAtomicRmw,
     AtomicYield,
+    /// `llvm.fence`: nothing to do (the interpreter performs every memory
+    /// operation at once, in one order all threads see).
+    Fence,
     /// `memref.extract_aligned_pointer_as_index`: the allocation's
     /// synthetic base address ([`crate::memory::Memory::aligned_pointer`]).
     ExtractAlignedPointer,
@@ -1365,6 +1368,7 @@ impl Converter {
             }
             "memref.generic_atomic_rmw" => GenericAtomicRmw,
             "memref.atomic_yield" => AtomicYield,
+            "llvm.fence" => Fence,
             "memref.extract_aligned_pointer_as_index" => ExtractAlignedPointer,
             "memref.alloca_scope" => AllocaScope,
             "memref.alloca_scope.return" => AllocaScopeReturn,

@@ -10,8 +10,10 @@
 //! memory barrier and an invalidation of the L1 cache: in the speculative
 //! execution kernel of MD (`pgpu-lower-speculation`'s table probes), the
 //! stalls on those were a fifth of all (ncu, PERF.md). Our kernels order
-//! memory between threads with barriers and kernel boundaries, never
-//! through an atomic's ordering, and the host never touches device memory
+//! memory between threads with barriers, kernel boundaries and explicit
+//! fences (the direct-update scheme's `llvm.fence` around its first-writer
+//! atomic), never through an atomic's own ordering (which LLVM 22 drops
+//! for `atomicrmw` anyway), and the host never touches device memory
 //! while a kernel runs; so in every `gpu.module`, after
 //! `convert-gpu-to-nvvm` and before the barriers are defined, each
 //! `llvm.atomicrmw` and `llvm.cmpxchg` without a `syncscope` (the ones the

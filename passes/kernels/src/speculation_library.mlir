@@ -633,10 +633,14 @@ func.func private @__pgpu_du_write(%st: memref<?xi64>, %ctl: memref<?xi64>, %tm:
       memref.store %bits, %st[%pb] : memref<?xi64>
     } else {
       %s = func.call @__pgpu_tls_slot(%st, %mask, %key) : (memref<?xi64>, index, i64) -> index
-      // %old was loaded before this atomic (acquire-release): no writer
+      // %old was loaded before this atomic, and the element is stored in
+      // place only after it: the fences order both around it (the
+      // kernels' atomics are relaxed, pgpu-relax-atomics), so no writer
       // stores to the element before the first one here has loaded it.
       %mwp = func.call @__pgpu_tls_table_at(%mask, %c1, %s) : (index, index, index) -> index
+      llvm.fence syncscope("device") acq_rel
       %before = memref.atomic_rmw mins %tidi, %st[%mwp] : (i64, memref<?xi64>) -> i64
+      llvm.fence syncscope("device") acq_rel
       %first = arith.cmpi eq, %before, %max : i64
       scf.if %first {
         %op = func.call @__pgpu_tls_table_at(%mask, %c3, %s) : (index, index, index) -> index
