@@ -40,6 +40,16 @@ pub(crate) fn is_kernel(op: OperationRef) -> bool {
         && (op.has_attribute("gpu.kernel") || op.has_attribute("nvvm.kernel"))
 }
 
+/// The attribute `text` in `context`, or an error at `location`.
+pub(crate) fn parse_attribute<'c>(
+    context: &'c Context,
+    location: Location<'c>,
+    text: &str,
+) -> Result<Attribute<'c>, PassFailure> {
+    Attribute::parse(context, text)
+        .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
+}
+
 /// `llvm.mlir.global external constant @<name>(1 : i32)` in global memory:
 /// a marker that the runtime finds in the loaded module.
 pub(crate) fn marker_global<'c>(
@@ -47,10 +57,7 @@ pub(crate) fn marker_global<'c>(
     name: &str,
     location: Location<'c>,
 ) -> Result<Operation<'c>, PassFailure> {
-    let parse = |text: &str| {
-        Attribute::parse(context, text)
-            .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
-    };
+    let parse = |text: &str| parse_attribute(context, location, text);
     OperationBuilder::new("llvm.mlir.global", location)
         .add_attributes(&[
             (Identifier::new(context, "addr_space"), parse("1 : i32")?),

@@ -23,10 +23,10 @@
 //! is removed, so running the pass twice adds nothing. Upstream has no
 //! pass that restores convergence, hence this one.
 
-use crate::nvvm_modules::gpu_modules;
+use crate::nvvm_modules::{gpu_modules, parse_attribute};
 use melior::dialect::DialectHandle;
 use melior::ir::{
-    Attribute, BlockLike, Identifier, Location, Operation, OperationRef, Type,
+    BlockLike, Identifier, Location, Operation, OperationRef, Type,
     operation::{
         OperationBuilder, OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult,
     },
@@ -102,10 +102,7 @@ fn active_lanes<'c>(
     context: &'c melior::Context,
     location: Location<'c>,
 ) -> Result<Operation<'c>, PassFailure> {
-    let parse = |text: &str| {
-        Attribute::parse(context, text)
-            .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
-    };
+    let parse = |text: &str| parse_attribute(context, location, text);
     OperationBuilder::new("llvm.inline_asm", location)
         .add_attributes(&[
             (

@@ -23,12 +23,12 @@
 //! releases) and the barriers' own (defined later) are left alone. Upstream has no pass that sets atomics' ordering, hence
 //! this one.
 
-use crate::nvvm_modules::gpu_modules;
+use crate::nvvm_modules::{gpu_modules, parse_attribute};
 use melior::ir::{
-    Attribute, OperationRef,
+    OperationRef,
     operation::{OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult},
 };
-use pgpu_pass_infra::{Pass, PassFailure, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure};
 
 /// The pass; it has no options.
 #[derive(Debug, Default)]
@@ -82,10 +82,7 @@ fn relax(mut atomic: OperationRefMut) -> Result<(), PassFailure> {
     let context_ref = atomic.context();
     // SAFETY: the context outlives the pass run.
     let context = unsafe { context_ref.to_ref() };
-    let parse = |text: &str| {
-        Attribute::parse(context, text)
-            .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
-    };
+    let parse = |text: &str| parse_attribute(context, location, text);
     let orderings: &[&str] = if atomic.name().as_string_ref().as_str() == Ok("llvm.cmpxchg") {
         &["success_ordering", "failure_ordering"]
     } else {

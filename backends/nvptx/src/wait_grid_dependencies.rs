@@ -28,7 +28,7 @@
 //! grid-dependency control, hence this one.
 
 use crate::nvvm_modules::{
-    block_ops, gpu_modules, is_global_named, is_kernel, marker_global, module_body,
+    block_ops, gpu_modules, is_global_named, is_kernel, marker_global, module_body, parse_attribute,
 };
 use melior::Context;
 use melior::ir::{
@@ -78,10 +78,7 @@ fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
     let context_ref = module.context();
     // SAFETY: the context outlives the pass run.
     let context = unsafe { context_ref.to_ref() };
-    let parse = |text: &str| {
-        Attribute::parse(context, text)
-            .ok_or_else(|| emit_error(location, &format!("cannot parse attribute {text}")))
-    };
+    let parse = |text: &str| parse_attribute(context, location, text);
     let Some(body) = module_body(module) else {
         return Ok(());
     };
