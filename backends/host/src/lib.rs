@@ -289,13 +289,16 @@ mod tests {
     fn cuda_pipeline_defines_the_grid_barrier_after_the_nvvm_lowering() {
         let waiting = cuda_pipeline(true, "sm_90", 3, 256, true);
         assert!(waiting.contains(
-            "gpu.module(convert-gpu-to-nvvm),pgpu-define-device-math,pgpu-define-grid-barrier,\
-             pgpu-define-range-barrier,pgpu-wait-grid-dependencies,"
+            "gpu.module(convert-gpu-to-nvvm),pgpu-relax-atomics,pgpu-define-device-math,\
+             pgpu-define-grid-barrier,pgpu-define-range-barrier,pgpu-wait-grid-dependencies,"
         ));
         let older = cuda_pipeline(false, "sm_80", 3, 256, false);
         assert!(older.contains(
-            "gpu.module(convert-gpu-to-nvvm),pgpu-define-device-math,pgpu-define-grid-barrier,\
-                 pgpu-define-range-barrier,convert-arith-to-llvm,finalize-memref"
+            "gpu.module(convert-gpu-to-nvvm),pgpu-relax-atomics,pgpu-define-device-math,\
+             pgpu-define-grid-barrier,pgpu-define-range-barrier,convert-arith-to-llvm,finalize-memref"
         ));
+        // Warps reconverge after marked regions before the regions are
+        // lowered to branches.
+        assert!(waiting.contains("gpu-kernel-outlining,pgpu-reconverge-warps,convert-scf-to-cf,"));
     }
 }

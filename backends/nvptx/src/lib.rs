@@ -276,9 +276,10 @@ mod tests {
         assert!(text.contains("nvvm-attach-target{chip=sm_80 O=2}"));
         assert!(text.ends_with("gpu-module-to-binary{format=isa})"));
         assert!(text.contains(
-            "gpu.module(convert-gpu-to-nvvm),pgpu-define-device-math,pgpu-define-grid-barrier,\
-             pgpu-define-range-barrier,"
+            "gpu.module(convert-gpu-to-nvvm),pgpu-relax-atomics,pgpu-define-device-math,\
+             pgpu-define-grid-barrier,pgpu-define-range-barrier,"
         ));
+        assert!(text.contains("gpu-kernel-outlining,pgpu-reconverge-warps,"));
     }
 
     #[test]
