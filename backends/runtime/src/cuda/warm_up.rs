@@ -16,6 +16,13 @@
 //! with a never-taken assertion, once the program's modules are loaded,
 //! and waits for it.
 //!
+//! The driver also does work of its own at a process's first copy into
+//! pageable host memory: there, a 16-byte download took 40-42 µs the first
+//! time and 8-10 µs after, into any page (a CUDA C program, 2026-11-24);
+//! a speculative loop of one window paid it reading back its control
+//! words. The warm-up kernel's launch therefore ends with one 8-byte
+//! upload and download through a device word of its own.
+//!
 //! It also reserves device memory: `cuMemAlloc` took 70-130 µs for half a
 //! megabyte and 300-390 µs for 16 MB there, on every first allocation of a
 //! length (the mirrors cache freed memory by length only). The device's
@@ -156,5 +163,36 @@ pub fn warm_up(runtime: &Runtime) -> Result<(), RtError> {
     let code = unsafe { (driver.cuStreamSynchronize)(runtime.stream) };
     // The module stays loaded, as the program's do: what the driver set
     // up for it is what later kernels reuse.
-    runtime.check("cuStreamSynchronize", code)
+    runtime.check("cuStreamSynchronize", code)?;
+    warm_up_copies(runtime)
+}
+
+/// One 8-byte upload and download (pageable host memory), so that the
+/// driver's first-copy work is not the program's.
+fn warm_up_copies(runtime: &Runtime) -> Result<(), RtError> {
+    let driver = runtime.driver;
+    let mut word: CUdeviceptr = 0;
+    // SAFETY: a valid out-pointer.
+    let code = unsafe { (driver.cuMemAlloc_v2)(&mut word, 8) };
+    runtime.check("cuMemAlloc_v2", code)?;
+    let mut value = 0u64;
+    // SAFETY: 8 host bytes and the 8-byte device word just allocated, on
+    // the runtime's stream; the host waits for both copies before `value`
+    // goes out of scope.
+    let copied = unsafe {
+        let up = (driver.cuMemcpyHtoDAsync_v2)(word, (&raw const value).cast(), 8, runtime.stream);
+        let down = (driver.cuMemcpyDtoHAsync_v2)((&raw mut value).cast(), word, 8, runtime.stream);
+        let waited = (driver.cuStreamSynchronize)(runtime.stream);
+        [
+            (up, "cuMemcpyHtoDAsync_v2"),
+            (down, "cuMemcpyDtoHAsync_v2"),
+            (waited, "cuStreamSynchronize"),
+        ]
+    };
+    // SAFETY: the word allocated above, no longer used.
+    let freed = unsafe { (driver.cuMemFree_v2)(word) };
+    for (code, call) in copied {
+        runtime.check(call, code)?;
+    }
+    runtime.check("cuMemFree_v2", freed)
 }
