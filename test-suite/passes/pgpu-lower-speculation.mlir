@@ -35,7 +35,20 @@
 // CHECK-NOT: __pgpu_tls_claim
 // CHECK: pgpu.spawn
 // CHECK: call @__pgpu_spec_commit_0_0(
-// CHECK: pgpu.spawn
+// The clean-up is launched with the window's kernels unless the window
+// covers the rest of the loop; then only when the read-back shows that
+// another window follows (a violation without overflow).
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: scf.if %[[LAST]] {
+// CHECK-NEXT: } else {
+// CHECK-NEXT: pgpu.spawn
+// CHECK: call @__pgpu_tls_cleanup(
+// CHECK: %[[SHORT:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[KEPT:.*]] = arith.xori %{{.*}}, %true
+// CHECK-NEXT: %[[AGAIN:.*]] = arith.andi %[[SHORT]], %[[KEPT]] : i1
+// CHECK-NEXT: %[[LATE:.*]] = arith.andi %[[LAST]], %[[AGAIN]] : i1
+// CHECK-NEXT: scf.if %[[LATE]] {
+// CHECK-NEXT: pgpu.spawn
 // CHECK: call @__pgpu_tls_cleanup(
 
 // SERIAL: pgpu.lockstep_width : index

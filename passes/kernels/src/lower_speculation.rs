@@ -13,7 +13,8 @@
 //! (Algorithm 3), the parallel commit (Algorithm 4: an address's maximum
 //! writer stores, or, when that writer must not commit, the last
 //! committing writer, found in the write sets) and a clean-up that empties
-//! the meta-data for the next window. The violation index (the first thread
+//! the meta-data for the next window (for a window that covers the rest of
+//! the loop, only once the read-back shows that another window follows). The violation index (the first thread
 //! that must not commit) tells the host where the next window starts: the
 //! sliding window re-executes mis-speculated iterations together with new
 //! ones, and the first thread of a window always commits, so every window
@@ -511,6 +512,15 @@ impl LowerSpeculation {
     }}"
             )
         };
+        // The clean-up empties the meta-data for the next window. A
+        // window that covers the rest of the loop is likely the last: its
+        // clean-up is launched only when the read-back shows that another
+        // window follows on the same meta-data (a violation without
+        // overflow; an overflow allocates fresh meta-data).
+        let cleanup = "pgpu.spawn %k {
+        %t = pgpu.rank : index
+        func.call @__pgpu_tls_cleanup(%st, %tm, %cap, %mask, %t) : (memref<?xi64>, index, index, index, index) -> ()
+      }";
         let first = allocate("0", "%cap0");
         let grown = allocate("2", "%cap2");
         Ok(format!(
@@ -557,14 +567,22 @@ impl LowerSpeculation {
       {check_call}
     }}
     {commit_kernels}
-    pgpu.spawn %k {{
-      %t = pgpu.rank : index
-      func.call @__pgpu_tls_cleanup(%st, %tm, %cap, %mask, %t) : (memref<?xi64>, index, index, index, index) -> ()
+    %last = arith.cmpi eq, %k, %left : index
+    scf.if %last {{
+    }} else {{
+      {cleanup}
     }}
     %v64 = memref.load %ctl[%c0] : memref<?xi64>
     %v = arith.index_cast %v64 : i64 to index
     %overflow = memref.load %ctl[%c1] : memref<?xi64>
     %grow = arith.cmpi ne, %overflow, %z : i64
+    %short = arith.cmpi slt, %v, %k : index
+    %kept = arith.xori %grow, %true : i1
+    %again = arith.andi %short, %kept : i1
+    %late = arith.andi %last, %again : i1
+    scf.if %late {{
+      {cleanup}
+    }}
     %s2 = arith.addi %s, %v : index
     %all = arith.cmpi eq, %v, %k : index
     %doubled = arith.muli %cur, %c2 : index
