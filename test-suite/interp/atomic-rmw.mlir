@@ -6,6 +6,10 @@
 // RUN: pgpu run --interpret --entry saturate %s | FileCheck %s --check-prefix=SAT
 // RUN: %expect-exit 1 pgpu run --interpret --entry generic_uninit %s 2>&1 | FileCheck %s --check-prefix=UNINIT
 // RUN: %expect-exit 1 pgpu run --interpret --entry generic_oob %s 2>&1 | FileCheck %s --check-prefix=OOB
+// llvm.fence (the direct update's, around its first-writer atomic) orders
+// nothing more in the interpreter, which performs every memory operation
+// at once: the atomic's old value and the stores around it are as written.
+// RUN: pgpu run --interpret --entry fenced %s | FileCheck %s --check-prefix=FENCE
 // CHECK: addi 12 andi 5 assign 7 maxs 7 maxu -1 mins -3 minu 5 muli 35 ori 7 xori 2
 func.func @main() -> i32 {
   %c0 = arith.constant 0 : index
@@ -198,4 +202,26 @@ func.func @generic_oob() {
     memref.atomic_yield %current : i32
   }
   return
+}
+
+// FENCE: before 9 first 1 after 4
+func.func @fenced() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %max = arith.constant 9 : i64
+  %four = arith.constant 4 : i64
+  %a = memref.alloc() : memref<2xi64>
+  memref.store %max, %a[%c0] : memref<2xi64>
+  memref.store %max, %a[%c1] : memref<2xi64>
+  %before = memref.load %a[%c1] : memref<2xi64>
+  llvm.fence syncscope("device") acq_rel
+  %old = memref.atomic_rmw mins %four, %a[%c0] : (i64, memref<2xi64>) -> i64
+  llvm.fence syncscope("device") acq_rel
+  %first = arith.cmpi eq, %old, %max : i64
+  %firsti = arith.extui %first : i1 to i32
+  memref.store %four, %a[%c1] : memref<2xi64>
+  %after = memref.load %a[%c1] : memref<2xi64>
+  pgpu.printf "before %ld first %d after %ld\n"(%before, %firsti, %after) : i64, i32, i64
+  %z = arith.constant 0 : i32
+  return %z : i32
 }
