@@ -34,7 +34,7 @@ use crate::{
     form_supersteps::is_boundary_op,
     ir::{Op, Val},
 };
-use melior::ir::{OperationRef, attribute::IntegerAttribute, operation::OperationLike};
+use melior::ir::OperationRef;
 use pgpu_pass_infra::{Pass, PassFailure, PassOptions, Severity, emit_diagnostic};
 
 /// The pass; `remarks` reports each removed barrier.
@@ -158,10 +158,7 @@ fn access(_op: Op, memref: Val, write: bool, indices: &[Val]) -> Access {
 /// The value of an `arith.constant` index.
 fn constant_index(value: Val) -> Option<i64> {
     let op = value.defining_op().filter(|op| op.is("arith.constant"))?;
-    let attribute = op.melior().attribute("value").ok()?;
-    IntegerAttribute::try_from(attribute)
-        .ok()
-        .map(|integer| integer.value())
+    op.integer_attribute("value")
 }
 
 /// The memory a memref certainly points into, when the analysis knows it.

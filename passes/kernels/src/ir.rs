@@ -266,6 +266,14 @@ impl Op {
         };
     }
 
+    /// The value of the integer attribute `name`, if the op has one.
+    pub fn integer_attribute(self, name: &str) -> Option<i64> {
+        let attribute = self.melior().attribute(name).ok()?;
+        melior::ir::attribute::IntegerAttribute::try_from(attribute)
+            .ok()
+            .map(|attribute| attribute.value())
+    }
+
     /// Removes the attribute `name` (if present).
     pub fn remove_attribute(self, name: &str) {
         // SAFETY: live operation.
@@ -475,10 +483,7 @@ impl Val {
         if !op.is("arith.constant") {
             return None;
         }
-        let attribute = op.melior().attribute("value").ok()?;
-        melior::ir::attribute::IntegerAttribute::try_from(attribute)
-            .ok()
-            .map(|attribute| attribute.value())
+        op.integer_attribute("value")
     }
 
     /// Whether the value is defined inside `scope`: by an op nested in it,

@@ -86,7 +86,6 @@ use crate::{
     uniformity::Uniformity,
     unsynchronized::{CallEffects, call_effects, callee, is_private_memory, strip_casts},
 };
-use melior::ir::attribute::IntegerAttribute;
 use melior::ir::operation::OperationLike;
 use melior::ir::{
     Block, Region, RegionLike, Type,
@@ -289,12 +288,7 @@ pub(crate) fn rank_range(split: Op, is_uniform: &dyn Fn(Val) -> bool) -> Option<
         .operand(0)
         .defining_op()
         .filter(|op| op.is("arith.cmpi"))?;
-    let predicate = compare
-        .melior()
-        .attribute("predicate")
-        .ok()
-        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())?
-        .value();
+    let predicate = compare.integer_attribute("predicate")?;
     let is_rank = |value: Val| {
         strip_casts(value)
             .defining_op()
@@ -2016,11 +2010,8 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
     })?;
     if let Some(version) = crate::inline_spmd::symbol_attribute(function, BLOCK_VERSION) {
         let max_threads = function
-            .melior()
-            .attribute(crate::block_groups::BLOCK_THREADS)
-            .ok()
-            .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())
-            .map_or(i64::MAX, |threads| threads.value());
+            .integer_attribute(crate::block_groups::BLOCK_THREADS)
+            .unwrap_or(i64::MAX);
         let splits = function.has_attribute(crate::block_groups::BLOCK_SPLITS);
         run_in_one_block(
             host,

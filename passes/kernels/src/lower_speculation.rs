@@ -415,15 +415,7 @@ impl LowerSpeculation {
         site_arguments: &[usize],
         site_types: &[String],
     ) -> Built<String> {
-        let attribute = |name: &str| {
-            spec.melior()
-                .attribute(name)
-                .ok()
-                .and_then(|attribute| {
-                    melior::ir::attribute::IntegerAttribute::try_from(attribute).ok()
-                })
-                .map(|attribute| attribute.value())
-        };
+        let attribute = |name: &str| spec.integer_attribute(name);
         let window = attribute("window").map_or(self.window, |value| value.max(1) as u64);
         let warp = attribute("warp").map_or(self.warp, |value| value.max(1) as u64);
         let parameters: String = free

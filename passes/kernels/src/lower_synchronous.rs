@@ -314,11 +314,7 @@ pub(crate) fn is_same_everywhere(value: Val, spawn: Op) -> bool {
 
 /// The combining kind of a multiprefix (the dialect's numbering).
 pub(crate) fn combining_kind(op: Op) -> Option<i64> {
-    op.melior()
-        .attribute("kind")
-        .ok()
-        .and_then(|attribute| IntegerAttribute::try_from(attribute).ok())
-        .map(|kind| kind.value())
+    op.integer_attribute("kind")
 }
 
 /// The `arith` op combining two values of a multiprefix's kind and type.

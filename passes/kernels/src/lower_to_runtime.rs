@@ -431,13 +431,9 @@ impl Lowering {
                 .ok_or_else(|| at.fail(&format!("a list of {element} elements is not supported")))
         };
         let kind = || -> Built<Val> {
-            let attribute = op
-                .melior()
-                .attribute("kind")
-                .map_err(|_| at.fail("list collective without a kind"))?;
-            let value = melior::ir::attribute::IntegerAttribute::try_from(attribute)
-                .map_err(|_| at.fail("list collective kind is not an integer"))?
-                .value();
+            let value = op
+                .integer_attribute("kind")
+                .ok_or_else(|| at.fail("list collective without an integer kind"))?;
             at.constant(i32_type, value)
         };
         let count = |value: Val| at.value("arith.index_cast", &[value], i64_type, &[]);

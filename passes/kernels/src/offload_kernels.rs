@@ -72,7 +72,6 @@ use crate::{
 use melior::ir::{
     Block, OperationRef, Region, RegionLike, Type,
     attribute::AttributeLike,
-    operation::OperationLike,
     r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions};
@@ -516,13 +515,7 @@ impl Offload {
             .map_err(|_| at.fail("a collective on a non-list"))?;
         let kind = || -> Built<&'static str> {
             let code = op
-                .melior()
-                .attribute("kind")
-                .ok()
-                .and_then(|attribute| {
-                    melior::ir::attribute::IntegerAttribute::try_from(attribute).ok()
-                })
-                .map(|attribute| attribute.value())
+                .integer_attribute("kind")
                 .ok_or_else(|| at.fail("list collective without a kind"))?;
             i32::try_from(code)
                 .ok()
