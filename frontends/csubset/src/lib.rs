@@ -10,9 +10,10 @@
 //!
 //! Language rules worth knowing:
 //! - Prototypes are accepted and ignored when the file defines the function
-//!   with the same signature; a prototype without a definition, or with a
-//!   different signature, is an error (`csubset::E012`). Functions may be
-//!   called before their definition.
+//!   with the same signature, or when they declare a `<math.h>` builtin
+//!   with its C signature (`double sqrt(double);`); a prototype without a
+//!   definition, or with a different signature, is an error
+//!   (`csubset::E012`). Functions may be called before their definition.
 //! - `par` and `require` blocks do not open a scope; every other block does.
 //! - BSGP `x = e;` with `x` unknown declares `x` (type of `e`) in the
 //!   current scope; BSGP functions may omit the result type (`void`).

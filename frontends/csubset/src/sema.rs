@@ -605,8 +605,35 @@ impl Sema {
 
     fn check_prototype(&mut self, f: &ast::FnDef) {
         let sig = self.signature(f);
-        match self.func_ids.get(&f.name.text) {
-            None => self.push(
+        match (
+            self.func_ids.get(&f.name.text),
+            MathFn::from_name(&f.name.text),
+        ) {
+            // A prototype of a <math.h> builtin (what `#include <math.h>`
+            // would have said) declares the builtin: it must say the
+            // builtin's C signature.
+            (None, Some((func, single))) => {
+                let (real, name) = if single {
+                    (Type::Float, "float")
+                } else {
+                    (Type::Double, "double")
+                };
+                if sig.ret != real
+                    || sig.params.len() != func.arity()
+                    || sig.params.iter().any(|p| *p != real)
+                {
+                    let params = vec![name; func.arity()].join(", ");
+                    self.push(Diagnostic::error(
+                        codes::BAD_PROTOTYPE,
+                        format!(
+                            "prototype of the builtin `{}` does not match its C signature `{name} {}({params})`",
+                            f.name.text, f.name.text
+                        ),
+                        f.name.span,
+                    ));
+                }
+            }
+            (None, None) => self.push(
                 Diagnostic::error(
                     codes::BAD_PROTOTYPE,
                     format!("function `{}` is declared but never defined", f.name.text),
@@ -614,7 +641,7 @@ impl Sema {
                 )
                 .with_help("pgpu links no external code: define the function in this file"),
             ),
-            Some(&id) => {
+            (Some(&id), _) => {
                 let def = &self.sigs[id.0 as usize];
                 if def.ret != sig.ret || def.params != sig.params {
                     let ds = def.name_span;

@@ -258,6 +258,43 @@ fn implicit_conversions_are_explicit() {
 }
 
 #[test]
+fn prototypes_of_math_builtins_declare_them() {
+    // What `#include <math.h>` says: accepted, and the call is the builtin.
+    let src = "double sqrt(double); float powf(float, float);\n\
+               int main() { double a = sqrt(2.0); float b = powf(2.0f, 3.0f); return 0; }";
+    let (hir, diagnostics) = analyze_source(src, Language::C);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let e = init_of(&hir, "main", "a");
+    assert!(matches!(
+        e.kind,
+        ExprKind::Builtin(Builtin::Math {
+            func: MathFn::Sqrt,
+            ..
+        })
+    ));
+    // A prototype that says another signature is an error.
+    for bad in [
+        "float sqrtf(double); int main() { return 0; }",
+        "double pow(double); int main() { return 0; }",
+        "int floor(double); int main() { return 0; }",
+    ] {
+        let (_, diagnostics) = analyze_source(bad, Language::C);
+        assert_eq!(
+            diagnostics.first().map(|d| d.code),
+            Some("csubset::E012"),
+            "{bad}"
+        );
+        assert!(
+            diagnostics[0]
+                .message
+                .contains("does not match its C signature"),
+            "{}",
+            diagnostics[0].message
+        );
+    }
+}
+
+#[test]
 fn math_builtins_convert_like_prototyped_calls() {
     let src = "int main() { int n = 4; float f = 0.5f; double a = sqrt(n); double b = pow(f, 2); \
                float c = sqrtf(1.0); int d = floor(2.5); return 0; }";

@@ -2,8 +2,12 @@
 // is one upstream `math` op on f64, or on f32 for the `f` forms; the
 // arguments convert as in a call of a prototyped C function (int to
 // double, float promoted to double, double narrowed for the `f` forms).
-// No #include is needed.
+// No #include is needed; a prototype with the builtin's C signature (what
+// <math.h> would say) is accepted.
 // RUN: pgpu emit %s | FileCheck %s
+
+double sqrt(double);
+float powf(float, float);
 
 double all(double x, double y) {
   return sqrt(x) + exp(x) + log(x) + fabs(x) + pow(x, y) + sin(x) + cos(x) + floor(x);
