@@ -72,8 +72,8 @@ int main() {
 // LOC-LABEL: func.func @all(
 // LOC: math.sqrt %{{.*}} : f64 loc(#[[SQRT:loc[0-9]+]])
 // LOC: math.powf %{{.*}}, %{{.*}} : f64 loc(#[[POW:loc[0-9]+]])
-// LOC-DAG: #[[SQRT]] = loc("{{.*}}math.c":9:10)
-// LOC-DAG: #[[POW]] = loc("{{.*}}math.c":9:48)
+// LOC-DAG: #[[SQRT]] = loc("{{.*}}math.c":13:10)
+// LOC-DAG: #[[POW]] = loc("{{.*}}math.c":13:48)
 
 // The native path turns them into LLVM intrinsics (libm calls where the
 // target has no instruction).
