@@ -84,7 +84,7 @@
 use crate::nvvm_modules::{
     NvvmTarget, block_ops, chip_number, erase, gpu_modules, insert_definition,
     is_c_interface_wrapper, is_declaration, is_global_named, is_kernel, is_named, marker_global,
-    module_body, nvvm_targets, symbol,
+    module_body, nvvm_targets, parse_attribute, symbol,
 };
 use melior::dialect::DialectHandle;
 use melior::ir::{
@@ -328,8 +328,11 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     if !has_marker {
         body.insert_operation(0, marker_global(context, MARKER, location)?);
     }
-    let threads = Attribute::parse(context, &format!("array<i32: {BLOCK_THREADS}, 1, 1>"))
-        .ok_or_else(|| emit_error(location, "cannot parse the block size attribute"))?;
+    let threads = parse_attribute(
+        context,
+        location,
+        &format!("array<i32: {BLOCK_THREADS}, 1, 1>"),
+    )?;
     for kernel in kernels {
         if calls(kernel, ENTER) && !kernel.has_attribute("nvvm.maxntid") {
             // SAFETY: a live kernel of the module; setting an attribute

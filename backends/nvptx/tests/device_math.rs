@@ -122,29 +122,32 @@ impl Library {
         pointer
     }
 
+    /// `t_<name>` as a function pointer of type `F` (one of the `F64x*`
+    /// and `F32x*` types, the type the library exports it with).
+    fn typed<F: Copy>(&self, name: &str) -> F {
+        let pointer = self.pointer(name);
+        assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut ()>());
+        // SAFETY: t_<name> is an exported function of type F (the callers
+        // below fix F by the function's signature).
+        unsafe { std::mem::transmute_copy::<*mut (), F>(&pointer) }
+    }
     fn f64_1(&self, name: &str) -> F64x1 {
-        // SAFETY: t_<name> is an exported function of this type.
-        unsafe { std::mem::transmute::<*mut (), F64x1>(self.pointer(name)) }
+        self.typed(name)
     }
     fn f64_2(&self, name: &str) -> F64x2 {
-        // SAFETY: as above.
-        unsafe { std::mem::transmute::<*mut (), F64x2>(self.pointer(name)) }
+        self.typed(name)
     }
     fn f64_3(&self, name: &str) -> F64x3 {
-        // SAFETY: as above.
-        unsafe { std::mem::transmute::<*mut (), F64x3>(self.pointer(name)) }
+        self.typed(name)
     }
     fn f32_1(&self, name: &str) -> F32x1 {
-        // SAFETY: as above.
-        unsafe { std::mem::transmute::<*mut (), F32x1>(self.pointer(name)) }
+        self.typed(name)
     }
     fn f32_2(&self, name: &str) -> F32x2 {
-        // SAFETY: as above.
-        unsafe { std::mem::transmute::<*mut (), F32x2>(self.pointer(name)) }
+        self.typed(name)
     }
     fn f32_3(&self, name: &str) -> F32x3 {
-        // SAFETY: as above.
-        unsafe { std::mem::transmute::<*mut (), F32x3>(self.pointer(name)) }
+        self.typed(name)
     }
 }
 
