@@ -20,8 +20,8 @@
 //! memref lowering made) and not already `monotonic` becomes `monotonic`
 //! at `syncscope("device")`. Atomics that name a scope or are relaxed
 //! already (the list collectives', whose look-back needs its acquires and
-//! releases) and the barriers' own (defined later) are left alone. Upstream has no pass that sets atomics' ordering, hence
-//! this one.
+//! releases) and the barriers' own (defined later) are left alone.
+//! Upstream has no pass that sets atomics' ordering, hence this one.
 
 use crate::nvvm_modules::{gpu_modules, parse_attribute};
 use melior::ir::{

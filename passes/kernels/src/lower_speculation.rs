@@ -14,17 +14,18 @@
 //! writer stores, or, when that writer must not commit, the last
 //! committing writer, found in the write sets) and a clean-up that empties
 //! the meta-data for the next window (for a window that covers the rest of
-//! the loop, only once the read-back shows that another window follows). The violation index (the first thread
-//! that must not commit) tells the host where the next window starts: the
-//! sliding window re-executes mis-speculated iterations together with new
-//! ones, and the first thread of a window always commits, so every window
-//! makes progress. The window adapts: after a violation at thread `v` the
-//! next one has `max(2v, 32)` threads, after a window without one it
-//! doubles, up to `window` (a loop whose every iteration depends on the
-//! one before runs windows of 32, not of `window`, threads); after a
-//! window whose sets overflowed it keeps its size (an overflow says
-//! nothing about dependences). `commit=serial` replaces the parallel commit by one
-//! thread committing the window's threads in order (the in-order commit
+//! the loop, only once the read-back shows that another window follows).
+//! The violation index (the first thread that must not commit) tells the
+//! host where the next window starts: the sliding window re-executes
+//! mis-speculated iterations together with new ones, and the first thread
+//! of a window always commits, so every window makes progress. The window
+//! adapts: after a violation at thread `v` the next one has `max(2v, 32)`
+//! threads, after a window without one it doubles, up to `window` (a loop
+//! whose every iteration depends on the one before runs windows of 32, not
+//! of `window`, threads); after a window whose sets overflowed it keeps
+//! its size (an overflow says nothing about dependences). `commit=serial`
+//! replaces the parallel commit by one thread committing the window's
+//! threads in order (the in-order commit
 //! the paper compares with, Figure 8). `commit=direct` is the other scheme
 //! of Figure 7, direct update (the paper's reference [5]): writes go to
 //! memory in place, the first writer of an address saves the value from
