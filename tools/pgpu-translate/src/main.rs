@@ -55,6 +55,13 @@ struct Options {
     /// LLVM optimization level.
     #[arg(long = "opt-level", default_value_t = 3)]
     opt_level: u8,
+    /// Parse and check PTX, and print it back (canonical layout).
+    #[arg(long = "ptx-to-ptx")]
+    ptx_to_ptx: bool,
+    /// With --ptx-to-ptx: also parse the printed text and fail unless it
+    /// gives the same IR.
+    #[arg(long = "verify-roundtrip")]
+    verify_roundtrip: bool,
     /// Print the textual pass pipeline of the translation and exit.
     #[arg(long = "print-pipeline")]
     print_pipeline: bool,
@@ -71,9 +78,15 @@ enum TranslateError {
     #[error("no translation chosen")]
     #[diagnostic(
         code(pgpu_translate::usage),
-        help("pass --bsgp-to-mlir or --pgpu-to-ptx")
+        help("pass --bsgp-to-mlir, --pgpu-to-ptx or --ptx-to-ptx")
     )]
     NoTranslation,
+    #[error("the printed PTX does not parse back to the same module")]
+    #[diagnostic(
+        code(pgpu_translate::roundtrip),
+        help("this is a bug in the PTX printer or parser")
+    )]
+    Roundtrip,
     #[error("the input has no kernels: nothing to translate to PTX")]
     #[diagnostic(
         code(pgpu_translate::no_kernels),
@@ -111,6 +124,9 @@ fn main() -> ExitCode {
 fn run(options: &Options) -> Result<bool, TranslateError> {
     if options.bsgp_to_mlir {
         return bsgp_to_mlir(options);
+    }
+    if options.ptx_to_ptx {
+        return ptx_to_ptx(options);
     }
     if !options.pgpu_to_ptx {
         return Err(TranslateError::NoTranslation);
@@ -172,6 +188,28 @@ fn bsgp_to_mlir(options: &Options) -> Result<bool, TranslateError> {
         return Ok(false);
     };
     let printed = pgpu_bsgp::print_module(&module, options.print_debuginfo);
+    write_output(&options.output, &printed)?;
+    Ok(true)
+}
+
+/// `--ptx-to-ptx`: parses and checks PTX and prints it; with
+/// `--verify-roundtrip`, also checks that the printed text parses to the
+/// same module. Diagnostics point into the input.
+fn ptx_to_ptx(options: &Options) -> Result<bool, TranslateError> {
+    let (name, text) = read_input(&options.input)?;
+    let module = match pgpu_ptx::parse_and_check(&text) {
+        Ok(module) => module,
+        Err(error) => {
+            let report = miette::Report::new(error)
+                .with_source_code(miette::NamedSource::new(name, text));
+            eprintln!("{report:?}");
+            return Ok(false);
+        }
+    };
+    let printed = pgpu_ptx::print(&module);
+    if options.verify_roundtrip && pgpu_ptx::parse(&printed).ok().as_ref() != Some(&module) {
+        return Err(TranslateError::Roundtrip);
+    }
     write_output(&options.output, &printed)?;
     Ok(true)
 }
