@@ -137,6 +137,7 @@ spelled! {
         // Arithmetic.
         Ftz = "ftz", Sat = "sat", Approx = "approx", Full = "full", Wide = "wide",
         Cc = "cc", Noftz = "noftz", Shiftamt = "shiftamt", Relu = "relu",
+        NaN = "NaN", Xorsign = "xorsign", Abs = "abs",
         // Control and synchronization.
         Uni = "uni", Sync = "sync", Aligned = "aligned", Arrive = "arrive",
         Red = "red", Popc = "popc", Warp = "warp", All = "all", Any = "any",
@@ -153,7 +154,7 @@ spelled! {
         L1EvictLast = "L1::evict_last", L1NoAllocate = "L1::no_allocate",
         L2EvictNormal = "L2::evict_normal", L2EvictFirst = "L2::evict_first",
         L2EvictLast = "L2::evict_last", L2_64B = "L2::64B", L2_128B = "L2::128B",
-        L2_256B = "L2::256B", L2CacheHint = "L2::cache_hint",
+        L2_256B = "L2::256B", L2CacheHint = "L2::cache_hint", L1 = "L1", L2 = "L2",
         // shfl modes.
         Up = "up", Down = "down", Bfly = "bfly", Idx = "idx",
         // cvta.

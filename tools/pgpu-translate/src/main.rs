@@ -62,6 +62,11 @@ struct Options {
     /// gives the same IR.
     #[arg(long = "verify-roundtrip")]
     verify_roundtrip: bool,
+    /// With --ptx-to-ptx: the input holds several modules, each starting
+    /// after a line that begins with `// -----`; each is translated on its
+    /// own and the outputs are joined by `// -----` lines.
+    #[arg(long = "split-input-file")]
+    split_input_file: bool,
     /// Print the textual pass pipeline of the translation and exit.
     #[arg(long = "print-pipeline")]
     print_pipeline: bool,
@@ -194,22 +199,63 @@ fn bsgp_to_mlir(options: &Options) -> Result<bool, TranslateError> {
 
 /// `--ptx-to-ptx`: parses and checks PTX and prints it; with
 /// `--verify-roundtrip`, also checks that the printed text parses to the
-/// same module. Diagnostics point into the input.
+/// same module. Diagnostics point into the input (with
+/// `--split-input-file`, every module's are reported and nothing is
+/// written unless all succeed).
 fn ptx_to_ptx(options: &Options) -> Result<bool, TranslateError> {
     let (name, text) = read_input(&options.input)?;
-    let module = match pgpu_ptx::parse_and_check(&text) {
-        Ok(module) => module,
-        Err(error) => {
-            let report = miette::Report::new(error)
-                .with_source_code(miette::NamedSource::new(name, text));
-            eprintln!("{report:?}");
-            return Ok(false);
-        }
+    let chunks = if options.split_input_file {
+        split_ptx_input(&text)
+    } else {
+        vec![text.clone()]
     };
-    let printed = pgpu_ptx::print(&module);
-    if options.verify_roundtrip && pgpu_ptx::parse(&printed).ok().as_ref() != Some(&module) {
-        return Err(TranslateError::Roundtrip);
+    let mut printed = Vec::new();
+    let mut failed = false;
+    for chunk in chunks {
+        let module = match pgpu_ptx::parse_and_check(&chunk) {
+            Ok(module) => module,
+            Err(error) => {
+                let report = miette::Report::new(error)
+                    .with_source_code(miette::NamedSource::new(&name, text.clone()));
+                eprintln!("{report:?}");
+                failed = true;
+                continue;
+            }
+        };
+        let text = pgpu_ptx::print(&module);
+        if options.verify_roundtrip && pgpu_ptx::parse(&text).ok().as_ref() != Some(&module) {
+            return Err(TranslateError::Roundtrip);
+        }
+        printed.push(text);
     }
-    write_output(&options.output, &printed)?;
+    if failed {
+        return Ok(false);
+    }
+    write_output(&options.output, &printed.join("// -----\n"))?;
     Ok(true)
+}
+
+/// The modules of a split input, each as the whole text with every other
+/// module's bytes blanked (newlines kept), so that spans and line numbers
+/// are those of the input.
+fn split_ptx_input(text: &str) -> Vec<String> {
+    let mut starts = vec![0];
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("// -----") && offset > 0 {
+            starts.push(offset);
+        }
+        offset += line.len();
+    }
+    starts.push(text.len());
+    starts
+        .windows(2)
+        .map(|range| {
+            text.char_indices()
+                .map(|(at, c)| {
+                    if (range[0]..range[1]).contains(&at) || c == '\n' { c } else { ' ' }
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -155,7 +155,7 @@ impl Native {
         run_pipeline(context, module, &self.cuda_pipeline(), name, text)?;
         let mut printed = String::new();
         for ptx in pgpu_backend_nvptx::extract_ptx(module) {
-            printed.push_str(&format!("// gpu.binary @{}\n{}\n", ptx.name, ptx.ptx));
+            printed.push_str(&format!("// ----- gpu.binary @{}\n{}\n", ptx.name, ptx.ptx));
         }
         Ok(printed)
     }
