@@ -352,13 +352,11 @@ fn emit(
     if let Stage::Llvm = stage {
         let llvm = compile::Native::new(native)?;
         let ir = llvm.to_llvm_ir(&context, &mut module, &name, &text)?;
-        print!("{ir}");
-        return Ok(());
+        return write_stdout(&ir);
     }
     if let Stage::Ptx = stage {
         let ptx = compile::Native::new(native)?.to_ptx(&context, &mut module, &name, &text)?;
-        print!("{ptx}");
-        return Ok(());
+        return write_stdout(&ptx);
     }
     let flags =
         melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, false);
@@ -366,6 +364,18 @@ fn emit(
         .as_operation()
         .to_string_with_flags(flags)
         .map_err(|error| eprintln!("error: cannot print the module: {error}"))?;
-    println!("{}", printed.trim_end());
-    Ok(())
+    write_stdout(&format!("{}\n", printed.trim_end()))
+}
+
+/// Writes `text` to standard output; a reader that went away (a closed
+/// pipe, as with `| head`) is not an error.
+fn write_stdout(text: &str) -> Result<(), ()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: cannot write the output: {error}");
+            Err(())
+        }
+        _ => Ok(()),
+    }
 }
