@@ -26,6 +26,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 mod compile;
+mod run_ptx;
 
 /// Passes of ours, one registration function per pass crate.
 const PGPU_PASS_CRATES: &[fn()] = &[
@@ -96,6 +97,10 @@ enum Command {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Run a kernel of a PTX file on the CPU with the lockstep semantics
+    /// of 32- or 64-lane waves, and print its buffers afterwards.
+    #[command(name = "run-ptx")]
+    RunPtx(run_ptx::RunPtxOptions),
     /// Print the program at a stage of the pipeline.
     Emit {
         /// The program: `.mlir`, `.bsgp` (BSGP source) or `.c` (C-subset source).
@@ -199,6 +204,10 @@ fn main() -> ExitCode {
                 Err(()) => ExitCode::FAILURE,
             }
         }
+        Command::RunPtx(options) => match run_ptx::run_ptx(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::FAILURE,
+        },
         Command::Emit {
             file,
             stage,

@@ -1,0 +1,131 @@
+//! `pgpu run-ptx`: runs a kernel of a PTX file on the CPU, translated with
+//! the lockstep semantics of waves of 32 or 64 lanes
+//! ([`pgpu_ptx_llvm::cpu`]), and prints its buffers afterwards in the
+//! format of the results recorded on the H200 (`test-suite/ptx/expected`).
+//! A launch is given by flags, or by name from a cases file
+//! (`test-suite/ptx/cases.txt`, whose PTX lies in `nvcc/` beside it).
+
+use miette::{NamedSource, Report};
+use pgpu_pass_infra::tool::{read_input, write_output};
+use pgpu_ptx_llvm::run::{Argument, Launch, format_buffers, parse_dims};
+use std::path::Path;
+
+/// The flags of `pgpu run-ptx`.
+#[derive(clap::Args, Debug)]
+pub struct RunPtxOptions {
+    /// The PTX file (not with --cases).
+    pub file: Option<String>,
+    /// The kernel to launch.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Blocks: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    pub grid: String,
+    /// Threads per block: X[,Y[,Z]].
+    #[arg(long, default_value = "1")]
+    pub block: String,
+    /// Dynamic shared memory in bytes.
+    #[arg(long, default_value_t = 0)]
+    pub shared: u64,
+    /// Lanes per wave of the emulation: 32 (one PTX warp per wave) or 64
+    /// (two warps per wave, as on AMD CDNA GPUs).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(32..=64))]
+    pub wave: u32,
+    /// The kernel's arguments: TYPE:VALUE (u32:5) or TYPE[COUNT]:INIT
+    /// with INIT zero, iota, rand(SEED) or randmod(SEED,M).
+    #[arg(long, num_args = 1.., allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// A cases file: run its launch named by --case.
+    #[arg(long, requires = "case", conflicts_with_all = ["file", "kernel", "args"])]
+    pub cases: Option<String>,
+    /// The case to run.
+    #[arg(long, requires = "cases")]
+    pub case: Option<String>,
+    /// With --cases: the PTX variant `nvcc/<stem>.<VARIANT>.ptx` (e.g. sm_75).
+    #[arg(long, requires = "cases")]
+    pub variant: Option<String>,
+    /// Where to write the buffers (default: standard output).
+    #[arg(short = 'o', default_value = "-")]
+    pub output: String,
+}
+
+/// A launch from a line of a cases file:
+/// `NAME STEM KERNEL GRID BLOCK SHARED ARG...`; returns it with the PTX
+/// file's path.
+fn case_launch(cases: &str, case: &str, variant: Option<&str>) -> Result<(String, Launch), String> {
+    let text = std::fs::read_to_string(cases).map_err(|e| format!("cannot read {cases}: {e}"))?;
+    for (number, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.first() != Some(&case) {
+            continue;
+        }
+        let at = |what: &str| format!("{cases}:{}: {what}", number + 1);
+        if fields.len() < 6 {
+            return Err(at("expected NAME STEM KERNEL GRID BLOCK SHARED ARG..."));
+        }
+        let directory = Path::new(cases).parent().unwrap_or(Path::new("."));
+        let file = match variant {
+            Some(variant) => format!("{}.{variant}.ptx", fields[1]),
+            None => format!("{}.ptx", fields[1]),
+        };
+        let ptx = directory.join("nvcc").join(file).to_string_lossy().into_owned();
+        let launch = Launch {
+            kernel: fields[2].to_string(),
+            grid: parse_dims(fields[3]).map_err(|e| at(&e.to_string()))?,
+            block: parse_dims(fields[4]).map_err(|e| at(&e.to_string()))?,
+            shared: fields[5].parse().map_err(|_| at("malformed shared bytes"))?,
+            arguments: fields[6..]
+                .iter()
+                .map(|a| Argument::parse(a).map_err(|e| at(&e.to_string())))
+                .collect::<Result<_, _>>()?,
+        };
+        return Ok((ptx, launch));
+    }
+    Err(format!("{cases} has no case `{case}`"))
+}
+
+/// Runs the command; diagnostics go to stderr.
+pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
+    let fail = |message: String| {
+        eprintln!("error: {message}");
+    };
+    if !matches!(options.wave, 32 | 64) {
+        fail(format!("--wave {}: waves have 32 or 64 lanes", options.wave));
+        return Err(());
+    }
+    let (path, launch, case) = if let (Some(cases), Some(case)) = (&options.cases, &options.case) {
+        let (path, launch) = case_launch(cases, case, options.variant.as_deref()).map_err(fail)?;
+        (path, launch, case.clone())
+    } else {
+        let Some(file) = options.file.clone() else {
+            fail("give a PTX file (or --cases FILE --case NAME)".into());
+            return Err(());
+        };
+        let Some(kernel) = options.kernel.clone() else {
+            fail("give the kernel to launch with --kernel".into());
+            return Err(());
+        };
+        let launch = Launch {
+            kernel: kernel.clone(),
+            grid: parse_dims(&options.grid).map_err(|e| fail(e.to_string()))?,
+            block: parse_dims(&options.block).map_err(|e| fail(e.to_string()))?,
+            shared: options.shared,
+            arguments: options
+                .args
+                .iter()
+                .map(|a| Argument::parse(a))
+                .collect::<Result<_, _>>()
+                .map_err(|e| fail(e.to_string()))?,
+        };
+        (file, launch, kernel)
+    };
+    let (name, text) = read_input(&path).map_err(|e| eprintln!("{:?}", Report::new(e)))?;
+    let source = || NamedSource::new(&name, text.clone());
+    let module = pgpu_ptx::parse_and_check(&text).map_err(|e| eprintln!("{:?}", Report::new(e).with_source_code(source())))?;
+    let context = pgpu_ptx_llvm::inkwell::context::Context::create();
+    let translated = pgpu_ptx_llvm::cpu::translate(&context, &module, options.wave)
+        .map_err(|e| eprintln!("{:?}", Report::new(e).with_source_code(source())))?;
+    let buffers = pgpu_ptx_llvm::run::run(translated, &launch).map_err(|e| eprintln!("{:?}", Report::new(e)))?;
+    write_output(&options.output, &format_buffers(&case, &launch, &buffers)).map_err(|e| eprintln!("{:?}", Report::new(e)))
+}
