@@ -27,13 +27,13 @@ use crate::semantics::{Semantics, signature, unsupported};
 use crate::warp::WarpModel;
 use crate::{TranslateError, llvm};
 use inkwell::AddressSpace;
+use inkwell::IntPredicate;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::{Linkage as LlvmLinkage, Module};
 use inkwell::types::{ArrayType, BasicTypeEnum, IntType};
 use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
-use inkwell::IntPredicate;
 use pgpu_ptx::ir::*;
 
 type Result<T> = std::result::Result<T, TranslateError>;
@@ -146,7 +146,11 @@ pub struct CpuModule<'ctx> {
 }
 
 /// Translates every kernel of `ptx` for waves of `wave` lanes (32 or 64).
-pub fn translate<'ctx>(context: &'ctx Context, ptx: &pgpu_ptx::ir::Module, wave: u32) -> Result<CpuModule<'ctx>> {
+pub fn translate<'ctx>(
+    context: &'ctx Context,
+    ptx: &pgpu_ptx::ir::Module,
+    wave: u32,
+) -> Result<CpuModule<'ctx>> {
     let module = context.create_module("ptx");
     let images = images(ptx)?;
     let mut kernels = Vec::new();
@@ -156,14 +160,23 @@ pub fn translate<'ctx>(context: &'ctx Context, ptx: &pgpu_ptx::ir::Module, wave:
         }
         let body = flatten(function)?;
         let layout = layout(ptx, function, &body.variables, &images)?;
-        let mut codegen = Codegen::new(context, &module, function, &body, &layout, WarpModel::new(wave))?;
+        let mut codegen = Codegen::new(
+            context,
+            &module,
+            function,
+            &body,
+            &layout,
+            WarpModel::new(wave),
+        )?;
         codegen.kernel()?;
         kernels.push(KernelInfo {
             name: function.name.clone(),
             layout,
         });
     }
-    module.verify().map_err(|message| TranslateError::Llvm(message.to_string()))?;
+    module
+        .verify()
+        .map_err(|message| TranslateError::Llvm(message.to_string()))?;
     Ok(CpuModule {
         module,
         kernels,
@@ -203,15 +216,31 @@ struct Codegen<'a, 'ctx> {
 }
 
 impl<'a, 'ctx> Codegen<'a, 'ctx> {
-    fn new(context: &'ctx Context, module: &'a Module<'ctx>, ptx_function: &'a Function, body: &'a Body, layout: &'a Layout, warp: WarpModel) -> Result<Self> {
+    fn new(
+        context: &'ctx Context,
+        module: &'a Module<'ctx>,
+        ptx_function: &'a Function,
+        body: &'a Body,
+        layout: &'a Layout,
+        warp: WarpModel,
+    ) -> Result<Self> {
         let ptr = context.ptr_type(AddressSpace::default());
-        let fn_type = context.void_type().fn_type(&[ptr.into(), ptr.into()], false);
-        let function = module.add_function(&ptx_function.name, fn_type, Some(LlvmLinkage::External));
+        let fn_type = context
+            .void_type()
+            .fn_type(&[ptr.into(), ptr.into()], false);
+        let function =
+            module.add_function(&ptx_function.name, fn_type, Some(LlvmLinkage::External));
         let builder = context.create_builder();
         let entry = context.append_basic_block(function, "entry");
         builder.position_at_end(entry);
-        let params = function.get_nth_param(0).ok_or_else(|| TranslateError::Llvm("no parameter".into()))?.into_pointer_value();
-        let context_ptr = function.get_nth_param(1).ok_or_else(|| TranslateError::Llvm("no parameter".into()))?.into_pointer_value();
+        let params = function
+            .get_nth_param(0)
+            .ok_or_else(|| TranslateError::Llvm("no parameter".into()))?
+            .into_pointer_value();
+        let context_ptr = function
+            .get_nth_param(1)
+            .ok_or_else(|| TranslateError::Llvm("no parameter".into()))?
+            .into_pointer_value();
         let lanes = warp.wave;
         let mut slots = Vec::with_capacity(body.slots.len());
         for slot in &body.slots {
@@ -232,10 +261,18 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let current = builder.build_alloca(i64t, "current").map_err(llvm)?;
         let exited = builder.build_alloca(i64t, "exited").map_err(llvm)?;
         let depth = builder.build_alloca(i32t, "depth").map_err(llvm)?;
-        let pcs = builder.build_alloca(i32t.array_type(STACK_DEPTH as u32), "pcs").map_err(llvm)?;
-        let rpcs = builder.build_alloca(i32t.array_type(STACK_DEPTH as u32), "rpcs").map_err(llvm)?;
-        let masks = builder.build_alloca(i64t.array_type(STACK_DEPTH as u32), "masks").map_err(llvm)?;
-        let scratch = builder.build_alloca(i64t.array_type(lanes), "scratch").map_err(llvm)?;
+        let pcs = builder
+            .build_alloca(i32t.array_type(STACK_DEPTH as u32), "pcs")
+            .map_err(llvm)?;
+        let rpcs = builder
+            .build_alloca(i32t.array_type(STACK_DEPTH as u32), "rpcs")
+            .map_err(llvm)?;
+        let masks = builder
+            .build_alloca(i64t.array_type(STACK_DEPTH as u32), "masks")
+            .map_err(llvm)?;
+        let scratch = builder
+            .build_alloca(i64t.array_type(lanes), "scratch")
+            .map_err(llvm)?;
         Ok(Codegen {
             context,
             module,
@@ -288,27 +325,62 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     fn field(&self, index: u32) -> Result<IntValue<'ctx>> {
-        let ptr = unsafe { self.builder.build_in_bounds_gep(self.i64(), self.context_ptr, &[self.c64(u64::from(index))], "") }.map_err(llvm)?;
-        Ok(self.builder.build_load(self.i64(), ptr, "").map_err(llvm)?.into_int_value())
+        let ptr = unsafe {
+            self.builder.build_in_bounds_gep(
+                self.i64(),
+                self.context_ptr,
+                &[self.c64(u64::from(index))],
+                "",
+            )
+        }
+        .map_err(llvm)?;
+        Ok(self
+            .builder
+            .build_load(self.i64(), ptr, "")
+            .map_err(llvm)?
+            .into_int_value())
     }
 
-    fn element(&self, array: PointerValue<'ctx>, ty: BasicTypeEnum<'ctx>, count: u32, index: IntValue<'ctx>) -> Result<PointerValue<'ctx>> {
+    fn element(
+        &self,
+        array: PointerValue<'ctx>,
+        ty: BasicTypeEnum<'ctx>,
+        count: u32,
+        index: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
         let array_ty = match ty {
             BasicTypeEnum::IntType(t) => t.array_type(count),
             other => return Err(TranslateError::Llvm(format!("no array of {other}"))),
         };
-        unsafe { self.builder.build_in_bounds_gep(array_ty, array, &[self.c64(0), index], "") }.map_err(llvm)
+        unsafe {
+            self.builder
+                .build_in_bounds_gep(array_ty, array, &[self.c64(0), index], "")
+        }
+        .map_err(llvm)
     }
 
-    fn stack_slot(&self, array: PointerValue<'ctx>, ty: IntType<'ctx>, index: IntValue<'ctx>) -> Result<PointerValue<'ctx>> {
+    fn stack_slot(
+        &self,
+        array: PointerValue<'ctx>,
+        ty: IntType<'ctx>,
+        index: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
         self.element(array, ty.into(), STACK_DEPTH as u32, index)
     }
 
     fn load_int(&self, ty: IntType<'ctx>, ptr: PointerValue<'ctx>) -> Result<IntValue<'ctx>> {
-        Ok(self.builder.build_load(ty, ptr, "").map_err(llvm)?.into_int_value())
+        Ok(self
+            .builder
+            .build_load(ty, ptr, "")
+            .map_err(llvm)?
+            .into_int_value())
     }
 
-    fn store(&self, ptr: PointerValue<'ctx>, value: impl inkwell::values::BasicValue<'ctx>) -> Result<()> {
+    fn store(
+        &self,
+        ptr: PointerValue<'ctx>,
+        value: impl inkwell::values::BasicValue<'ctx>,
+    ) -> Result<()> {
         self.builder.build_store(ptr, value).map_err(llvm)?;
         Ok(())
     }
@@ -319,52 +391,111 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         // Lanes of this wave that exist: threads - wave * lanes, capped.
         let wave_index = self.field(field::WAVE)?;
         let threads = self.field(field::THREADS)?;
-        let first = self.builder.build_int_mul(wave_index, self.c64(lanes), "").map_err(llvm)?;
-        let present = self.builder.build_int_sub(threads, first, "").map_err(llvm)?;
-        let full = self.builder.build_int_compare(IntPredicate::UGE, present, self.c64(lanes), "").map_err(llvm)?;
-        let all = if lanes == 64 { u64::MAX } else { (1u64 << lanes) - 1 };
-        let partial = self.builder.build_left_shift(self.c64(1), present, "").map_err(llvm)?;
-        let partial = self.builder.build_int_sub(partial, self.c64(1), "").map_err(llvm)?;
-        let mask = self.builder.build_select(full, self.c64(all), partial, "").map_err(llvm)?.into_int_value();
+        let first = self
+            .builder
+            .build_int_mul(wave_index, self.c64(lanes), "")
+            .map_err(llvm)?;
+        let present = self
+            .builder
+            .build_int_sub(threads, first, "")
+            .map_err(llvm)?;
+        let full = self
+            .builder
+            .build_int_compare(IntPredicate::UGE, present, self.c64(lanes), "")
+            .map_err(llvm)?;
+        let all = if lanes == 64 {
+            u64::MAX
+        } else {
+            (1u64 << lanes) - 1
+        };
+        let partial = self
+            .builder
+            .build_left_shift(self.c64(1), present, "")
+            .map_err(llvm)?;
+        let partial = self
+            .builder
+            .build_int_sub(partial, self.c64(1), "")
+            .map_err(llvm)?;
+        let mask = self
+            .builder
+            .build_select(full, self.c64(all), partial, "")
+            .map_err(llvm)?
+            .into_int_value();
         let exit_pc = self.body.blocks.len() as u64;
-        self.store(self.stack_slot(self.pcs, self.i32(), self.c32(0))?, self.c32(0))?;
-        self.store(self.stack_slot(self.rpcs, self.i32(), self.c32(0))?, self.c32(exit_pc))?;
+        self.store(
+            self.stack_slot(self.pcs, self.i32(), self.c32(0))?,
+            self.c32(0),
+        )?;
+        self.store(
+            self.stack_slot(self.rpcs, self.i32(), self.c32(0))?,
+            self.c32(exit_pc),
+        )?;
         self.store(self.stack_slot(self.masks, self.i64(), self.c32(0))?, mask)?;
         self.store(self.depth, self.c32(1))?;
         self.store(self.exited, self.c64(0))?;
         let dispatch = self.block("dispatch");
         self.dispatch = Some(dispatch);
-        self.builder.build_unconditional_branch(dispatch).map_err(llvm)?;
-        self.blocks = (0..self.body.blocks.len()).map(|i| self.block(&format!("bb{i}"))).collect();
+        self.builder
+            .build_unconditional_branch(dispatch)
+            .map_err(llvm)?;
+        self.blocks = (0..self.body.blocks.len())
+            .map(|i| self.block(&format!("bb{i}")))
+            .collect();
 
         // dispatch: pop finished entries, then jump to the top entry's pc.
         self.builder.position_at_end(dispatch);
         let depth = self.load_int(self.i32(), self.depth)?;
-        let empty = self.builder.build_int_compare(IntPredicate::EQ, depth, self.c32(0), "").map_err(llvm)?;
+        let empty = self
+            .builder
+            .build_int_compare(IntPredicate::EQ, depth, self.c32(0), "")
+            .map_err(llvm)?;
         let done = self.block("done");
         let check = self.block("check");
-        self.builder.build_conditional_branch(empty, done, check).map_err(llvm)?;
+        self.builder
+            .build_conditional_branch(empty, done, check)
+            .map_err(llvm)?;
         self.builder.position_at_end(done);
         self.builder.build_return(None).map_err(llvm)?;
         self.builder.position_at_end(check);
-        let top = self.builder.build_int_sub(depth, self.c32(1), "").map_err(llvm)?;
+        let top = self
+            .builder
+            .build_int_sub(depth, self.c32(1), "")
+            .map_err(llvm)?;
         let pc = self.load_int(self.i32(), self.stack_slot(self.pcs, self.i32(), top)?)?;
         let rpc = self.load_int(self.i32(), self.stack_slot(self.rpcs, self.i32(), top)?)?;
         let mask = self.load_int(self.i64(), self.stack_slot(self.masks, self.i64(), top)?)?;
         let exited = self.load_int(self.i64(), self.exited)?;
-        let live = self.builder.build_and(mask, self.builder.build_not(exited, "").map_err(llvm)?, "").map_err(llvm)?;
-        let none = self.builder.build_int_compare(IntPredicate::EQ, live, self.c64(0), "").map_err(llvm)?;
-        let arrived = self.builder.build_int_compare(IntPredicate::EQ, pc, rpc, "").map_err(llvm)?;
+        let live = self
+            .builder
+            .build_and(mask, self.builder.build_not(exited, "").map_err(llvm)?, "")
+            .map_err(llvm)?;
+        let none = self
+            .builder
+            .build_int_compare(IntPredicate::EQ, live, self.c64(0), "")
+            .map_err(llvm)?;
+        let arrived = self
+            .builder
+            .build_int_compare(IntPredicate::EQ, pc, rpc, "")
+            .map_err(llvm)?;
         let finished = self.builder.build_or(none, arrived, "").map_err(llvm)?;
         let pop = self.block("pop");
         let run = self.block("run");
-        self.builder.build_conditional_branch(finished, pop, run).map_err(llvm)?;
+        self.builder
+            .build_conditional_branch(finished, pop, run)
+            .map_err(llvm)?;
         self.builder.position_at_end(pop);
         self.store(self.depth, top)?;
-        self.builder.build_unconditional_branch(dispatch).map_err(llvm)?;
+        self.builder
+            .build_unconditional_branch(dispatch)
+            .map_err(llvm)?;
         self.builder.position_at_end(run);
         self.store(self.current, live)?;
-        let cases: Vec<_> = self.blocks.iter().enumerate().map(|(i, b)| (self.c32(i as u64), *b)).collect();
+        let cases: Vec<_> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (self.c32(i as u64), *b))
+            .collect();
         self.builder.build_switch(pc, done, &cases).map_err(llvm)?;
 
         for index in 0..self.body.blocks.len() {
@@ -376,24 +507,38 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     fn set_top_pc(&self, pc: IntValue<'ctx>) -> Result<()> {
         let depth = self.load_int(self.i32(), self.depth)?;
-        let top = self.builder.build_int_sub(depth, self.c32(1), "").map_err(llvm)?;
+        let top = self
+            .builder
+            .build_int_sub(depth, self.c32(1), "")
+            .map_err(llvm)?;
         self.store(self.stack_slot(self.pcs, self.i32(), top)?, pc)
     }
 
     fn push(&self, pc: u64, rpc: u64, mask: IntValue<'ctx>) -> Result<()> {
         let depth = self.load_int(self.i32(), self.depth)?;
-        let full = self.builder.build_int_compare(IntPredicate::UGE, depth, self.c32(STACK_DEPTH), "").map_err(llvm)?;
+        let full = self
+            .builder
+            .build_int_compare(IntPredicate::UGE, depth, self.c32(STACK_DEPTH), "")
+            .map_err(llvm)?;
         let overflow = self.block("stack_overflow");
         let ok = self.block("push");
-        self.builder.build_conditional_branch(full, overflow, ok).map_err(llvm)?;
+        self.builder
+            .build_conditional_branch(full, overflow, ok)
+            .map_err(llvm)?;
         self.builder.position_at_end(overflow);
         self.call_runtime(runtime::TRAP, &[self.context_ptr.into()], false)?;
         self.builder.build_return(None).map_err(llvm)?;
         self.builder.position_at_end(ok);
         self.store(self.stack_slot(self.pcs, self.i32(), depth)?, self.c32(pc))?;
-        self.store(self.stack_slot(self.rpcs, self.i32(), depth)?, self.c32(rpc))?;
+        self.store(
+            self.stack_slot(self.rpcs, self.i32(), depth)?,
+            self.c32(rpc),
+        )?;
         self.store(self.stack_slot(self.masks, self.i64(), depth)?, mask)?;
-        let next = self.builder.build_int_add(depth, self.c32(1), "").map_err(llvm)?;
+        let next = self
+            .builder
+            .build_int_add(depth, self.c32(1), "")
+            .map_err(llvm)?;
         self.store(self.depth, next)
     }
 
@@ -410,7 +555,9 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             self.wave_instruction(instruction)?;
         }
         self.lane_group(&group)?;
-        let dispatch = self.dispatch.ok_or_else(|| TranslateError::Llvm("no dispatch block".into()))?;
+        let dispatch = self
+            .dispatch
+            .ok_or_else(|| TranslateError::Llvm("no dispatch block".into()))?;
         match block.terminator {
             Terminator::Goto(next) => {
                 self.set_top_pc(self.c32(next as u64))?;
@@ -418,7 +565,10 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             Terminator::Exit => {
                 let current = self.load_int(self.i64(), self.current)?;
                 let exited = self.load_int(self.i64(), self.exited)?;
-                self.store(self.exited, self.builder.build_or(exited, current, "").map_err(llvm)?)?;
+                self.store(
+                    self.exited,
+                    self.builder.build_or(exited, current, "").map_err(llvm)?,
+                )?;
             }
             Terminator::Branch {
                 predicate,
@@ -429,60 +579,113 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 let current = self.load_int(self.i64(), self.current)?;
                 let holds = self.ballot(current, |this, lane| {
                     let value = this.read_slot(predicate, lane)?;
-                    Ok(if negated { this.builder.build_not(value, "").map_err(llvm)? } else { value })
+                    Ok(if negated {
+                        this.builder.build_not(value, "").map_err(llvm)?
+                    } else {
+                        value
+                    })
                 })?;
                 let taken_mask = self.builder.build_and(current, holds, "").map_err(llvm)?;
-                let other_mask = self.builder.build_and(current, self.builder.build_not(holds, "").map_err(llvm)?, "").map_err(llvm)?;
-                let none_taken = self.builder.build_int_compare(IntPredicate::EQ, taken_mask, self.c64(0), "").map_err(llvm)?;
-                let all_taken = self.builder.build_int_compare(IntPredicate::EQ, other_mask, self.c64(0), "").map_err(llvm)?;
+                let other_mask = self
+                    .builder
+                    .build_and(
+                        current,
+                        self.builder.build_not(holds, "").map_err(llvm)?,
+                        "",
+                    )
+                    .map_err(llvm)?;
+                let none_taken = self
+                    .builder
+                    .build_int_compare(IntPredicate::EQ, taken_mask, self.c64(0), "")
+                    .map_err(llvm)?;
+                let all_taken = self
+                    .builder
+                    .build_int_compare(IntPredicate::EQ, other_mask, self.c64(0), "")
+                    .map_err(llvm)?;
                 let uniform_not = self.block("uniform_not_taken");
                 let maybe = self.block("maybe_divergent");
                 let uniform = self.block("uniform_taken");
                 let divergent = self.block("divergent");
-                self.builder.build_conditional_branch(none_taken, uniform_not, maybe).map_err(llvm)?;
+                self.builder
+                    .build_conditional_branch(none_taken, uniform_not, maybe)
+                    .map_err(llvm)?;
                 self.builder.position_at_end(uniform_not);
                 self.set_top_pc(self.c32(fallthrough as u64))?;
-                self.builder.build_unconditional_branch(dispatch).map_err(llvm)?;
+                self.builder
+                    .build_unconditional_branch(dispatch)
+                    .map_err(llvm)?;
                 self.builder.position_at_end(maybe);
-                self.builder.build_conditional_branch(all_taken, uniform, divergent).map_err(llvm)?;
+                self.builder
+                    .build_conditional_branch(all_taken, uniform, divergent)
+                    .map_err(llvm)?;
                 self.builder.position_at_end(uniform);
                 self.set_top_pc(self.c32(taken as u64))?;
-                self.builder.build_unconditional_branch(dispatch).map_err(llvm)?;
+                self.builder
+                    .build_unconditional_branch(dispatch)
+                    .map_err(llvm)?;
                 // Divergent: the top entry waits at the reconvergence point
                 // (or is replaced, when it already reconverges there); both
                 // sides run to it, the taken one first.
                 self.builder.position_at_end(divergent);
                 let reconverge = self.body.ipdom[index] as u64;
                 let depth = self.load_int(self.i32(), self.depth)?;
-                let top = self.builder.build_int_sub(depth, self.c32(1), "").map_err(llvm)?;
-                let top_rpc = self.load_int(self.i32(), self.stack_slot(self.rpcs, self.i32(), top)?)?;
-                let same = self.builder.build_int_compare(IntPredicate::EQ, top_rpc, self.c32(reconverge), "").map_err(llvm)?;
+                let top = self
+                    .builder
+                    .build_int_sub(depth, self.c32(1), "")
+                    .map_err(llvm)?;
+                let top_rpc =
+                    self.load_int(self.i32(), self.stack_slot(self.rpcs, self.i32(), top)?)?;
+                let same = self
+                    .builder
+                    .build_int_compare(IntPredicate::EQ, top_rpc, self.c32(reconverge), "")
+                    .map_err(llvm)?;
                 let replace = self.block("replace_top");
                 let keep = self.block("keep_top");
                 let pushes = self.block("push_sides");
-                self.builder.build_conditional_branch(same, replace, keep).map_err(llvm)?;
+                self.builder
+                    .build_conditional_branch(same, replace, keep)
+                    .map_err(llvm)?;
                 self.builder.position_at_end(replace);
                 self.store(self.depth, top)?;
-                self.builder.build_unconditional_branch(pushes).map_err(llvm)?;
+                self.builder
+                    .build_unconditional_branch(pushes)
+                    .map_err(llvm)?;
                 self.builder.position_at_end(keep);
-                self.store(self.stack_slot(self.pcs, self.i32(), top)?, self.c32(reconverge))?;
-                self.builder.build_unconditional_branch(pushes).map_err(llvm)?;
+                self.store(
+                    self.stack_slot(self.pcs, self.i32(), top)?,
+                    self.c32(reconverge),
+                )?;
+                self.builder
+                    .build_unconditional_branch(pushes)
+                    .map_err(llvm)?;
                 self.builder.position_at_end(pushes);
                 self.push(fallthrough as u64, reconverge, other_mask)?;
                 self.push(taken as u64, reconverge, taken_mask)?;
             }
         }
-        self.builder.build_unconditional_branch(dispatch).map_err(llvm)?;
+        self.builder
+            .build_unconditional_branch(dispatch)
+            .map_err(llvm)?;
         Ok(())
     }
 
-    fn call_runtime(&self, name: &str, args: &[BasicValueEnum<'ctx>], returns: bool) -> Result<Option<BasicValueEnum<'ctx>>> {
+    fn call_runtime(
+        &self,
+        name: &str,
+        args: &[BasicValueEnum<'ctx>],
+        returns: bool,
+    ) -> Result<Option<BasicValueEnum<'ctx>>> {
         let function = match self.module.get_function(name) {
             Some(function) => function,
             None => {
                 let params: Vec<_> = args.iter().map(|a| a.get_type().into()).collect();
-                let ty = if returns { self.i64().fn_type(&params, false) } else { self.context.void_type().fn_type(&params, false) };
-                self.module.add_function(name, ty, Some(LlvmLinkage::External))
+                let ty = if returns {
+                    self.i64().fn_type(&params, false)
+                } else {
+                    self.context.void_type().fn_type(&params, false)
+                };
+                self.module
+                    .add_function(name, ty, Some(LlvmLinkage::External))
             }
         };
         let args: Vec<_> = args.iter().map(|a| (*a).into()).collect();
@@ -491,44 +694,101 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     /// Runs `body` for every lane set in `mask`, in lane order.
-    fn lane_loop(&mut self, mask: IntValue<'ctx>, mut body: impl FnMut(&mut Self, IntValue<'ctx>) -> Result<()>) -> Result<()> {
-        let before = self.builder.get_insert_block().ok_or_else(|| TranslateError::Llvm("no block".into()))?;
+    fn lane_loop(
+        &mut self,
+        mask: IntValue<'ctx>,
+        mut body: impl FnMut(&mut Self, IntValue<'ctx>) -> Result<()>,
+    ) -> Result<()> {
+        let before = self
+            .builder
+            .get_insert_block()
+            .ok_or_else(|| TranslateError::Llvm("no block".into()))?;
         let header = self.block("lanes");
         let test = self.block("lane_test");
         let active = self.block("lane");
         let latch = self.block("lane_next");
         let exit = self.block("lanes_done");
-        self.builder.build_unconditional_branch(header).map_err(llvm)?;
+        self.builder
+            .build_unconditional_branch(header)
+            .map_err(llvm)?;
         self.builder.position_at_end(header);
         let lane = self.builder.build_phi(self.i32(), "lane").map_err(llvm)?;
         lane.add_incoming(&[(&self.c32(0), before)]);
         let lane_value = lane.as_basic_value().into_int_value();
-        let more = self.builder.build_int_compare(IntPredicate::ULT, lane_value, self.c32(u64::from(self.warp.wave)), "").map_err(llvm)?;
-        self.builder.build_conditional_branch(more, test, exit).map_err(llvm)?;
+        let more = self
+            .builder
+            .build_int_compare(
+                IntPredicate::ULT,
+                lane_value,
+                self.c32(u64::from(self.warp.wave)),
+                "",
+            )
+            .map_err(llvm)?;
+        self.builder
+            .build_conditional_branch(more, test, exit)
+            .map_err(llvm)?;
         self.builder.position_at_end(test);
-        let shifted = self.builder.build_right_shift(mask, self.builder.build_int_z_extend(lane_value, self.i64(), "").map_err(llvm)?, false, "").map_err(llvm)?;
-        let bit = self.builder.build_int_truncate(shifted, self.context.bool_type(), "").map_err(llvm)?;
-        self.builder.build_conditional_branch(bit, active, latch).map_err(llvm)?;
+        let shifted = self
+            .builder
+            .build_right_shift(
+                mask,
+                self.builder
+                    .build_int_z_extend(lane_value, self.i64(), "")
+                    .map_err(llvm)?,
+                false,
+                "",
+            )
+            .map_err(llvm)?;
+        let bit = self
+            .builder
+            .build_int_truncate(shifted, self.context.bool_type(), "")
+            .map_err(llvm)?;
+        self.builder
+            .build_conditional_branch(bit, active, latch)
+            .map_err(llvm)?;
         self.builder.position_at_end(active);
         body(self, lane_value)?;
-        self.builder.build_unconditional_branch(latch).map_err(llvm)?;
+        self.builder
+            .build_unconditional_branch(latch)
+            .map_err(llvm)?;
         self.builder.position_at_end(latch);
-        let next = self.builder.build_int_add(lane_value, self.c32(1), "").map_err(llvm)?;
+        let next = self
+            .builder
+            .build_int_add(lane_value, self.c32(1), "")
+            .map_err(llvm)?;
         lane.add_incoming(&[(&next, latch)]);
-        self.builder.build_unconditional_branch(header).map_err(llvm)?;
+        self.builder
+            .build_unconditional_branch(header)
+            .map_err(llvm)?;
         self.builder.position_at_end(exit);
         Ok(())
     }
 
     /// The mask of lanes in `mask` for which `predicate` (an i1) holds.
-    fn ballot(&mut self, mask: IntValue<'ctx>, mut predicate: impl FnMut(&mut Self, IntValue<'ctx>) -> Result<IntValue<'ctx>>) -> Result<IntValue<'ctx>> {
-        let bits = self.builder.build_alloca(self.i64(), "ballot").map_err(llvm)?;
+    fn ballot(
+        &mut self,
+        mask: IntValue<'ctx>,
+        mut predicate: impl FnMut(&mut Self, IntValue<'ctx>) -> Result<IntValue<'ctx>>,
+    ) -> Result<IntValue<'ctx>> {
+        let bits = self
+            .builder
+            .build_alloca(self.i64(), "ballot")
+            .map_err(llvm)?;
         self.store(bits, self.c64(0))?;
         self.lane_loop(mask, |this, lane| {
             let value = predicate(this, lane)?;
-            let bit = this.builder.build_int_z_extend(value, this.i64(), "").map_err(llvm)?;
-            let lane64 = this.builder.build_int_z_extend(lane, this.i64(), "").map_err(llvm)?;
-            let bit = this.builder.build_left_shift(bit, lane64, "").map_err(llvm)?;
+            let bit = this
+                .builder
+                .build_int_z_extend(value, this.i64(), "")
+                .map_err(llvm)?;
+            let lane64 = this
+                .builder
+                .build_int_z_extend(lane, this.i64(), "")
+                .map_err(llvm)?;
+            let bit = this
+                .builder
+                .build_left_shift(bit, lane64, "")
+                .map_err(llvm)?;
             let old = this.load_int(this.i64(), bits)?;
             this.store(bits, this.builder.build_or(old, bit, "").map_err(llvm)?)
         })?;
@@ -537,7 +797,11 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     fn slot_pointer(&self, slot: usize, lane: IntValue<'ctx>) -> Result<PointerValue<'ctx>> {
         let storage = &self.slots[slot];
-        unsafe { self.builder.build_in_bounds_gep(storage.ty, storage.array, &[self.c32(0), lane], "") }.map_err(llvm)
+        unsafe {
+            self.builder
+                .build_in_bounds_gep(storage.ty, storage.array, &[self.c32(0), lane], "")
+        }
+        .map_err(llvm)
     }
 
     fn read_slot(&self, slot: usize, lane: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
@@ -550,7 +814,12 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     /// Raw bits as a value of PTX type `ty`.
-    fn typed(&self, raw: IntValue<'ctx>, ty: ScalarType, signed_extend: bool) -> Result<BasicValueEnum<'ctx>> {
+    fn typed(
+        &self,
+        raw: IntValue<'ctx>,
+        ty: ScalarType,
+        signed_extend: bool,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let resized = self.semantics().resize(raw, ty.bits(), signed_extend)?;
         Ok(match ty {
             ScalarType::F32 | ScalarType::F64 => self
@@ -563,7 +832,12 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     /// A value of PTX type `ty` as `bits` raw bits (extended by `ty`'s
     /// signedness).
-    fn raw(&self, value: BasicValueEnum<'ctx>, ty: ScalarType, bits: u32) -> Result<IntValue<'ctx>> {
+    fn raw(
+        &self,
+        value: BasicValueEnum<'ctx>,
+        ty: ScalarType,
+        bits: u32,
+    ) -> Result<IntValue<'ctx>> {
         let int = match value {
             BasicValueEnum::FloatValue(f) => self
                 .builder
@@ -572,7 +846,8 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 .into_int_value(),
             other => other.into_int_value(),
         };
-        self.semantics().resize(int, bits, ty.class() == TypeClass::Signed)
+        self.semantics()
+            .resize(int, bits, ty.class() == TypeClass::Signed)
     }
 
     fn unsupported_operand(&self, instruction: &Instruction, what: &str) -> TranslateError {
@@ -580,7 +855,13 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     /// The value of a source operand, as PTX type `ty`, for `lane`.
-    fn read(&mut self, instruction: &Instruction, operand: &Operand, ty: ScalarType, lane: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn read(
+        &mut self,
+        instruction: &Instruction,
+        operand: &Operand,
+        ty: ScalarType,
+        lane: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         match operand {
             Operand::Name(name) => {
                 if let Some(slot) = slot_of(name) {
@@ -596,9 +877,9 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 Err(self.unsupported_operand(instruction, &format!("operand `{name}`")))
             }
             Operand::Component(name, component) => {
-                let value = self
-                    .special(name, Some(*component), lane)?
-                    .ok_or_else(|| self.unsupported_operand(instruction, &format!("operand `{name}`")))?;
+                let value = self.special(name, Some(*component), lane)?.ok_or_else(|| {
+                    self.unsupported_operand(instruction, &format!("operand `{name}`"))
+                })?;
                 self.typed(value, ty, false)
             }
             Operand::Immediate(value) => Ok(self.immediate(*value, ty)),
@@ -630,22 +911,26 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 };
                 self.context.f64_type().const_float(v).into()
             }
-            other => {
-                let ty = crate::int_type(self.context, other.bits());
-                if other.bits() <= 64 {
-                    ty.const_int(value.bits(), false).into()
-                } else {
-                    ty.const_int(value.bits(), false).into()
-                }
-            }
+            other => crate::int_type(self.context, other.bits())
+                .const_int(value.bits(), false)
+                .into(),
         }
     }
 
     /// Writes `value` (of PTX type `ty`) to a destination operand.
-    fn write(&mut self, instruction: &Instruction, operand: &Operand, ty: ScalarType, lane: IntValue<'ctx>, value: BasicValueEnum<'ctx>) -> Result<()> {
+    fn write(
+        &mut self,
+        instruction: &Instruction,
+        operand: &Operand,
+        ty: ScalarType,
+        lane: IntValue<'ctx>,
+        value: BasicValueEnum<'ctx>,
+    ) -> Result<()> {
         match operand {
             Operand::Name(name) => {
-                let slot = slot_of(name).ok_or_else(|| self.unsupported_operand(instruction, &format!("destination `{name}`")))?;
+                let slot = slot_of(name).ok_or_else(|| {
+                    self.unsupported_operand(instruction, &format!("destination `{name}`"))
+                })?;
                 let raw = self.raw(value, ty, self.slots[slot].bits)?;
                 self.write_slot(slot, lane, raw)
             }
@@ -663,7 +948,9 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         Ok(Some(match window {
             Window::Global => {
                 let base = self.field(field::GLOBAL)?;
-                self.builder.build_int_add(base, self.c64(offset), "").map_err(llvm)?
+                self.builder
+                    .build_int_add(base, self.c64(offset), "")
+                    .map_err(llvm)?
             }
             _ => self.c64(offset),
         }))
@@ -671,14 +958,20 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     fn window_base(&self, window: Window, lane: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
         Ok(match window {
-            Window::Param => self.builder.build_ptr_to_int(self.params, self.i64(), "").map_err(llvm)?,
+            Window::Param => self
+                .builder
+                .build_ptr_to_int(self.params, self.i64(), "")
+                .map_err(llvm)?,
             Window::Global => self.c64(0),
             Window::Const => self.field(field::CONST)?,
             Window::Shared => self.field(field::SHARED)?,
             Window::Local => {
                 let base = self.field(field::LOCAL)?;
                 let size = self.field(field::LOCAL_BYTES)?;
-                let lane64 = self.builder.build_int_z_extend(lane, self.i64(), "").map_err(llvm)?;
+                let lane64 = self
+                    .builder
+                    .build_int_z_extend(lane, self.i64(), "")
+                    .map_err(llvm)?;
                 let offset = self.builder.build_int_mul(lane64, size, "").map_err(llvm)?;
                 self.builder.build_int_add(base, offset, "").map_err(llvm)?
             }
@@ -696,32 +989,42 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     /// The host pointer an address operand names for `lane`.
-    fn pointer(&mut self, instruction: &Instruction, address: &Address, lane: IntValue<'ctx>) -> Result<PointerValue<'ctx>> {
+    fn pointer(
+        &mut self,
+        instruction: &Instruction,
+        address: &Address,
+        lane: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
         let space = instruction.space();
         let host = match &address.base {
             Some(name) if slot_of(name).is_none() => {
-                let &(window, offset) = self
-                    .layout
-                    .variables
-                    .get(name.as_str())
-                    .ok_or_else(|| self.unsupported_operand(instruction, &format!("address `{name}`")))?;
+                let &(window, offset) =
+                    self.layout.variables.get(name.as_str()).ok_or_else(|| {
+                        self.unsupported_operand(instruction, &format!("address `{name}`"))
+                    })?;
                 let base = match window {
                     Window::Global => self.field(field::GLOBAL)?,
                     other => self.window_base(other, lane)?,
                 };
                 let total = offset.wrapping_add(address.offset as u64);
-                self.builder.build_int_add(base, self.c64(total), "").map_err(llvm)?
+                self.builder
+                    .build_int_add(base, self.c64(total), "")
+                    .map_err(llvm)?
             }
             base => {
                 let value = match base {
                     Some(name) => {
-                        let slot = slot_of(name).ok_or_else(|| self.unsupported_operand(instruction, "this address"))?;
+                        let slot = slot_of(name)
+                            .ok_or_else(|| self.unsupported_operand(instruction, "this address"))?;
                         let raw = self.read_slot(slot, lane)?;
                         self.semantics().resize(raw, 64, false)?
                     }
                     None => self.c64(0),
                 };
-                let value = self.builder.build_int_add(value, self.c64(address.offset as u64), "").map_err(llvm)?;
+                let value = self
+                    .builder
+                    .build_int_add(value, self.c64(address.offset as u64), "")
+                    .map_err(llvm)?;
                 match Self::space_window(space) {
                     Some(window) => {
                         let base = self.window_base(window, lane)?;
@@ -738,13 +1041,20 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     /// A special register's value for `lane` (32 bits, or 64 for
     /// `%clock64` and `%globaltimer`); None if `name` is not one.
-    fn special(&mut self, name: &str, component: Option<Component>, lane: IntValue<'ctx>) -> Result<Option<IntValue<'ctx>>> {
+    fn special(
+        &mut self,
+        name: &str,
+        component: Option<Component>,
+        lane: IntValue<'ctx>,
+    ) -> Result<Option<IntValue<'ctx>>> {
         let index = component.map_or(0, Component::index) as u32;
         let b = &self.builder;
         let to32 = |v: IntValue<'ctx>| b.build_int_truncate(v, self.i32(), "").map_err(llvm);
         let thread = || -> Result<IntValue<'ctx>> {
             let wave = to32(self.field(field::WAVE)?)?;
-            let first = b.build_int_mul(wave, self.c32(u64::from(self.warp.wave)), "").map_err(llvm)?;
+            let first = b
+                .build_int_mul(wave, self.c32(u64::from(self.warp.wave)), "")
+                .map_err(llvm)?;
             b.build_int_add(first, lane, "").map_err(llvm)
         };
         let value = match name {
@@ -770,12 +1080,14 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             "%laneid" => self.warp.lane_id(b, lane)?,
             "%warpid" => {
                 let t = thread()?;
-                b.build_right_shift(t, self.c32(5), false, "").map_err(llvm)?
+                b.build_right_shift(t, self.c32(5), false, "")
+                    .map_err(llvm)?
             }
             "%nwarpid" => {
                 let threads = to32(self.field(field::THREADS)?)?;
                 let plus = b.build_int_add(threads, self.c32(31), "").map_err(llvm)?;
-                b.build_right_shift(plus, self.c32(5), false, "").map_err(llvm)?
+                b.build_right_shift(plus, self.c32(5), false, "")
+                    .map_err(llvm)?
             }
             "%lanemask_eq" | "%lanemask_lt" | "%lanemask_le" | "%lanemask_gt" | "%lanemask_ge" => {
                 let id = self.warp.lane_id(b, lane)?;
@@ -795,9 +1107,11 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             "%dynamic_smem_size" => to32(self.field(field::DYNAMIC_SHARED)?)?,
             "%total_smem_size" => {
                 let dynamic = to32(self.field(field::DYNAMIC_SHARED)?)?;
-                b.build_int_add(dynamic, self.c32(self.layout.shared_bytes), "").map_err(llvm)?
+                b.build_int_add(dynamic, self.c32(self.layout.shared_bytes), "")
+                    .map_err(llvm)?
             }
-            "%clock" | "%clock64" | "%globaltimer" | "%clock_hi" | "%globaltimer_lo" | "%globaltimer_hi" => {
+            "%clock" | "%clock64" | "%globaltimer" | "%clock_hi" | "%globaltimer_lo"
+            | "%globaltimer_hi" => {
                 let now = self
                     .call_runtime(runtime::CLOCK, &[], true)?
                     .ok_or_else(|| TranslateError::Llvm("clock returns nothing".into()))?
@@ -805,10 +1119,18 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 match name {
                     "%clock64" | "%globaltimer" => now,
                     "%clock_hi" | "%globaltimer_hi" => {
-                        let high = self.builder.build_right_shift(now, self.c64(32), false, "").map_err(llvm)?;
-                        self.builder.build_int_truncate(high, self.i32(), "").map_err(llvm)?
+                        let high = self
+                            .builder
+                            .build_right_shift(now, self.c64(32), false, "")
+                            .map_err(llvm)?;
+                        self.builder
+                            .build_int_truncate(high, self.i32(), "")
+                            .map_err(llvm)?
                     }
-                    _ => self.builder.build_int_truncate(now, self.i32(), "").map_err(llvm)?,
+                    _ => self
+                        .builder
+                        .build_int_truncate(now, self.i32(), "")
+                        .map_err(llvm)?,
                 }
             }
             _ => return Ok(None),
@@ -824,28 +1146,40 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let current = self.load_int(self.i64(), self.current)?;
         self.lane_loop(current, |this, lane| {
             for instruction in group {
-                this.guarded(instruction, lane, |this| this.lane_instruction(instruction, lane))?;
+                this.guarded(instruction, lane, |this| {
+                    this.lane_instruction(instruction, lane)
+                })?;
             }
             Ok(())
         })
     }
 
     /// Runs `body` for `lane` when the instruction's guard holds there.
-    fn guarded(&mut self, instruction: &Instruction, lane: IntValue<'ctx>, body: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+    fn guarded(
+        &mut self,
+        instruction: &Instruction,
+        lane: IntValue<'ctx>,
+        body: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         let Some(guard) = &instruction.guard else {
             return body(self);
         };
-        let slot = slot_of(&guard.predicate).ok_or_else(|| unsupported(instruction, "with this guard"))?;
+        let slot =
+            slot_of(&guard.predicate).ok_or_else(|| unsupported(instruction, "with this guard"))?;
         let mut holds = self.read_slot(slot, lane)?;
         if guard.negated {
             holds = self.builder.build_not(holds, "").map_err(llvm)?;
         }
         let run = self.block("guarded");
         let skip = self.block("after_guard");
-        self.builder.build_conditional_branch(holds, run, skip).map_err(llvm)?;
+        self.builder
+            .build_conditional_branch(holds, run, skip)
+            .map_err(llvm)?;
         self.builder.position_at_end(run);
         body(self)?;
-        self.builder.build_unconditional_branch(skip).map_err(llvm)?;
+        self.builder
+            .build_unconditional_branch(skip)
+            .map_err(llvm)?;
         self.builder.position_at_end(skip);
         Ok(())
     }
@@ -873,7 +1207,9 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         for (operand, ty) in sources_ops.iter().zip(&signature.sources) {
             sources.push(self.read(instruction, operand, *ty, lane)?);
         }
-        let results = self.semantics().compute(instruction, &signature, &sources)?;
+        let results = self
+            .semantics()
+            .compute(instruction, &signature, &sources)?;
         match &instruction.operands[0] {
             Operand::Pair(first, second) => {
                 self.write(instruction, first, signature.dests[0], lane, results[0])?;
@@ -887,7 +1223,9 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     fn mov(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
         let (dest, source) = (&instruction.operands[0], &instruction.operands[1]);
         match (dest, source) {
             // Unpack: mov.b64 {a, b}, x.
@@ -895,11 +1233,19 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 let whole = self.read(instruction, source, ty, lane)?;
                 let whole = self.raw(whole, ty, ty.bits())?;
                 let part_bits = ty.bits() / parts.len() as u32;
-                let part_ty = int_type_of(part_bits).ok_or_else(|| unsupported(instruction, "with this vector"))?;
+                let part_ty = int_type_of(part_bits)
+                    .ok_or_else(|| unsupported(instruction, "with this vector"))?;
                 for (k, part) in parts.iter().enumerate() {
                     let shifted = self
                         .builder
-                        .build_right_shift(whole, whole.get_type().const_int(u64::from(part_bits) * k as u64, false), false, "")
+                        .build_right_shift(
+                            whole,
+                            whole
+                                .get_type()
+                                .const_int(u64::from(part_bits) * k as u64, false),
+                            false,
+                            "",
+                        )
                         .map_err(llvm)?;
                     let value = self.semantics().resize(shifted, part_bits, false)?;
                     self.write(instruction, part, part_ty, lane, value.into())?;
@@ -909,13 +1255,23 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             // Pack: mov.b64 x, {a, b}.
             (dest, Operand::Vector(parts)) => {
                 let part_bits = ty.bits() / parts.len() as u32;
-                let part_ty = int_type_of(part_bits).ok_or_else(|| unsupported(instruction, "with this vector"))?;
+                let part_ty = int_type_of(part_bits)
+                    .ok_or_else(|| unsupported(instruction, "with this vector"))?;
                 let wide = crate::int_type(self.context, ty.bits());
                 let mut whole = wide.const_zero();
                 for (k, part) in parts.iter().enumerate() {
                     let value = self.read(instruction, part, part_ty, lane)?;
-                    let value = self.semantics().resize(value.into_int_value(), ty.bits(), false)?;
-                    let placed = self.builder.build_left_shift(value, wide.const_int(u64::from(part_bits) * k as u64, false), "").map_err(llvm)?;
+                    let value =
+                        self.semantics()
+                            .resize(value.into_int_value(), ty.bits(), false)?;
+                    let placed = self
+                        .builder
+                        .build_left_shift(
+                            value,
+                            wide.const_int(u64::from(part_bits) * k as u64, false),
+                            "",
+                        )
+                        .map_err(llvm)?;
                     whole = self.builder.build_or(whole, placed, "").map_err(llvm)?;
                 }
                 let value = self.typed(whole, ty, false)?;
@@ -929,8 +1285,12 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     fn cvta(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
-        let value = self.read(instruction, &instruction.operands[1], ty, lane)?.into_int_value();
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
+        let value = self
+            .read(instruction, &instruction.operands[1], ty, lane)?
+            .into_int_value();
         let value = self.semantics().resize(value, 64, false)?;
         let result = match Self::space_window(instruction.space()) {
             None => value,
@@ -944,11 +1304,19 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             }
         };
         let result = self.semantics().resize(result, ty.bits(), false)?;
-        self.write(instruction, &instruction.operands[0], ty, lane, result.into())
+        self.write(
+            instruction,
+            &instruction.operands[0],
+            ty,
+            lane,
+            result.into(),
+        )
     }
 
     fn load(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
         let Operand::Address(address) = &instruction.operands[1] else {
             return Err(unsupported(instruction, "without an address"));
         };
@@ -959,7 +1327,15 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         };
         let element = self.semantics().value_type(ty);
         for (k, dest) in dests.iter().enumerate() {
-            let at = unsafe { self.builder.build_in_bounds_gep(self.context.i8_type(), pointer, &[self.c64(u64::from(ty.bytes()) * k as u64)], "") }.map_err(llvm)?;
+            let at = unsafe {
+                self.builder.build_in_bounds_gep(
+                    self.context.i8_type(),
+                    pointer,
+                    &[self.c64(u64::from(ty.bytes()) * k as u64)],
+                    "",
+                )
+            }
+            .map_err(llvm)?;
             let value = self.builder.build_load(element, at, "").map_err(llvm)?;
             if let Some(load) = value.as_instruction_value() {
                 let _ = load.set_alignment(ty.bytes().max(1));
@@ -973,7 +1349,9 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     fn store_instruction(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
         let Operand::Address(address) = &instruction.operands[0] else {
             return Err(unsupported(instruction, "without an address"));
         };
@@ -984,7 +1362,15 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         };
         for (k, source) in sources.iter().enumerate() {
             let value = self.read(instruction, source, ty, lane)?;
-            let at = unsafe { self.builder.build_in_bounds_gep(self.context.i8_type(), pointer, &[self.c64(u64::from(ty.bytes()) * k as u64)], "") }.map_err(llvm)?;
+            let at = unsafe {
+                self.builder.build_in_bounds_gep(
+                    self.context.i8_type(),
+                    pointer,
+                    &[self.c64(u64::from(ty.bytes()) * k as u64)],
+                    "",
+                )
+            }
+            .map_err(llvm)?;
             let store = self.builder.build_store(at, value).map_err(llvm)?;
             let _ = store.set_alignment(ty.bytes().max(1));
             if instruction.has(Flag::Volatile) {
@@ -996,8 +1382,21 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     fn atomic(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
         use Flag as F;
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
-        let op = match instruction.one_of(&[F::Add, F::Min, F::Max, F::Inc, F::Dec, F::And, F::Or, F::Xor, F::Exch, F::Cas]) {
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
+        let op = match instruction.one_of(&[
+            F::Add,
+            F::Min,
+            F::Max,
+            F::Inc,
+            F::Dec,
+            F::And,
+            F::Or,
+            F::Xor,
+            F::Exch,
+            F::Cas,
+        ]) {
             Some(F::Add) => AtomicOp::Add,
             Some(F::Min) => AtomicOp::Min,
             Some(F::Max) => AtomicOp::Max,
@@ -1035,7 +1434,13 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let old = self
             .call_runtime(
                 runtime::ATOMIC,
-                &[self.c32(op as u64).into(), self.c32(kind as u64).into(), pointer.into(), b.into(), c.into()],
+                &[
+                    self.c32(op as u64).into(),
+                    self.c32(kind as u64).into(),
+                    pointer.into(),
+                    b.into(),
+                    c.into(),
+                ],
                 true,
             )?
             .ok_or_else(|| TranslateError::Llvm("atomic returns nothing".into()))?
@@ -1053,7 +1458,11 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let current = self.load_int(self.i64(), self.current)?;
         match instruction.opcode {
             Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Atom | Opcode::Red => {
-                self.lane_loop(current, |this, lane| this.guarded(instruction, lane, |this| this.lane_instruction(instruction, lane)))
+                self.lane_loop(current, |this, lane| {
+                    this.guarded(instruction, lane, |this| {
+                        this.lane_instruction(instruction, lane)
+                    })
+                })
             }
             Opcode::Bar | Opcode::Barrier => {
                 if instruction.has(Flag::Warp) {
@@ -1078,32 +1487,60 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 let leaving = match &instruction.guard {
                     None => current,
                     Some(_) => self.ballot(current, |this, lane| {
-                        let bit = this.builder.build_alloca(this.context.bool_type(), "").map_err(llvm)?;
+                        let bit = this
+                            .builder
+                            .build_alloca(this.context.bool_type(), "")
+                            .map_err(llvm)?;
                         this.store(bit, this.context.bool_type().const_zero())?;
-                        this.guarded(instruction, lane, |this| this.store(bit, this.context.bool_type().const_all_ones()))?;
+                        this.guarded(instruction, lane, |this| {
+                            this.store(bit, this.context.bool_type().const_all_ones())
+                        })?;
                         this.load_int(this.context.bool_type(), bit)
                     })?,
                 };
                 if instruction.opcode == Opcode::Trap {
-                    let any = self.builder.build_int_compare(IntPredicate::NE, leaving, self.c64(0), "").map_err(llvm)?;
+                    let any = self
+                        .builder
+                        .build_int_compare(IntPredicate::NE, leaving, self.c64(0), "")
+                        .map_err(llvm)?;
                     let trap = self.block("trap");
                     let after = self.block("after_trap");
-                    self.builder.build_conditional_branch(any, trap, after).map_err(llvm)?;
+                    self.builder
+                        .build_conditional_branch(any, trap, after)
+                        .map_err(llvm)?;
                     self.builder.position_at_end(trap);
                     self.call_runtime(runtime::TRAP, &[self.context_ptr.into()], false)?;
-                    self.builder.build_unconditional_branch(after).map_err(llvm)?;
+                    self.builder
+                        .build_unconditional_branch(after)
+                        .map_err(llvm)?;
                     self.builder.position_at_end(after);
                 }
                 let exited = self.load_int(self.i64(), self.exited)?;
-                self.store(self.exited, self.builder.build_or(exited, leaving, "").map_err(llvm)?)?;
-                let still = self.builder.build_and(current, self.builder.build_not(leaving, "").map_err(llvm)?, "").map_err(llvm)?;
+                self.store(
+                    self.exited,
+                    self.builder.build_or(exited, leaving, "").map_err(llvm)?,
+                )?;
+                let still = self
+                    .builder
+                    .build_and(
+                        current,
+                        self.builder.build_not(leaving, "").map_err(llvm)?,
+                        "",
+                    )
+                    .map_err(llvm)?;
                 self.store(self.current, still)
             }
             Opcode::Activemask => {
                 let warp = self.warp;
                 self.lane_loop(current, |this, lane| {
                     let value = warp.lanes_of_warp(&this.builder, current, lane)?;
-                    this.write(instruction, &instruction.operands[0], ScalarType::B32, lane, value.into())
+                    this.write(
+                        instruction,
+                        &instruction.operands[0],
+                        ScalarType::B32,
+                        lane,
+                        value.into(),
+                    )
                 })
             }
             Opcode::Vote => self.vote(instruction, current),
@@ -1120,29 +1557,55 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             return Err(unsupported(instruction, "with a guard"));
         }
         let predicate_operand = instruction.operands[1].clone();
-        let holds = self.ballot(current, |this, lane| Ok(this.read(instruction, &predicate_operand, ScalarType::Pred, lane)?.into_int_value()))?;
+        let holds = self.ballot(current, |this, lane| {
+            Ok(this
+                .read(instruction, &predicate_operand, ScalarType::Pred, lane)?
+                .into_int_value())
+        })?;
         let warp = self.warp;
         self.lane_loop(current, |this, lane| {
-            let member = this.read(instruction, &instruction.operands[2], ScalarType::B32, lane)?.into_int_value();
+            let member = this
+                .read(instruction, &instruction.operands[2], ScalarType::B32, lane)?
+                .into_int_value();
             let active = warp.lanes_of_warp(&this.builder, current, lane)?;
             let members = this.builder.build_and(active, member, "").map_err(llvm)?;
             let bits = warp.lanes_of_warp(&this.builder, holds, lane)?;
             let bits = this.builder.build_and(bits, members, "").map_err(llvm)?;
             let b = &this.builder;
             match mode {
-                Flag::Ballot => this.write(instruction, &instruction.operands[0], ScalarType::B32, lane, bits.into()),
+                Flag::Ballot => this.write(
+                    instruction,
+                    &instruction.operands[0],
+                    ScalarType::B32,
+                    lane,
+                    bits.into(),
+                ),
                 _ => {
                     let zero = this.c32(0);
                     let value = match mode {
-                        Flag::All => b.build_int_compare(IntPredicate::EQ, bits, members, "").map_err(llvm)?,
-                        Flag::Any => b.build_int_compare(IntPredicate::NE, bits, zero, "").map_err(llvm)?,
+                        Flag::All => b
+                            .build_int_compare(IntPredicate::EQ, bits, members, "")
+                            .map_err(llvm)?,
+                        Flag::Any => b
+                            .build_int_compare(IntPredicate::NE, bits, zero, "")
+                            .map_err(llvm)?,
                         _ => {
-                            let none = b.build_int_compare(IntPredicate::EQ, bits, zero, "").map_err(llvm)?;
-                            let all = b.build_int_compare(IntPredicate::EQ, bits, members, "").map_err(llvm)?;
+                            let none = b
+                                .build_int_compare(IntPredicate::EQ, bits, zero, "")
+                                .map_err(llvm)?;
+                            let all = b
+                                .build_int_compare(IntPredicate::EQ, bits, members, "")
+                                .map_err(llvm)?;
                             b.build_or(none, all, "").map_err(llvm)?
                         }
                     };
-                    this.write(instruction, &instruction.operands[0], ScalarType::Pred, lane, value.into())
+                    this.write(
+                        instruction,
+                        &instruction.operands[0],
+                        ScalarType::Pred,
+                        lane,
+                        value.into(),
+                    )
                 }
             }
         })
@@ -1160,16 +1623,23 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let scratch = self.scratch;
         let lanes = self.warp.wave;
         self.lane_loop(current, |this, lane| {
-            let value = this.read(instruction, &instruction.operands[1], ty, lane)?.into_int_value();
+            let value = this
+                .read(instruction, &instruction.operands[1], ty, lane)?
+                .into_int_value();
             let value = this.semantics().resize(value, 64, false)?;
             let at = this.element(scratch, this.i64().into(), lanes, lane)?;
             this.store(at, value)
         })?;
         let warp = self.warp;
         self.lane_loop(current, |this, lane| {
-            let b_value = this.read(instruction, &instruction.operands[2], ScalarType::U32, lane)?.into_int_value();
-            let c_value = this.read(instruction, &instruction.operands[3], ScalarType::U32, lane)?.into_int_value();
-            let (source, valid) = warp.shuffle_source(&this.builder, mode, lane, b_value, c_value)?;
+            let b_value = this
+                .read(instruction, &instruction.operands[2], ScalarType::U32, lane)?
+                .into_int_value();
+            let c_value = this
+                .read(instruction, &instruction.operands[3], ScalarType::U32, lane)?
+                .into_int_value();
+            let (source, valid) =
+                warp.shuffle_source(&this.builder, mode, lane, b_value, c_value)?;
             let at = this.element(scratch, this.i64().into(), lanes, source)?;
             let value = this.load_int(this.i64(), at)?;
             let value = this.semantics().resize(value, 32, false)?;

@@ -103,7 +103,9 @@ impl Flattener {
     fn rename(&self, operand: &mut Operand) {
         match operand {
             Operand::Name(name) | Operand::Component(name, _) => *name = self.resolve(name),
-            Operand::Address(Address { base: Some(name), .. }) => *name = self.resolve(name),
+            Operand::Address(Address {
+                base: Some(name), ..
+            }) => *name = self.resolve(name),
             Operand::Vector(items) | Operand::List(items) => {
                 items.iter_mut().for_each(|item| self.rename(item))
             }
@@ -167,7 +169,11 @@ impl Flattener {
 }
 
 fn unsupported(message: impl Into<String>, span: Span) -> TranslateError {
-    TranslateError::Ptx(PtxError::new(ErrorKind::UnsupportedInstruction, message, span))
+    TranslateError::Ptx(PtxError::new(
+        ErrorKind::UnsupportedInstruction,
+        message,
+        span,
+    ))
 }
 
 /// Flattens `function`'s body and builds its CFG.
@@ -200,7 +206,11 @@ pub fn flatten(function: &Function) -> Result<Body, TranslateError> {
                     pieces.last_mut().expect("a block is open").1 = Some(instruction);
                     pieces.push((Vec::new(), None));
                 } else {
-                    pieces.last_mut().expect("a block is open").0.push(instruction);
+                    pieces
+                        .last_mut()
+                        .expect("a block is open")
+                        .0
+                        .push(instruction);
                 }
             }
         }
@@ -217,13 +227,19 @@ pub fn flatten(function: &Function) -> Result<Body, TranslateError> {
                     return Err(unsupported("a branch needs a label", instruction.span));
                 };
                 let Some(&target) = label_block.get(label) else {
-                    return Err(unsupported(format!("unknown label `{label}`"), instruction.span));
+                    return Err(unsupported(
+                        format!("unknown label `{label}`"),
+                        instruction.span,
+                    ));
                 };
                 let terminator = match &instruction.guard {
                     None => Terminator::Goto(target),
                     Some(guard) => {
                         let predicate = slot_of(&guard.predicate).ok_or_else(|| {
-                            unsupported("a branch guard must be a predicate register", instruction.span)
+                            unsupported(
+                                "a branch guard must be a predicate register",
+                                instruction.span,
+                            )
                         })?;
                         Terminator::Branch {
                             predicate,
@@ -322,7 +338,11 @@ fn post_dominators(blocks: &[Block]) -> Vec<usize> {
                 if idom[s] == usize::MAX {
                     continue;
                 }
-                new = if new == usize::MAX { s } else { intersect(&idom, s, new) };
+                new = if new == usize::MAX {
+                    s
+                } else {
+                    intersect(&idom, s, new)
+                };
             }
             if new != usize::MAX && idom[node] != new {
                 idom[node] = new;

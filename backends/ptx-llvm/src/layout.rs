@@ -99,7 +99,10 @@ fn write_initializer(
             let end = start + size as usize;
             if end > bytes.len() {
                 return Err(unsupported(
-                    format!("the initializer of `{}` is longer than the variable", variable.name),
+                    format!(
+                        "the initializer of `{}` is longer than the variable",
+                        variable.name
+                    ),
                     variable,
                 ));
             }
@@ -146,7 +149,9 @@ pub fn images(module: &Module) -> Result<Images, TranslateError> {
             let mut at = offset;
             write_initializer(bytes, &mut at, init, variable.ty.scalar, variable)?;
         }
-        images.offsets.insert(variable.name.clone(), (window, offset));
+        images
+            .offsets
+            .insert(variable.name.clone(), (window, offset));
     }
     Ok(images)
 }
@@ -164,19 +169,24 @@ pub fn layout(
         ..Layout::default()
     };
     for param in &kernel.params {
-        let element = u64::from(param.ty.scalar.bytes().max(1)) * u64::from(param.ty.vector.unwrap_or(1));
+        let element =
+            u64::from(param.ty.scalar.bytes().max(1)) * u64::from(param.ty.vector.unwrap_or(1));
         let size = param.dims.iter().flatten().product::<u64>() * element;
         let align = u64::from(param.align.unwrap_or(0)).max(element);
         let offset = align_to(layout.param_bytes, align);
         layout.params.push((param.name.clone(), offset, size));
-        layout.variables.insert(param.name.clone(), (Window::Param, offset));
+        layout
+            .variables
+            .insert(param.name.clone(), (Window::Param, offset));
         layout.param_bytes = offset + size;
     }
     // Shared memory: the module's and the kernel's, sized arrays first and
     // unsized (`extern` dynamic) ones at the end, where dynamic shared
     // memory begins.
     let module_shared = module.items.iter().filter_map(|item| match item {
-        Item::Variable(v) if matches!(v.space, StateSpace::Shared | StateSpace::SharedCta) => Some(v),
+        Item::Variable(v) if matches!(v.space, StateSpace::Shared | StateSpace::SharedCta) => {
+            Some(v)
+        }
         _ => None,
     });
     let body_shared = variables
@@ -190,7 +200,9 @@ pub fn layout(
             continue;
         }
         let offset = align_to(layout.shared_bytes, natural_align(variable));
-        layout.variables.insert(variable.name.clone(), (Window::Shared, offset));
+        layout
+            .variables
+            .insert(variable.name.clone(), (Window::Shared, offset));
         layout.shared_bytes = offset + variable.bytes();
     }
     layout.shared_bytes = align_to(layout.shared_bytes, unsized_align.max(16));
@@ -201,7 +213,9 @@ pub fn layout(
     }
     for variable in variables.iter().filter(|v| v.space == StateSpace::Local) {
         let offset = align_to(layout.local_bytes, natural_align(variable));
-        layout.variables.insert(variable.name.clone(), (Window::Local, offset));
+        layout
+            .variables
+            .insert(variable.name.clone(), (Window::Local, offset));
         layout.local_bytes = offset + variable.bytes();
     }
     for variable in variables {

@@ -37,7 +37,10 @@ pub(crate) fn llvm(error: inkwell::builder::BuilderError) -> TranslateError {
 }
 
 /// The LLVM integer type of `bits` bits.
-pub(crate) fn int_type(context: &inkwell::context::Context, bits: u32) -> inkwell::types::IntType<'_> {
+pub(crate) fn int_type(
+    context: &inkwell::context::Context,
+    bits: u32,
+) -> inkwell::types::IntType<'_> {
     match bits {
         1 => context.bool_type(),
         8 => context.i8_type(),

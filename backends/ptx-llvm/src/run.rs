@@ -115,8 +115,12 @@ impl ElementType {
         let bytes = match self {
             F32 => text.parse::<f32>().ok()?.to_le_bytes().to_vec(),
             F64 => text.parse::<f64>().ok()?.to_le_bytes().to_vec(),
-            I8 | I16 | I32 | I64 => text.parse::<i64>().ok()?.to_le_bytes()[..self.bytes()].to_vec(),
-            U8 | U16 | U32 | U64 => text.parse::<u64>().ok()?.to_le_bytes()[..self.bytes()].to_vec(),
+            I8 | I16 | I32 | I64 => {
+                text.parse::<i64>().ok()?.to_le_bytes()[..self.bytes()].to_vec()
+            }
+            U8 | U16 | U32 | U64 => {
+                text.parse::<u64>().ok()?.to_le_bytes()[..self.bytes()].to_vec()
+            }
         };
         Some(bytes)
     }
@@ -124,8 +128,12 @@ impl ElementType {
     /// Element `k` of a buffer filled from `next()` values.
     fn random(self, value: u64) -> Vec<u8> {
         match self {
-            ElementType::F32 => (((value >> 40) as f32) * (1.0 / 16_777_216.0)).to_le_bytes().to_vec(),
-            ElementType::F64 => (((value >> 11) as f64) * (1.0 / 9_007_199_254_740_992.0)).to_le_bytes().to_vec(),
+            ElementType::F32 => (((value >> 40) as f32) * (1.0 / 16_777_216.0))
+                .to_le_bytes()
+                .to_vec(),
+            ElementType::F64 => (((value >> 11) as f64) * (1.0 / 9_007_199_254_740_992.0))
+                .to_le_bytes()
+                .to_vec(),
             other => value.to_le_bytes()[..other.bytes()].to_vec(),
         }
     }
@@ -157,7 +165,11 @@ pub fn python_repr(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // The number of digits of the shortest representation that reads
     // back, then those digits rounded half to even from the exact value
@@ -168,7 +180,11 @@ pub fn python_repr(x: f64) -> String {
     let count = mantissa.chars().filter(char::is_ascii_digit).count();
     let exact = format!("{:.780e}", x.abs());
     let (exact_mantissa, exact_exponent) = exact.split_once('e').unwrap_or((&exact, "0"));
-    let all: Vec<u8> = exact_mantissa.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect();
+    let all: Vec<u8> = exact_mantissa
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .map(|b| b - b'0')
+        .collect();
     let mut exponent: i32 = exact_exponent.parse().unwrap_or(0);
     let mut kept: Vec<u8> = all[..count.min(all.len())].to_vec();
     let rest = &all[count.min(all.len())..];
@@ -207,11 +223,19 @@ pub fn python_repr(x: f64) -> String {
         } else if point as usize >= digits.len() {
             format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
         } else {
-            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+            format!(
+                "{}.{}",
+                &digits[..point as usize],
+                &digits[point as usize..]
+            )
         };
         format!("{sign}{text}")
     } else {
-        let mantissa = if digits.len() > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits };
+        let mantissa = if digits.len() > 1 {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        } else {
+            digits
+        };
         let exp_sign = if exponent < 0 { '-' } else { '+' };
         format!("{sign}{mantissa}e{exp_sign}{:02}", exponent.abs())
     }
@@ -250,7 +274,9 @@ impl Argument {
     /// `rand(SEED)`, `randmod(SEED,M)`).
     pub fn parse(text: &str) -> Result<Argument, RunError> {
         let bad = |why: &str| RunError::Usage(format!("argument `{text}`: {why}"));
-        let (head, value) = text.split_once(':').ok_or_else(|| bad("expected TYPE:VALUE or TYPE[COUNT]:INIT"))?;
+        let (head, value) = text
+            .split_once(':')
+            .ok_or_else(|| bad("expected TYPE:VALUE or TYPE[COUNT]:INIT"))?;
         if let Some((ty, count)) = head.split_once('[') {
             let ty = ElementType::parse(ty).ok_or_else(|| bad("unknown element type"))?;
             let count: usize = count
@@ -259,7 +285,12 @@ impl Argument {
                 .filter(|&c| c <= 1 << 28)
                 .ok_or_else(|| bad("expected a count such as [1024]"))?;
             let mut bytes = Vec::with_capacity(count * ty.bytes());
-            let call = |name: &str| value.strip_prefix(name).and_then(|v| v.strip_prefix('(')).and_then(|v| v.strip_suffix(')'));
+            let call = |name: &str| {
+                value
+                    .strip_prefix(name)
+                    .and_then(|v| v.strip_prefix('('))
+                    .and_then(|v| v.strip_suffix(')'))
+            };
             if value == "zero" {
                 bytes.resize(count * ty.bytes(), 0);
             } else if value == "iota" {
@@ -272,14 +303,28 @@ impl Argument {
                     bytes.extend(v);
                 }
             } else if let Some(seed) = call("rand") {
-                let mut generator = SplitMix64::new(seed.trim().parse().map_err(|_| bad("expected rand(SEED)"))?);
+                let mut generator = SplitMix64::new(
+                    seed.trim()
+                        .parse()
+                        .map_err(|_| bad("expected rand(SEED)"))?,
+                );
                 for _ in 0..count {
                     bytes.extend(ty.random(generator.next_value()));
                 }
             } else if let Some(args) = call("randmod") {
-                let (seed, modulus) = args.split_once(',').ok_or_else(|| bad("expected randmod(SEED,M)"))?;
-                let seed: u64 = seed.trim().parse().map_err(|_| bad("expected randmod(SEED,M)"))?;
-                let modulus: u64 = modulus.trim().parse().ok().filter(|&m| m > 0).ok_or_else(|| bad("M must be positive"))?;
+                let (seed, modulus) = args
+                    .split_once(',')
+                    .ok_or_else(|| bad("expected randmod(SEED,M)"))?;
+                let seed: u64 = seed
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad("expected randmod(SEED,M)"))?;
+                let modulus: u64 = modulus
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|&m| m > 0)
+                    .ok_or_else(|| bad("M must be positive"))?;
                 if matches!(ty, ElementType::F32 | ElementType::F64) {
                     return Err(bad("randmod needs an integer type"));
                 }
@@ -288,7 +333,9 @@ impl Argument {
                     bytes.extend(&(generator.next_value() % modulus).to_le_bytes()[..ty.bytes()]);
                 }
             } else {
-                return Err(bad("unknown initializer (zero, iota, rand(SEED), randmod(SEED,M))"));
+                return Err(bad(
+                    "unknown initializer (zero, iota, rand(SEED), randmod(SEED,M))",
+                ));
             }
             Ok(Argument::Buffer(ty, count, bytes))
         } else {
@@ -319,15 +366,14 @@ pub fn parse_dims(text: &str) -> Result<[u32; 3], RunError> {
     let mut dims = [1u32; 3];
     let parts: Vec<&str> = text.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
-        return Err(RunError::Usage(format!("dimensions `{text}`: expected X[,Y[,Z]]")));
+        return Err(RunError::Usage(format!(
+            "dimensions `{text}`: expected X[,Y[,Z]]"
+        )));
     }
     for (dim, part) in dims.iter_mut().zip(parts) {
-        *dim = part
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&d| d > 0)
-            .ok_or_else(|| RunError::Usage(format!("dimensions `{text}`: expected positive integers")))?;
+        *dim = part.trim().parse().ok().filter(|&d| d > 0).ok_or_else(|| {
+            RunError::Usage(format!("dimensions `{text}`: expected positive integers"))
+        })?;
     }
     Ok(dims)
 }
@@ -375,7 +421,9 @@ impl BlockSync {
         if self.broken.load(Ordering::SeqCst) {
             return;
         }
-        let Ok(mut state) = self.state.lock() else { return };
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
         state.arrived += 1;
         if state.arrived >= state.live {
             state.arrived = 0;
@@ -400,7 +448,9 @@ impl BlockSync {
     }
 
     fn finish(&self) {
-        let Ok(mut state) = self.state.lock() else { return };
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
         state.live = state.live.saturating_sub(1);
         if state.arrived > 0 && state.arrived >= state.live {
             state.arrived = 0;
@@ -435,11 +485,31 @@ extern "C" fn clock() -> u64 {
 /// # Safety
 /// `pointer` is valid and aligned for the kind's size.
 unsafe extern "C" fn atomic(op: u32, kind: u32, pointer: *mut u8, b: u64, c: u64) -> u64 {
-    let wide = kind == AtomicKind::U64 as u32 || kind == AtomicKind::S64 as u32 || kind == AtomicKind::F64 as u32;
+    let wide = kind == AtomicKind::U64 as u32
+        || kind == AtomicKind::S64 as u32
+        || kind == AtomicKind::F64 as u32;
     let update = |old: u64| -> u64 {
-        let float = |bits: u64| if wide { f64::from_bits(bits) } else { f64::from(f32::from_bits(bits as u32)) };
-        let unfloat = |v: f64| if wide { v.to_bits() } else { u64::from((v as f32).to_bits()) };
-        let signed = |bits: u64| if wide { bits as i64 } else { i64::from(bits as u32 as i32) };
+        let float = |bits: u64| {
+            if wide {
+                f64::from_bits(bits)
+            } else {
+                f64::from(f32::from_bits(bits as u32))
+            }
+        };
+        let unfloat = |v: f64| {
+            if wide {
+                v.to_bits()
+            } else {
+                u64::from((v as f32).to_bits())
+            }
+        };
+        let signed = |bits: u64| {
+            if wide {
+                bits as i64
+            } else {
+                i64::from(bits as u32 as i32)
+            }
+        };
         let is_float = kind == AtomicKind::F32 as u32 || kind == AtomicKind::F64 as u32;
         let is_signed = kind == AtomicKind::S32 as u32 || kind == AtomicKind::S64 as u32;
         let mask = if wide { u64::MAX } else { 0xffff_ffff };
@@ -448,17 +518,47 @@ unsafe extern "C" fn atomic(op: u32, kind: u32, pointer: *mut u8, b: u64, c: u64
             x if x == AtomicOp::Add as u32 => old.wrapping_add(b),
             x if x == AtomicOp::Min as u32 && is_float => unfloat(float(old).min(float(b))),
             x if x == AtomicOp::Max as u32 && is_float => unfloat(float(old).max(float(b))),
-            x if x == AtomicOp::Min as u32 && is_signed => if signed(b) < signed(old) { b } else { old },
-            x if x == AtomicOp::Max as u32 && is_signed => if signed(b) > signed(old) { b } else { old },
+            x if x == AtomicOp::Min as u32 && is_signed => {
+                if signed(b) < signed(old) {
+                    b
+                } else {
+                    old
+                }
+            }
+            x if x == AtomicOp::Max as u32 && is_signed => {
+                if signed(b) > signed(old) {
+                    b
+                } else {
+                    old
+                }
+            }
             x if x == AtomicOp::Min as u32 => old.min(b & mask),
             x if x == AtomicOp::Max as u32 => old.max(b & mask),
-            x if x == AtomicOp::Inc as u32 => if old >= (b & mask) { 0 } else { old + 1 },
-            x if x == AtomicOp::Dec as u32 => if old == 0 || old > (b & mask) { b } else { old - 1 },
+            x if x == AtomicOp::Inc as u32 => {
+                if old >= (b & mask) {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            x if x == AtomicOp::Dec as u32 => {
+                if old == 0 || old > (b & mask) {
+                    b
+                } else {
+                    old - 1
+                }
+            }
             x if x == AtomicOp::And as u32 => old & b,
             x if x == AtomicOp::Or as u32 => old | b,
             x if x == AtomicOp::Xor as u32 => old ^ b,
             x if x == AtomicOp::Exch as u32 => b,
-            _ => if (old & mask) == (b & mask) { c } else { old },
+            _ => {
+                if (old & mask) == (b & mask) {
+                    c
+                } else {
+                    old
+                }
+            }
         };
         result & mask
     };
@@ -471,7 +571,9 @@ unsafe extern "C" fn atomic(op: u32, kind: u32, pointer: *mut u8, b: u64, c: u64
     } else {
         // SAFETY: the caller's contract.
         let cell = unsafe { &*(pointer as *const AtomicU32) };
-        match cell.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| Some(update(u64::from(old)) as u32)) {
+        match cell.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| {
+            Some(update(u64::from(old)) as u32)
+        }) {
             Ok(old) | Err(old) => u64::from(old),
         }
     }
@@ -499,7 +601,9 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
     }
     let threads: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
     if threads > 1024 {
-        return Err(RunError::Usage(format!("{threads} threads per block: at most 1024")));
+        return Err(RunError::Usage(format!(
+            "{threads} threads per block: at most 1024"
+        )));
     }
     // Device buffers, then the parameter buffer pointing at them.
     let mut buffers: Vec<Option<Vec<u64>>> = launch
@@ -509,7 +613,13 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
             Argument::Buffer(_, _, bytes) => {
                 let mut words = vec![0u64; bytes.len().div_ceil(8).max(1)];
                 // SAFETY: words has at least bytes.len() bytes.
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), words.as_mut_ptr() as *mut u8, bytes.len()) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        bytes.as_ptr(),
+                        words.as_mut_ptr() as *mut u8,
+                        bytes.len(),
+                    )
+                };
                 Some(words)
             }
             Argument::Scalar(..) => None,
@@ -517,17 +627,33 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
         .collect();
     let mut params = vec![0u64; (layout.param_bytes as usize).div_ceil(8).max(1)];
     let param_bytes = params.as_mut_ptr() as *mut u8;
-    for ((argument, buffer), (name, offset, size)) in launch.arguments.iter().zip(&mut buffers).zip(&layout.params) {
+    for ((argument, buffer), (name, offset, size)) in launch
+        .arguments
+        .iter()
+        .zip(&mut buffers)
+        .zip(&layout.params)
+    {
         let bytes: Vec<u8> = match (argument, buffer) {
             (Argument::Scalar(_, bytes), _) => bytes.clone(),
-            (Argument::Buffer(..), Some(words)) => (words.as_mut_ptr() as u64).to_le_bytes().to_vec(),
+            (Argument::Buffer(..), Some(words)) => {
+                (words.as_mut_ptr() as u64).to_le_bytes().to_vec()
+            }
             _ => Vec::new(),
         };
         if bytes.len() as u64 > *size {
-            return Err(RunError::Usage(format!("argument for `{name}` is {} bytes, the parameter {size}", bytes.len())));
+            return Err(RunError::Usage(format!(
+                "argument for `{name}` is {} bytes, the parameter {size}",
+                bytes.len()
+            )));
         }
         // SAFETY: offset + size is inside the parameter buffer.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), param_bytes.add(*offset as usize), bytes.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                param_bytes.add(*offset as usize),
+                bytes.len(),
+            )
+        };
     }
     let mut global = translated.images.global.clone();
     global.resize(global.len().max(8), 0);
@@ -549,7 +675,9 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
             engine.add_global_mapping(&function, address);
         }
     }
-    let address = engine.get_function_address(&launch.kernel).map_err(|e| RunError::Jit(e.to_string()))?;
+    let address = engine
+        .get_function_address(&launch.kernel)
+        .map_err(|e| RunError::Jit(e.to_string()))?;
     // SAFETY: the translation's signature.
     let kernel: WaveFunction = unsafe { std::mem::transmute::<usize, WaveFunction>(address) };
 
@@ -565,13 +693,20 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
                 let mut contexts: Vec<[u64; field::COUNT as usize]> = (0..waves)
                     .map(|w| {
                         let mut c = [0u64; field::COUNT as usize];
-                        c[field::CTAID as usize..][..3].copy_from_slice(&[u64::from(x), u64::from(y), u64::from(z)]);
-                        c[field::NCTAID as usize..][..3].copy_from_slice(&launch.grid.map(u64::from));
-                        c[field::NTID as usize..][..3].copy_from_slice(&launch.block.map(u64::from));
+                        c[field::CTAID as usize..][..3].copy_from_slice(&[
+                            u64::from(x),
+                            u64::from(y),
+                            u64::from(z),
+                        ]);
+                        c[field::NCTAID as usize..][..3]
+                            .copy_from_slice(&launch.grid.map(u64::from));
+                        c[field::NTID as usize..][..3]
+                            .copy_from_slice(&launch.block.map(u64::from));
                         c[field::WAVE as usize] = w;
                         c[field::THREADS as usize] = threads;
                         c[field::SHARED as usize] = shared.as_mut_ptr() as u64;
-                        c[field::LOCAL as usize] = local.as_mut_ptr() as u64 + w * wave * local_bytes;
+                        c[field::LOCAL as usize] =
+                            local.as_mut_ptr() as u64 + w * wave * local_bytes;
                         c[field::GLOBAL as usize] = global.as_mut_ptr() as u64;
                         c[field::CONST as usize] = constant.as_mut_ptr() as u64;
                         c[field::LOCAL_BYTES as usize] = local_bytes;
@@ -587,7 +722,9 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
                         let sync = &sync;
                         scope.spawn(move || {
                             // SAFETY: the buffers outlive the scope.
-                            unsafe { kernel(params_address as *mut u8, context_address as *mut u64) };
+                            unsafe {
+                                kernel(params_address as *mut u8, context_address as *mut u64)
+                            };
                             sync.finish();
                         });
                     }
@@ -607,7 +744,10 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
         .map(|(argument, words)| match (argument, words) {
             (Argument::Buffer(_, _, bytes), Some(words)) => {
                 // SAFETY: words holds at least bytes.len() bytes.
-                Some(unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, bytes.len()) }.to_vec())
+                Some(
+                    unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, bytes.len()) }
+                        .to_vec(),
+                )
             }
             _ => None,
         })
@@ -623,7 +763,10 @@ pub fn format_buffers(case: &str, launch: &Launch, buffers: &[Option<Vec<u8>>]) 
             continue;
         };
         out.push_str(&format!("arg {index} {}[{count}]\n", ty.name()));
-        let values: Vec<String> = bytes.chunks(ty.bytes()).map(|chunk| ty.format(chunk)).collect();
+        let values: Vec<String> = bytes
+            .chunks(ty.bytes())
+            .map(|chunk| ty.format(chunk))
+            .collect();
         for line in values.chunks(8) {
             out.push_str(&line.join(" "));
             out.push('\n');

@@ -85,7 +85,9 @@ pub fn signature(instruction: &Instruction) -> Result<Option<Signature>> {
             }
         }
         Mad | Madc | Mad24 | Sad | Fma => same(3),
-        Abs | Neg | Not | Cnot | Rcp | Sqrt | Rsqrt | Sin | Cos | Lg2 | Ex2 | Tanh | Brev => same(1),
+        Abs | Neg | Not | Cnot | Rcp | Sqrt | Rsqrt | Sin | Cos | Lg2 | Ex2 | Tanh | Brev => {
+            same(1)
+        }
         Popc | Clz | Bfind => Signature {
             dests: vec![U32],
             sources: vec![ty],
@@ -180,13 +182,22 @@ impl<'ctx> Semantics<'_, 'ctx> {
         crate::int_type(self.context, bits)
     }
 
-    fn call(&self, name: &str, types: &[BasicTypeEnum<'ctx>], args: &[BasicValueEnum<'ctx>]) -> Result<BasicValueEnum<'ctx>> {
-        let intrinsic = Intrinsic::find(name).ok_or_else(|| TranslateError::Llvm(format!("no intrinsic {name}")))?;
+    fn call(
+        &self,
+        name: &str,
+        types: &[BasicTypeEnum<'ctx>],
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let intrinsic = Intrinsic::find(name)
+            .ok_or_else(|| TranslateError::Llvm(format!("no intrinsic {name}")))?;
         let function = intrinsic
             .get_declaration(self.module, types)
             .ok_or_else(|| TranslateError::Llvm(format!("cannot declare {name}")))?;
         let args: Vec<_> = args.iter().map(|a| (*a).into()).collect();
-        let call = self.builder.build_call(function, &args, name).map_err(llvm)?;
+        let call = self
+            .builder
+            .build_call(function, &args, name)
+            .map_err(llvm)?;
         call.try_as_basic_value()
             .basic()
             .ok_or_else(|| TranslateError::Llvm(format!("{name} returns nothing")))
@@ -204,7 +215,12 @@ impl<'ctx> Semantics<'_, 'ctx> {
         self.int_type(bits).const_int(value, false)
     }
 
-    fn select(&self, condition: IntValue<'ctx>, a: BasicValueEnum<'ctx>, b: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn select(
+        &self,
+        condition: IntValue<'ctx>,
+        a: BasicValueEnum<'ctx>,
+        b: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         self.builder.build_select(condition, a, b, "").map_err(llvm)
     }
 
@@ -219,7 +235,9 @@ impl<'ctx> Semantics<'_, 'ctx> {
             .build_float_compare(
                 FloatPredicate::OLT,
                 abs.into_float_value(),
-                self.context.f32_type().const_float(f64::from(f32::MIN_POSITIVE)),
+                self.context
+                    .f32_type()
+                    .const_float(f64::from(f32::MIN_POSITIVE)),
                 "",
             )
             .map_err(llvm)?;
@@ -234,15 +252,30 @@ impl<'ctx> Semantics<'_, 'ctx> {
     /// Clamps to [0, 1], NaN to 0 (`.sat` on floats).
     fn saturate(&self, value: FloatValue<'ctx>) -> Result<FloatValue<'ctx>> {
         let ty = value.get_type();
-        let low = self.call("llvm.maxnum", &[ty.into()], &[value.into(), ty.const_zero().into()])?;
-        let clamped = self.call("llvm.minnum", &[ty.into()], &[low, ty.const_float(1.0).into()])?;
+        let low = self.call(
+            "llvm.maxnum",
+            &[ty.into()],
+            &[value.into(), ty.const_zero().into()],
+        )?;
+        let clamped = self.call(
+            "llvm.minnum",
+            &[ty.into()],
+            &[low, ty.const_float(1.0).into()],
+        )?;
         Ok(clamped.into_float_value())
     }
 
     /// The destinations of a lane-local instruction from its sources (typed
     /// as [`signature`] says).
-    pub fn compute(&self, instruction: &Instruction, signature: &Signature, sources: &[BasicValueEnum<'ctx>]) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
+    pub fn compute(
+        &self,
+        instruction: &Instruction,
+        signature: &Signature,
+        sources: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
         let class = ty.class();
         if class == TypeClass::Float && !matches!(ty, ScalarType::F32 | ScalarType::F64) {
             return Err(unsupported(instruction, &format!("on `.{ty}`")));
@@ -256,9 +289,13 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 }
             }
         }
-        let mut results = if class == TypeClass::Float && instruction.opcode != Opcode::Cvt && instruction.opcode != Opcode::Setp
-            && instruction.opcode != Opcode::Set && instruction.opcode != Opcode::Testp
-            && instruction.opcode != Opcode::Selp && instruction.opcode != Opcode::Slct
+        let mut results = if class == TypeClass::Float
+            && instruction.opcode != Opcode::Cvt
+            && instruction.opcode != Opcode::Setp
+            && instruction.opcode != Opcode::Set
+            && instruction.opcode != Opcode::Testp
+            && instruction.opcode != Opcode::Selp
+            && instruction.opcode != Opcode::Slct
         {
             self.float_op(instruction, &sources)?
         } else {
@@ -280,7 +317,11 @@ impl<'ctx> Semantics<'_, 'ctx> {
         Ok(results)
     }
 
-    fn float_op(&self, instruction: &Instruction, s: &[BasicValueEnum<'ctx>]) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    fn float_op(
+        &self,
+        instruction: &Instruction,
+        s: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         use Opcode::*;
         let b = self.builder;
         let t: BasicTypeEnum = s[0].get_type();
@@ -291,7 +332,11 @@ impl<'ctx> Semantics<'_, 'ctx> {
             Mul => b.build_float_mul(f(0), f(1), "").map_err(llvm)?.into(),
             // `mad.f32` without rounding was an unfused multiply-add on old
             // targets; with a rounding modifier it is fused like `fma`.
-            Mad if !instruction.has(Flag::Rn) && !instruction.has(Flag::Rz) && !instruction.has(Flag::Rm) && !instruction.has(Flag::Rp) => {
+            Mad if !instruction.has(Flag::Rn)
+                && !instruction.has(Flag::Rz)
+                && !instruction.has(Flag::Rm)
+                && !instruction.has(Flag::Rp) =>
+            {
                 let product = b.build_float_mul(f(0), f(1), "").map_err(llvm)?;
                 b.build_float_add(product, f(2), "").map_err(llvm)?.into()
             }
@@ -305,7 +350,9 @@ impl<'ctx> Semantics<'_, 'ctx> {
             Rsqrt => {
                 let root = self.call("llvm.sqrt", &[t], &[s[0]])?;
                 let one = f(0).get_type().const_float(1.0);
-                b.build_float_div(one, root.into_float_value(), "").map_err(llvm)?.into()
+                b.build_float_div(one, root.into_float_value(), "")
+                    .map_err(llvm)?
+                    .into()
             }
             Sin => self.call("llvm.sin", &[t], &[s[0]])?,
             Cos => self.call("llvm.cos", &[t], &[s[0]])?,
@@ -327,20 +374,38 @@ impl<'ctx> Semantics<'_, 'ctx> {
         Ok(vec![value])
     }
 
-    fn other_op(&self, instruction: &Instruction, signature: &Signature, s: &[BasicValueEnum<'ctx>]) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    fn other_op(
+        &self,
+        instruction: &Instruction,
+        signature: &Signature,
+        s: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         use Opcode::*;
         let b = self.builder;
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
         let signed = ty.class() == TypeClass::Signed;
         let bits = ty.bits();
         let i = |k: usize| self.int(s[k]);
         let value: BasicValueEnum = match instruction.opcode {
             Add => b.build_int_add(i(0), i(1), "").map_err(llvm)?.into(),
             Sub => b.build_int_sub(i(0), i(1), "").map_err(llvm)?.into(),
-            Mul | Mul24 | Mad | Mad24 | Madc => return Ok(vec![self.multiply(instruction, s, signed)?]),
+            Mul | Mul24 | Mad | Mad24 | Madc => {
+                return Ok(vec![self.multiply(instruction, s, signed)?]);
+            }
             Sad => {
                 let greater = b
-                    .build_int_compare(if signed { IntPredicate::SGT } else { IntPredicate::UGT }, i(0), i(1), "")
+                    .build_int_compare(
+                        if signed {
+                            IntPredicate::SGT
+                        } else {
+                            IntPredicate::UGT
+                        },
+                        i(0),
+                        i(1),
+                        "",
+                    )
                     .map_err(llvm)?;
                 let ab = b.build_int_sub(i(0), i(1), "").map_err(llvm)?;
                 let ba = b.build_int_sub(i(1), i(0), "").map_err(llvm)?;
@@ -357,15 +422,23 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 };
                 self.call(name, &[s[0].get_type()], &[s[0], s[1]])?
             }
-            Abs => self.call("llvm.abs", &[s[0].get_type()], &[s[0], self.context.bool_type().const_zero().into()])?,
+            Abs => self.call(
+                "llvm.abs",
+                &[s[0].get_type()],
+                &[s[0], self.context.bool_type().const_zero().into()],
+            )?,
             Neg => b.build_int_neg(i(0), "").map_err(llvm)?.into(),
             And => b.build_and(i(0), i(1), "").map_err(llvm)?.into(),
             Or => b.build_or(i(0), i(1), "").map_err(llvm)?.into(),
             Xor => b.build_xor(i(0), i(1), "").map_err(llvm)?.into(),
             Not => b.build_not(i(0), "").map_err(llvm)?.into(),
             Cnot => {
-                let zero = b.build_int_compare(IntPredicate::EQ, i(0), i(0).get_type().const_zero(), "").map_err(llvm)?;
-                b.build_int_z_extend(zero, i(0).get_type(), "").map_err(llvm)?.into()
+                let zero = b
+                    .build_int_compare(IntPredicate::EQ, i(0), i(0).get_type().const_zero(), "")
+                    .map_err(llvm)?;
+                b.build_int_z_extend(zero, i(0).get_type(), "")
+                    .map_err(llvm)?
+                    .into()
             }
             Shl | Shr => self.shift(instruction.opcode == Shl, i(0), i(1), signed, bits)?,
             Shf => {
@@ -374,10 +447,15 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 let left = instruction.has(Flag::L);
                 let width = self.constant(32, 32);
                 let (amount, big) = if instruction.has(Flag::Clamp) {
-                    let big = b.build_int_compare(IntPredicate::UGE, i(2), width, "").map_err(llvm)?;
+                    let big = b
+                        .build_int_compare(IntPredicate::UGE, i(2), width, "")
+                        .map_err(llvm)?;
                     (i(2), Some(big))
                 } else {
-                    (b.build_and(i(2), self.constant(32, 31), "").map_err(llvm)?, None)
+                    (
+                        b.build_and(i(2), self.constant(32, 31), "").map_err(llvm)?,
+                        None,
+                    )
                 };
                 let name = if left { "llvm.fshl" } else { "llvm.fshr" };
                 let shifted = self.call(name, &[s[0].get_type()], &[s[1], s[0], amount.into()])?;
@@ -398,7 +476,11 @@ impl<'ctx> Semantics<'_, 'ctx> {
                     }
                     let mut term = i(0).get_type().const_all_ones();
                     for (k, bit) in [(0usize, 4u8), (1, 2), (2, 1)] {
-                        let operand = if minterm & bit != 0 { i(k) } else { b.build_not(i(k), "").map_err(llvm)? };
+                        let operand = if minterm & bit != 0 {
+                            i(k)
+                        } else {
+                            b.build_not(i(k), "").map_err(llvm)?
+                        };
                         term = b.build_and(term, operand, "").map_err(llvm)?;
                     }
                     result = b.build_or(result, term, "").map_err(llvm)?;
@@ -411,7 +493,11 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 self.resize(count.into_int_value(), 32, false)?.into()
             }
             Clz => {
-                let count = self.call("llvm.ctlz", &[s[0].get_type()], &[s[0], self.context.bool_type().const_zero().into()])?;
+                let count = self.call(
+                    "llvm.ctlz",
+                    &[s[0].get_type()],
+                    &[s[0], self.context.bool_type().const_zero().into()],
+                )?;
                 self.resize(count.into_int_value(), 32, false)?.into()
             }
             Brev => self.call("llvm.bitreverse", &[s[0].get_type()], &[s[0]])?,
@@ -420,39 +506,68 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 // 0xffffffff; `.shiftamt`: the left shift that moves it to
                 // the top.
                 let value = if signed {
-                    let negative = b.build_int_compare(IntPredicate::SLT, i(0), i(0).get_type().const_zero(), "").map_err(llvm)?;
+                    let negative = b
+                        .build_int_compare(
+                            IntPredicate::SLT,
+                            i(0),
+                            i(0).get_type().const_zero(),
+                            "",
+                        )
+                        .map_err(llvm)?;
                     let inverted = b.build_not(i(0), "").map_err(llvm)?;
-                    self.select(negative, inverted.into(), s[0])?.into_int_value()
+                    self.select(negative, inverted.into(), s[0])?
+                        .into_int_value()
                 } else {
                     i(0)
                 };
-                let zeros = self.call("llvm.ctlz", &[value.get_type().into()], &[value.into(), self.context.bool_type().const_zero().into()])?;
+                let zeros = self.call(
+                    "llvm.ctlz",
+                    &[value.get_type().into()],
+                    &[value.into(), self.context.bool_type().const_zero().into()],
+                )?;
                 let zeros = self.resize(zeros.into_int_value(), 32, false)?;
-                let none = b.build_int_compare(IntPredicate::EQ, value, value.get_type().const_zero(), "").map_err(llvm)?;
+                let none = b
+                    .build_int_compare(IntPredicate::EQ, value, value.get_type().const_zero(), "")
+                    .map_err(llvm)?;
                 let found = if instruction.has(Flag::Shiftamt) {
                     zeros
                 } else {
-                    b.build_int_sub(self.constant(32, u64::from(bits) - 1), zeros, "").map_err(llvm)?
+                    b.build_int_sub(self.constant(32, u64::from(bits) - 1), zeros, "")
+                        .map_err(llvm)?
                 };
                 self.select(none, self.constant(32, 0xffff_ffff).into(), found.into())?
             }
             Bfe => self.extract_field(i(0), i(1), i(2), signed, bits)?,
             Bfi => {
-                let pos = b.build_and(i(2), self.constant(32, 0xff), "").map_err(llvm)?;
-                let len = b.build_and(i(3), self.constant(32, 0xff), "").map_err(llvm)?;
+                let pos = b
+                    .build_and(i(2), self.constant(32, 0xff), "")
+                    .map_err(llvm)?;
+                let len = b
+                    .build_and(i(3), self.constant(32, 0xff), "")
+                    .map_err(llvm)?;
                 let pos_w = self.resize(pos, bits, false)?;
                 let len_w = self.resize(len, bits, false)?;
                 let ones = i(0).get_type().const_all_ones();
                 let width = self.constant(bits, u64::from(bits));
-                let full = b.build_int_compare(IntPredicate::UGE, len_w, width, "").map_err(llvm)?;
+                let full = b
+                    .build_int_compare(IntPredicate::UGE, len_w, width, "")
+                    .map_err(llvm)?;
                 let low_mask = b.build_left_shift(ones, len_w, "").map_err(llvm)?;
                 let low_mask = b.build_not(low_mask, "").map_err(llvm)?;
-                let low_mask = self.select(full, ones.into(), low_mask.into())?.into_int_value();
+                let low_mask = self
+                    .select(full, ones.into(), low_mask.into())?
+                    .into_int_value();
                 let mask = b.build_left_shift(low_mask, pos_w, "").map_err(llvm)?;
                 let inserted = b.build_left_shift(i(0), pos_w, "").map_err(llvm)?;
-                let kept = b.build_and(i(1), b.build_not(mask, "").map_err(llvm)?, "").map_err(llvm)?;
-                let new = b.build_or(kept, b.build_and(inserted, mask, "").map_err(llvm)?, "").map_err(llvm)?;
-                let outside = b.build_int_compare(IntPredicate::UGE, pos_w, width, "").map_err(llvm)?;
+                let kept = b
+                    .build_and(i(1), b.build_not(mask, "").map_err(llvm)?, "")
+                    .map_err(llvm)?;
+                let new = b
+                    .build_or(kept, b.build_and(inserted, mask, "").map_err(llvm)?, "")
+                    .map_err(llvm)?;
+                let outside = b
+                    .build_int_compare(IntPredicate::UGE, pos_w, width, "")
+                    .map_err(llvm)?;
                 self.select(outside, s[1], new.into())?
             }
             Selp => self.select(i(2), s[0], s[1])?,
@@ -462,7 +577,12 @@ impl<'ctx> Semantics<'_, 'ctx> {
                         .build_float_compare(FloatPredicate::OLT, c, c.get_type().const_zero(), "")
                         .map_err(llvm)?,
                     other => b
-                        .build_int_compare(IntPredicate::SLT, other.into_int_value(), other.into_int_value().get_type().const_zero(), "")
+                        .build_int_compare(
+                            IntPredicate::SLT,
+                            other.into_int_value(),
+                            other.into_int_value().get_type().const_zero(),
+                            "",
+                        )
                         .map_err(llvm)?,
                 };
                 self.select(negative, s[1], s[0])?
@@ -492,7 +612,12 @@ impl<'ctx> Semantics<'_, 'ctx> {
         })
     }
 
-    fn multiply(&self, instruction: &Instruction, s: &[BasicValueEnum<'ctx>], signed: bool) -> Result<BasicValueEnum<'ctx>> {
+    fn multiply(
+        &self,
+        instruction: &Instruction,
+        s: &[BasicValueEnum<'ctx>],
+        signed: bool,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let b = self.builder;
         let (mut x, mut y) = (self.int(s[0]), self.int(s[1]));
         let bits = x.get_type().get_bit_width();
@@ -511,7 +636,9 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 full
             } else if instruction.has(Flag::Hi) {
                 let shift = if is24 { 16 } else { u64::from(bits) };
-                let high = b.build_right_shift(full, self.constant(double, shift), false, "").map_err(llvm)?;
+                let high = b
+                    .build_right_shift(full, self.constant(double, shift), false, "")
+                    .map_err(llvm)?;
                 self.resize(high, bits, false)?
             } else {
                 self.resize(full, bits, false)?
@@ -526,25 +653,46 @@ impl<'ctx> Semantics<'_, 'ctx> {
             return Err(unsupported(instruction, "(carry chains)"));
         }
         let addend = self.int(s[2]);
-        Ok(b.build_int_add(product, self.resize(addend, product.get_type().get_bit_width(), signed)?, "").map_err(llvm)?.into())
+        Ok(b.build_int_add(
+            product,
+            self.resize(addend, product.get_type().get_bit_width(), signed)?,
+            "",
+        )
+        .map_err(llvm)?
+        .into())
     }
 
-    fn divide(&self, quotient: bool, x: IntValue<'ctx>, y: IntValue<'ctx>, signed: bool, bits: u32) -> Result<BasicValueEnum<'ctx>> {
+    fn divide(
+        &self,
+        quotient: bool,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+        signed: bool,
+        bits: u32,
+    ) -> Result<BasicValueEnum<'ctx>> {
         // Division by zero gives all ones (quotient) or the dividend
         // (remainder), and MIN / -1 wraps, as on the GPU; LLVM's division
         // would be undefined for both.
         let b = self.builder;
         let ty = x.get_type();
-        let zero = b.build_int_compare(IntPredicate::EQ, y, ty.const_zero(), "").map_err(llvm)?;
+        let zero = b
+            .build_int_compare(IntPredicate::EQ, y, ty.const_zero(), "")
+            .map_err(llvm)?;
         let mut bad = zero;
         if signed {
             let min = self.constant(bits, 1u64 << (bits - 1));
-            let is_min = b.build_int_compare(IntPredicate::EQ, x, min, "").map_err(llvm)?;
-            let is_minus_one = b.build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "").map_err(llvm)?;
+            let is_min = b
+                .build_int_compare(IntPredicate::EQ, x, min, "")
+                .map_err(llvm)?;
+            let is_minus_one = b
+                .build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "")
+                .map_err(llvm)?;
             let overflow = b.build_and(is_min, is_minus_one, "").map_err(llvm)?;
             bad = b.build_or(bad, overflow, "").map_err(llvm)?;
         }
-        let safe = self.select(bad, ty.const_int(1, false).into(), y.into())?.into_int_value();
+        let safe = self
+            .select(bad, ty.const_int(1, false).into(), y.into())?
+            .into_int_value();
         let result = match (quotient, signed) {
             (true, true) => b.build_int_signed_div(x, safe, ""),
             (true, false) => b.build_int_unsigned_div(x, safe, ""),
@@ -554,16 +702,40 @@ impl<'ctx> Semantics<'_, 'ctx> {
         .map_err(llvm)?;
         // x / 1 and x % 1 already give MIN and 0 for MIN / -1 ... but with
         // divisor 1 MIN / 1 = MIN (the wrapped result) and MIN % 1 = 0.
-        let on_zero: BasicValueEnum = if quotient { ty.const_all_ones().into() } else { x.into() };
+        let on_zero: BasicValueEnum = if quotient {
+            ty.const_all_ones().into()
+        } else {
+            x.into()
+        };
         self.select(zero, on_zero, result.into())
     }
 
-    fn shift(&self, left: bool, x: IntValue<'ctx>, amount: IntValue<'ctx>, signed: bool, bits: u32) -> Result<BasicValueEnum<'ctx>> {
+    fn shift(
+        &self,
+        left: bool,
+        x: IntValue<'ctx>,
+        amount: IntValue<'ctx>,
+        signed: bool,
+        bits: u32,
+    ) -> Result<BasicValueEnum<'ctx>> {
         // Amounts of the width or more give 0 (or the sign, for shr.s).
         let b = self.builder;
         let amount32 = self.resize(amount, 32, false)?;
-        let big = b.build_int_compare(IntPredicate::UGE, amount32, self.constant(32, u64::from(bits)), "").map_err(llvm)?;
-        let clamped = self.select(big, self.constant(32, u64::from(bits) - 1).into(), amount32.into())?.into_int_value();
+        let big = b
+            .build_int_compare(
+                IntPredicate::UGE,
+                amount32,
+                self.constant(32, u64::from(bits)),
+                "",
+            )
+            .map_err(llvm)?;
+        let clamped = self
+            .select(
+                big,
+                self.constant(32, u64::from(bits) - 1).into(),
+                amount32.into(),
+            )?
+            .into_int_value();
         let n = self.resize(clamped, bits, false)?;
         Ok(if left {
             let shifted = b.build_left_shift(x, n, "").map_err(llvm)?;
@@ -576,37 +748,81 @@ impl<'ctx> Semantics<'_, 'ctx> {
         })
     }
 
-    fn extract_field(&self, x: IntValue<'ctx>, pos: IntValue<'ctx>, len: IntValue<'ctx>, signed: bool, bits: u32) -> Result<BasicValueEnum<'ctx>> {
+    fn extract_field(
+        &self,
+        x: IntValue<'ctx>,
+        pos: IntValue<'ctx>,
+        len: IntValue<'ctx>,
+        signed: bool,
+        bits: u32,
+    ) -> Result<BasicValueEnum<'ctx>> {
         // bfe: bits [pos, pos + len) of x, zero- or sign-extended; pos and
         // len use their low 8 bits; bits past the top read as the sign.
         let b = self.builder;
-        let pos = b.build_and(pos, self.constant(32, 0xff), "").map_err(llvm)?;
-        let len = b.build_and(len, self.constant(32, 0xff), "").map_err(llvm)?;
+        let pos = b
+            .build_and(pos, self.constant(32, 0xff), "")
+            .map_err(llvm)?;
+        let len = b
+            .build_and(len, self.constant(32, 0xff), "")
+            .map_err(llvm)?;
         let width = self.constant(32, u64::from(bits));
-        let pos_big = b.build_int_compare(IntPredicate::UGE, pos, width, "").map_err(llvm)?;
+        let pos_big = b
+            .build_int_compare(IntPredicate::UGE, pos, width, "")
+            .map_err(llvm)?;
         let top = self.constant(32, u64::from(bits) - 1);
-        let pos_c = self.select(pos_big, top.into(), pos.into())?.into_int_value();
-        let shifted = b.build_right_shift(x, self.resize(pos_c, bits, false)?, signed, "").map_err(llvm)?;
+        let pos_c = self
+            .select(pos_big, top.into(), pos.into())?
+            .into_int_value();
+        let shifted = b
+            .build_right_shift(x, self.resize(pos_c, bits, false)?, signed, "")
+            .map_err(llvm)?;
         let shifted: IntValue = if signed {
             shifted
         } else {
-            self.select(pos_big, x.get_type().const_zero().into(), shifted.into())?.into_int_value()
+            self.select(pos_big, x.get_type().const_zero().into(), shifted.into())?
+                .into_int_value()
         };
-        let len_big = b.build_int_compare(IntPredicate::UGE, len, width, "").map_err(llvm)?;
-        let keep = self.select(len_big, width.into(), len.into())?.into_int_value();
+        let len_big = b
+            .build_int_compare(IntPredicate::UGE, len, width, "")
+            .map_err(llvm)?;
+        let keep = self
+            .select(len_big, width.into(), len.into())?
+            .into_int_value();
         // Move the field to the top, then back (arithmetically for .s).
         let up = b.build_int_sub(width, keep, "").map_err(llvm)?;
-        let up_big = b.build_int_compare(IntPredicate::UGE, up, width, "").map_err(llvm)?;
+        let up_big = b
+            .build_int_compare(IntPredicate::UGE, up, width, "")
+            .map_err(llvm)?;
         let up_c = self.select(up_big, top.into(), up.into())?.into_int_value();
         let up_w = self.resize(up_c, bits, false)?;
         let raised = b.build_left_shift(shifted, up_w, "").map_err(llvm)?;
-        let lowered = b.build_right_shift(raised, up_w, signed, "").map_err(llvm)?;
-        let empty = b.build_int_compare(IntPredicate::EQ, len, self.constant(32, 0), "").map_err(llvm)?;
+        let lowered = b
+            .build_right_shift(raised, up_w, signed, "")
+            .map_err(llvm)?;
+        let empty = b
+            .build_int_compare(IntPredicate::EQ, len, self.constant(32, 0), "")
+            .map_err(llvm)?;
         self.select(empty, x.get_type().const_zero().into(), lowered.into())
     }
 
-    fn permute(&self, instruction: &Instruction, a: IntValue<'ctx>, bv: IntValue<'ctx>, c: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
-        if instruction.one_of(&[Flag::F4e, Flag::B4e, Flag::Rc8, Flag::Ecl, Flag::Ecr, Flag::Rc16]).is_some() {
+    fn permute(
+        &self,
+        instruction: &Instruction,
+        a: IntValue<'ctx>,
+        bv: IntValue<'ctx>,
+        c: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        if instruction
+            .one_of(&[
+                Flag::F4e,
+                Flag::B4e,
+                Flag::Rc8,
+                Flag::Ecl,
+                Flag::Ecr,
+                Flag::Rc16,
+            ])
+            .is_some()
+        {
             return Err(unsupported(instruction, "with a mode"));
         }
         // Each result byte k takes byte (c >> 4k) & 7 of b:a, or that byte's
@@ -615,33 +831,63 @@ impl<'ctx> Semantics<'_, 'ctx> {
         let i64t = self.int_type(64);
         let pair = b
             .build_or(
-                b.build_left_shift(self.resize(bv, 64, false)?, i64t.const_int(32, false), "").map_err(llvm)?,
+                b.build_left_shift(self.resize(bv, 64, false)?, i64t.const_int(32, false), "")
+                    .map_err(llvm)?,
                 self.resize(a, 64, false)?,
                 "",
             )
             .map_err(llvm)?;
         let mut result = self.constant(32, 0);
         for k in 0..4u64 {
-            let selector = b.build_right_shift(c, self.constant(32, 4 * k), false, "").map_err(llvm)?;
-            let index = b.build_and(selector, self.constant(32, 7), "").map_err(llvm)?;
-            let shift = b.build_int_mul(self.resize(index, 64, false)?, i64t.const_int(8, false), "").map_err(llvm)?;
-            let byte = self.resize(b.build_right_shift(pair, shift, false, "").map_err(llvm)?, 8, false)?;
-            let replicate = b.build_and(selector, self.constant(32, 8), "").map_err(llvm)?;
-            let replicate = b.build_int_compare(IntPredicate::NE, replicate, self.constant(32, 0), "").map_err(llvm)?;
-            let sign = b.build_right_shift(byte, self.constant(8, 7), true, "").map_err(llvm)?;
-            let byte = self.select(replicate, sign.into(), byte.into())?.into_int_value();
-            let placed = b.build_left_shift(self.resize(byte, 32, false)?, self.constant(32, 8 * k), "").map_err(llvm)?;
+            let selector = b
+                .build_right_shift(c, self.constant(32, 4 * k), false, "")
+                .map_err(llvm)?;
+            let index = b
+                .build_and(selector, self.constant(32, 7), "")
+                .map_err(llvm)?;
+            let shift = b
+                .build_int_mul(self.resize(index, 64, false)?, i64t.const_int(8, false), "")
+                .map_err(llvm)?;
+            let byte = self.resize(
+                b.build_right_shift(pair, shift, false, "").map_err(llvm)?,
+                8,
+                false,
+            )?;
+            let replicate = b
+                .build_and(selector, self.constant(32, 8), "")
+                .map_err(llvm)?;
+            let replicate = b
+                .build_int_compare(IntPredicate::NE, replicate, self.constant(32, 0), "")
+                .map_err(llvm)?;
+            let sign = b
+                .build_right_shift(byte, self.constant(8, 7), true, "")
+                .map_err(llvm)?;
+            let byte = self
+                .select(replicate, sign.into(), byte.into())?
+                .into_int_value();
+            let placed = b
+                .build_left_shift(self.resize(byte, 32, false)?, self.constant(32, 8 * k), "")
+                .map_err(llvm)?;
             result = b.build_or(result, placed, "").map_err(llvm)?;
         }
         Ok(result.into())
     }
 
-    fn compare(&self, instruction: &Instruction, signature: &Signature, s: &[BasicValueEnum<'ctx>]) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    fn compare(
+        &self,
+        instruction: &Instruction,
+        signature: &Signature,
+        s: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         use Flag::*;
         let b = self.builder;
-        let ty = instruction.ty().ok_or_else(|| unsupported(instruction, "without a type"))?;
+        let ty = instruction
+            .ty()
+            .ok_or_else(|| unsupported(instruction, "without a type"))?;
         let cmp = instruction
-            .one_of(&[Eq, Ne, Lt, Le, Gt, Ge, Lo, Ls, Hi, Hs, Equ, Neu, Ltu, Leu, Gtu, Geu, Num, Nan])
+            .one_of(&[
+                Eq, Ne, Lt, Le, Gt, Ge, Lo, Ls, Hi, Hs, Equ, Neu, Ltu, Leu, Gtu, Geu, Num, Nan,
+            ])
             .ok_or_else(|| unsupported(instruction, "without a comparison"))?;
         let result = if ty.class() == TypeClass::Float {
             let predicate = match cmp {
@@ -661,7 +907,8 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 Nan => FloatPredicate::UNO,
                 _ => return Err(unsupported(instruction, "with this comparison on floats")),
             };
-            b.build_float_compare(predicate, self.float(s[0]), self.float(s[1]), "").map_err(llvm)?
+            b.build_float_compare(predicate, self.float(s[0]), self.float(s[1]), "")
+                .map_err(llvm)?
         } else {
             let signed = ty.class() == TypeClass::Signed;
             let predicate = match cmp {
@@ -677,7 +924,8 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 Ge | Hs => IntPredicate::UGE,
                 _ => return Err(unsupported(instruction, "with this comparison on integers")),
             };
-            b.build_int_compare(predicate, self.int(s[0]), self.int(s[1]), "").map_err(llvm)?
+            b.build_int_compare(predicate, self.int(s[0]), self.int(s[1]), "")
+                .map_err(llvm)?
         };
         let combine = |value: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
             let Some(other) = s.get(2) else {
@@ -688,7 +936,12 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 Some(And) => b.build_and(value, other, "").map_err(llvm)?,
                 Some(Or) => b.build_or(value, other, "").map_err(llvm)?,
                 Some(Xor) => b.build_xor(value, other, "").map_err(llvm)?,
-                _ => return Err(unsupported(instruction, "with a predicate operand but no boolean operation")),
+                _ => {
+                    return Err(unsupported(
+                        instruction,
+                        "with a predicate operand but no boolean operation",
+                    ));
+                }
             })
         };
         let first = combine(result)?;
@@ -696,7 +949,11 @@ impl<'ctx> Semantics<'_, 'ctx> {
             let dest = signature.dests[0];
             let value: BasicValueEnum = if dest == ScalarType::F32 {
                 let one = self.context.f32_type().const_float(1.0);
-                self.select(first, one.into(), self.context.f32_type().const_zero().into())?
+                self.select(
+                    first,
+                    one.into(),
+                    self.context.f32_type().const_zero().into(),
+                )?
             } else {
                 let ty = self.int_type(dest.bits());
                 self.select(first, ty.const_all_ones().into(), ty.const_zero().into())?
@@ -711,7 +968,12 @@ impl<'ctx> Semantics<'_, 'ctx> {
         Ok(results)
     }
 
-    fn convert(&self, instruction: &Instruction, signature: &Signature, value: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn convert(
+        &self,
+        instruction: &Instruction,
+        signature: &Signature,
+        value: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         use Flag::*;
         let b = self.builder;
         let (to, from) = (signature.dests[0], signature.sources[0]);
@@ -730,9 +992,13 @@ impl<'ctx> Semantics<'_, 'ctx> {
                     _ => return Err(unsupported(instruction, "with this rounding")),
                 };
                 if from.bits() > to.bits() {
-                    v = b.build_float_trunc(v, to_type.into_float_type(), "").map_err(llvm)?;
+                    v = b
+                        .build_float_trunc(v, to_type.into_float_type(), "")
+                        .map_err(llvm)?;
                 } else if from.bits() < to.bits() {
-                    v = b.build_float_ext(v, to_type.into_float_type(), "").map_err(llvm)?;
+                    v = b
+                        .build_float_ext(v, to_type.into_float_type(), "")
+                        .map_err(llvm)?;
                 }
                 if let Some(name) = integral {
                     v = self.call(name, &[to_type], &[v.into()])?.into_float_value();
@@ -758,7 +1024,11 @@ impl<'ctx> Semantics<'_, 'ctx> {
                 if let Some(name) = name {
                     v = self.call(name, &[v.get_type()], &[v])?;
                 }
-                let sat_name = if to.class() == TypeClass::Signed { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
+                let sat_name = if to.class() == TypeClass::Signed {
+                    "llvm.fptosi.sat"
+                } else {
+                    "llvm.fptoui.sat"
+                };
                 self.call(sat_name, &[to_type, v.get_type()], &[v])?
             }
             (_, TypeClass::Float) => {
@@ -786,12 +1056,23 @@ impl<'ctx> Semantics<'_, 'ctx> {
                         (0, (1i128 << to.bits()) - 1)
                     };
                     let bits = from.bits();
-                    let (min, max) = if from_signed { ("llvm.smax", "llvm.smin") } else { ("llvm.umax", "llvm.umin") };
-                    let low_c = if from_signed || low >= 0 { self.constant(bits, low as u64) } else { self.constant(bits, 0) };
+                    let (min, max) = if from_signed {
+                        ("llvm.smax", "llvm.smin")
+                    } else {
+                        ("llvm.umax", "llvm.umin")
+                    };
+                    let low_c = if from_signed || low >= 0 {
+                        self.constant(bits, low as u64)
+                    } else {
+                        self.constant(bits, 0)
+                    };
                     let high_c = self.constant(bits, high as u64);
-                    let clamped = self.call(min, &[v.get_type().into()], &[v.into(), low_c.into()])?;
-                    let clamped = self.call(max, &[v.get_type().into()], &[clamped, high_c.into()])?;
-                    self.resize(clamped.into_int_value(), to.bits(), false)?.into()
+                    let clamped =
+                        self.call(min, &[v.get_type().into()], &[v.into(), low_c.into()])?;
+                    let clamped =
+                        self.call(max, &[v.get_type().into()], &[clamped, high_c.into()])?;
+                    self.resize(clamped.into_int_value(), to.bits(), false)?
+                        .into()
                 } else {
                     self.resize(v, to.bits(), from_signed)?.into()
                 }
@@ -799,32 +1080,51 @@ impl<'ctx> Semantics<'_, 'ctx> {
         })
     }
 
-    fn test_class(&self, instruction: &Instruction, value: FloatValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn test_class(
+        &self,
+        instruction: &Instruction,
+        value: FloatValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         use Flag::*;
         let b = self.builder;
         let ty = value.get_type();
-        let abs = self.call("llvm.fabs", &[ty.into()], &[value.into()])?.into_float_value();
+        let abs = self
+            .call("llvm.fabs", &[ty.into()], &[value.into()])?
+            .into_float_value();
         let inf = ty.const_float(f64::INFINITY);
-        let min_normal = if ty == self.context.f32_type() { f64::from(f32::MIN_POSITIVE) } else { f64::MIN_POSITIVE };
+        let min_normal = if ty == self.context.f32_type() {
+            f64::from(f32::MIN_POSITIVE)
+        } else {
+            f64::MIN_POSITIVE
+        };
         let min_normal = ty.const_float(min_normal);
-        let result = match instruction.one_of(&[Finite, Infinite, Number, Notanumber, Normal, Subnormal]) {
-            Some(Finite) => b.build_float_compare(FloatPredicate::OLT, abs, inf, ""),
-            Some(Infinite) => b.build_float_compare(FloatPredicate::OEQ, abs, inf, ""),
-            Some(Number) => b.build_float_compare(FloatPredicate::ORD, value, value, ""),
-            Some(Notanumber) => b.build_float_compare(FloatPredicate::UNO, value, value, ""),
-            Some(Normal) => {
-                let low = b.build_float_compare(FloatPredicate::OGE, abs, min_normal, "").map_err(llvm)?;
-                let high = b.build_float_compare(FloatPredicate::OLT, abs, inf, "").map_err(llvm)?;
-                b.build_and(low, high, "")
+        let result =
+            match instruction.one_of(&[Finite, Infinite, Number, Notanumber, Normal, Subnormal]) {
+                Some(Finite) => b.build_float_compare(FloatPredicate::OLT, abs, inf, ""),
+                Some(Infinite) => b.build_float_compare(FloatPredicate::OEQ, abs, inf, ""),
+                Some(Number) => b.build_float_compare(FloatPredicate::ORD, value, value, ""),
+                Some(Notanumber) => b.build_float_compare(FloatPredicate::UNO, value, value, ""),
+                Some(Normal) => {
+                    let low = b
+                        .build_float_compare(FloatPredicate::OGE, abs, min_normal, "")
+                        .map_err(llvm)?;
+                    let high = b
+                        .build_float_compare(FloatPredicate::OLT, abs, inf, "")
+                        .map_err(llvm)?;
+                    b.build_and(low, high, "")
+                }
+                Some(Subnormal) => {
+                    let low = b
+                        .build_float_compare(FloatPredicate::OGT, abs, ty.const_zero(), "")
+                        .map_err(llvm)?;
+                    let high = b
+                        .build_float_compare(FloatPredicate::OLT, abs, min_normal, "")
+                        .map_err(llvm)?;
+                    b.build_and(low, high, "")
+                }
+                _ => return Err(unsupported(instruction, "without a class")),
             }
-            Some(Subnormal) => {
-                let low = b.build_float_compare(FloatPredicate::OGT, abs, ty.const_zero(), "").map_err(llvm)?;
-                let high = b.build_float_compare(FloatPredicate::OLT, abs, min_normal, "").map_err(llvm)?;
-                b.build_and(low, high, "")
-            }
-            _ => return Err(unsupported(instruction, "without a class")),
-        }
-        .map_err(llvm)?;
+            .map_err(llvm)?;
         Ok(result.into())
     }
 }

@@ -30,18 +30,28 @@ impl WarpModel {
 
     /// PTX `%laneid` of wave lane `lane` (i32).
     pub fn lane_id<'ctx>(&self, b: &Builder<'ctx>, lane: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
-        b.build_and(lane, lane.get_type().const_int(31, false), "laneid").map_err(llvm)
+        b.build_and(lane, lane.get_type().const_int(31, false), "laneid")
+            .map_err(llvm)
     }
 
     /// The bits of a wave-wide mask (i64) that belong to `lane`'s PTX
     /// warp, as that warp's 32-bit mask (i32).
-    pub fn lanes_of_warp<'ctx>(&self, b: &Builder<'ctx>, mask: IntValue<'ctx>, lane: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+    pub fn lanes_of_warp<'ctx>(
+        &self,
+        b: &Builder<'ctx>,
+        mask: IntValue<'ctx>,
+        lane: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
         let i32t = lane.get_type();
         if self.wave == 32 {
             return b.build_int_truncate(mask, i32t, "").map_err(llvm);
         }
-        let first = b.build_and(lane, i32t.const_int(!31u64 & 0xffff_ffff, false), "").map_err(llvm)?;
-        let first = b.build_int_z_extend(first, mask.get_type(), "").map_err(llvm)?;
+        let first = b
+            .build_and(lane, i32t.const_int(!31u64 & 0xffff_ffff, false), "")
+            .map_err(llvm)?;
+        let first = b
+            .build_int_z_extend(first, mask.get_type(), "")
+            .map_err(llvm)?;
         let shifted = b.build_right_shift(mask, first, false, "").map_err(llvm)?;
         b.build_int_truncate(shifted, i32t, "").map_err(llvm)
     }
@@ -61,36 +71,77 @@ impl WarpModel {
         let ty = lane.get_type();
         let k = |v: u64| ty.const_int(v, false);
         let id = self.lane_id(builder, lane)?;
-        let warp_base = builder.build_and(lane, k(!31u64 & 0xffff_ffff), "").map_err(llvm)?;
+        let warp_base = builder
+            .build_and(lane, k(!31u64 & 0xffff_ffff), "")
+            .map_err(llvm)?;
         let bv = builder.build_and(b, k(31), "").map_err(llvm)?;
         let clamp = builder.build_and(c, k(31), "").map_err(llvm)?;
-        let segment = builder.build_and(builder.build_right_shift(c, k(8), false, "").map_err(llvm)?, k(31), "").map_err(llvm)?;
+        let segment = builder
+            .build_and(
+                builder
+                    .build_right_shift(c, k(8), false, "")
+                    .map_err(llvm)?,
+                k(31),
+                "",
+            )
+            .map_err(llvm)?;
         let not_segment = builder.build_xor(segment, k(31), "").map_err(llvm)?;
         let min_lane = builder.build_and(id, segment, "").map_err(llvm)?;
         let max_lane = builder
-            .build_or(min_lane, builder.build_and(clamp, not_segment, "").map_err(llvm)?, "")
+            .build_or(
+                min_lane,
+                builder.build_and(clamp, not_segment, "").map_err(llvm)?,
+                "",
+            )
             .map_err(llvm)?;
         let (j, valid) = match mode {
             Flag::Up => {
                 let j = builder.build_int_sub(id, bv, "").map_err(llvm)?;
-                (j, builder.build_int_compare(IntPredicate::SGE, j, max_lane, "").map_err(llvm)?)
+                (
+                    j,
+                    builder
+                        .build_int_compare(IntPredicate::SGE, j, max_lane, "")
+                        .map_err(llvm)?,
+                )
             }
             Flag::Down => {
                 let j = builder.build_int_add(id, bv, "").map_err(llvm)?;
-                (j, builder.build_int_compare(IntPredicate::SLE, j, max_lane, "").map_err(llvm)?)
+                (
+                    j,
+                    builder
+                        .build_int_compare(IntPredicate::SLE, j, max_lane, "")
+                        .map_err(llvm)?,
+                )
             }
             Flag::Bfly => {
                 let j = builder.build_xor(id, bv, "").map_err(llvm)?;
-                (j, builder.build_int_compare(IntPredicate::SLE, j, max_lane, "").map_err(llvm)?)
+                (
+                    j,
+                    builder
+                        .build_int_compare(IntPredicate::SLE, j, max_lane, "")
+                        .map_err(llvm)?,
+                )
             }
             _ => {
                 let j = builder
-                    .build_or(min_lane, builder.build_and(bv, not_segment, "").map_err(llvm)?, "")
+                    .build_or(
+                        min_lane,
+                        builder.build_and(bv, not_segment, "").map_err(llvm)?,
+                        "",
+                    )
                     .map_err(llvm)?;
-                (j, builder.build_int_compare(IntPredicate::SLE, j, max_lane, "").map_err(llvm)?)
+                (
+                    j,
+                    builder
+                        .build_int_compare(IntPredicate::SLE, j, max_lane, "")
+                        .map_err(llvm)?,
+                )
             }
         };
-        let source = builder.build_select(valid, j, id, "").map_err(llvm)?.into_int_value();
+        let source = builder
+            .build_select(valid, j, id, "")
+            .map_err(llvm)?
+            .into_int_value();
         let wave_lane = builder.build_or(warp_base, source, "").map_err(llvm)?;
         Ok((wave_lane, valid))
     }

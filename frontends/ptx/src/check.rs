@@ -12,12 +12,37 @@ use std::collections::HashSet;
 
 /// The special registers (`%tid`, ...), without vector components.
 pub const SPECIAL_REGISTERS: &[&str] = &[
-    "%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid",
-    "%nsmid", "%gridid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge",
-    "%lanemask_gt", "%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo",
-    "%globaltimer_hi", "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size",
-    "%is_explicit_cluster", "%clusterid", "%nclusterid", "%cluster_ctaid",
-    "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank",
+    "%tid",
+    "%ntid",
+    "%laneid",
+    "%warpid",
+    "%nwarpid",
+    "%ctaid",
+    "%nctaid",
+    "%smid",
+    "%nsmid",
+    "%gridid",
+    "%lanemask_eq",
+    "%lanemask_le",
+    "%lanemask_lt",
+    "%lanemask_ge",
+    "%lanemask_gt",
+    "%clock",
+    "%clock_hi",
+    "%clock64",
+    "%globaltimer",
+    "%globaltimer_lo",
+    "%globaltimer_hi",
+    "%dynamic_smem_size",
+    "%total_smem_size",
+    "%aggr_smem_size",
+    "%is_explicit_cluster",
+    "%clusterid",
+    "%nclusterid",
+    "%cluster_ctaid",
+    "%cluster_nctaid",
+    "%cluster_ctarank",
+    "%cluster_nctarank",
 ];
 
 /// Whether `name` is a special register (including `%envregN`, `%pmN`).
@@ -95,10 +120,8 @@ impl Scopes<'_> {
 fn collect_labels(body: &[Statement], labels: &mut HashSet<String>) -> Result<(), PtxError> {
     for statement in body {
         match statement {
-            Statement::Label(name, span) => {
-                if !labels.insert(name.clone()) {
-                    return Err(redeclared(name, *span));
-                }
+            Statement::Label(name, span) if !labels.insert(name.clone()) => {
+                return Err(redeclared(name, *span));
             }
             Statement::Block(inner) => collect_labels(inner, labels)?,
             _ => {}
@@ -137,7 +160,9 @@ fn check_block(body: &[Statement], scopes: &mut Scopes) -> Result<(), PtxError> 
                     scopes.declare(name, decl.span)?;
                 }
             }
-            Statement::Variable(variable) => scopes.declare(variable.name.clone(), variable.span)?,
+            Statement::Variable(variable) => {
+                scopes.declare(variable.name.clone(), variable.span)?
+            }
             Statement::Block(inner) => check_block(inner, scopes)?,
             Statement::Instruction(instruction) => check_instruction(instruction, scopes)?,
             Statement::Label(..) | Statement::Pragma(_) | Statement::Location { .. } => {}
@@ -171,7 +196,9 @@ fn operands_error(instruction: &Instruction, expected: &str) -> PtxError {
 /// range, with its wording for messages.
 fn operand_count(instruction: &Instruction) -> (usize, usize) {
     use Opcode::*;
-    let boolean = instruction.one_of(&[Flag::And, Flag::Or, Flag::Xor]).is_some();
+    let boolean = instruction
+        .one_of(&[Flag::And, Flag::Or, Flag::Xor])
+        .is_some();
     match instruction.opcode {
         Ret | Exit | Trap | Membar | Fence | Griddepcontrol => (0, 0),
         Activemask | Bra | Nanosleep | Prefetch => (1, 1),
@@ -222,20 +249,15 @@ fn check_instruction(instruction: &Instruction, scopes: &Scopes) -> Result<(), P
             };
         }
         Opcode::Call => return check_call(instruction, scopes),
-        Opcode::Ld | Opcode::Ldu => {
-            if !matches!(instruction.operands[1], Operand::Address(_)) {
-                return Err(operands_error(instruction, "a destination and an address"));
-            }
+        Opcode::Ld | Opcode::Ldu | Opcode::Atom
+            if !matches!(instruction.operands[1], Operand::Address(_)) =>
+        {
+            return Err(operands_error(instruction, "a destination and an address"));
         }
-        Opcode::St | Opcode::Red | Opcode::Prefetch => {
-            if !matches!(instruction.operands[0], Operand::Address(_)) {
-                return Err(operands_error(instruction, "an address first"));
-            }
-        }
-        Opcode::Atom => {
-            if !matches!(instruction.operands[1], Operand::Address(_)) {
-                return Err(operands_error(instruction, "a destination and an address"));
-            }
+        Opcode::St | Opcode::Red | Opcode::Prefetch
+            if !matches!(instruction.operands[0], Operand::Address(_)) =>
+        {
+            return Err(operands_error(instruction, "an address first"));
         }
         _ => {}
     }
@@ -253,7 +275,11 @@ fn check_instruction(instruction: &Instruction, scopes: &Scopes) -> Result<(), P
     Ok(())
 }
 
-fn check_operand(operand: &Operand, instruction: &Instruction, scopes: &Scopes) -> Result<(), PtxError> {
+fn check_operand(
+    operand: &Operand,
+    instruction: &Instruction,
+    scopes: &Scopes,
+) -> Result<(), PtxError> {
     match operand {
         Operand::Name(name) | Operand::Component(name, _) => {
             if scopes.value(name) {
@@ -303,7 +329,11 @@ fn check_call(instruction: &Instruction, scopes: &Scopes) -> Result<(), PtxError
         _ => return Err(operands_error(instruction, "a function to call")),
     };
     let _ = callee;
-    if rest.len() > 2 || rest.get(1).is_some_and(|args| !matches!(args, Operand::List(_))) {
+    if rest.len() > 2
+        || rest
+            .get(1)
+            .is_some_and(|args| !matches!(args, Operand::List(_)))
+    {
         return Err(operands_error(
             instruction,
             "optional `(returns)`, the function and optional `(arguments)`",

@@ -133,8 +133,8 @@ impl miette::Diagnostic for PtxError {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        Some(Box::new(std::iter::once(miette::LabeledSpan::new_with_span(
-            None, self.span,
-        ))))
+        Some(Box::new(std::iter::once(
+            miette::LabeledSpan::new_with_span(None, self.span),
+        )))
     }
 }

@@ -91,7 +91,11 @@ impl ScalarType {
 
     /// Size in bytes in memory (a predicate is not addressable: 0).
     pub fn bytes(self) -> u32 {
-        if self == ScalarType::Pred { 0 } else { self.bits() / 8 }
+        if self == ScalarType::Pred {
+            0
+        } else {
+            self.bits() / 8
+        }
     }
 
     /// How the bits are read.
@@ -238,14 +242,69 @@ spelled! {
 /// PTX instructions that exist but that this frontend does not translate:
 /// they are reported by name, never mistranslated.
 pub const UNSUPPORTED_OPCODES: &[&str] = &[
-    "alloca", "applypriority", "bmsk", "brkpt", "brx", "clusterlaunchcontrol", "cp",
-    "createpolicy", "discard", "dp2a", "dp4a", "elect", "fns", "getctarank",
-    "istypep", "ldmatrix", "mapa", "match", "mbarrier",
-    "mma", "multimem", "pmevent", "prefetchu", "redux", "setmaxnreg", "stackrestore",
-    "stacksave", "stmatrix", "suld", "suq", "sured", "sust", "szext", "tcgen05", "tensormap",
-    "tex", "tld4", "txq", "vabsdiff", "vabsdiff2", "vabsdiff4", "vadd", "vadd2", "vadd4",
-    "vavrg2", "vavrg4", "vmad", "vmax", "vmax2", "vmax4", "vmin", "vmin2", "vmin4",
-    "vset", "vset2", "vset4", "vshl", "vshr", "vsub", "vsub2", "vsub4", "wgmma", "wmma",
+    "alloca",
+    "applypriority",
+    "bmsk",
+    "brkpt",
+    "brx",
+    "clusterlaunchcontrol",
+    "cp",
+    "createpolicy",
+    "discard",
+    "dp2a",
+    "dp4a",
+    "elect",
+    "fns",
+    "getctarank",
+    "istypep",
+    "ldmatrix",
+    "mapa",
+    "match",
+    "mbarrier",
+    "mma",
+    "multimem",
+    "pmevent",
+    "prefetchu",
+    "redux",
+    "setmaxnreg",
+    "stackrestore",
+    "stacksave",
+    "stmatrix",
+    "suld",
+    "suq",
+    "sured",
+    "sust",
+    "szext",
+    "tcgen05",
+    "tensormap",
+    "tex",
+    "tld4",
+    "txq",
+    "vabsdiff",
+    "vabsdiff2",
+    "vabsdiff4",
+    "vadd",
+    "vadd2",
+    "vadd4",
+    "vavrg2",
+    "vavrg4",
+    "vmad",
+    "vmax",
+    "vmax2",
+    "vmax4",
+    "vmin",
+    "vmin2",
+    "vmin4",
+    "vset",
+    "vset2",
+    "vset4",
+    "vshl",
+    "vshr",
+    "vsub",
+    "vsub2",
+    "vsub4",
+    "wgmma",
+    "wmma",
 ];
 
 /// A vector component of a register (`%tid.x`).
@@ -507,8 +566,7 @@ pub struct Variable {
 impl Variable {
     /// Size in bytes (0 for an unsized array).
     pub fn bytes(&self) -> u64 {
-        let element =
-            u64::from(self.ty.scalar.bytes()) * u64::from(self.ty.vector.unwrap_or(1));
+        let element = u64::from(self.ty.scalar.bytes()) * u64::from(self.ty.vector.unwrap_or(1));
         self.dims
             .iter()
             .try_fold(element, |size, dim| dim.map(|d| size * d))

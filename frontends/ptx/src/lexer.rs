@@ -216,15 +216,16 @@ fn number(source: &str, start: usize) -> Result<(TokenKind, usize), PtxError> {
         Some(body) if !body.is_empty() => (body, true),
         _ => (word, false),
     };
-    let (digits, radix) = if let Some(d) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-        (d, 16)
-    } else if let Some(d) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
-        (d, 2)
-    } else if body.len() > 1 && body.starts_with('0') {
-        (&body[1..], 8)
-    } else {
-        (body, 10)
-    };
+    let (digits, radix) =
+        if let Some(d) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (d, 16)
+        } else if let Some(d) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+            (d, 2)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (&body[1..], 8)
+        } else {
+            (body, 10)
+        };
     let value = u64::from_str_radix(digits, radix).map_err(|_| bad("malformed integer"))?;
     Ok((TokenKind::Integer { value, unsigned }, word_end))
 }

@@ -30,6 +30,16 @@ struct Parser<'a> {
     source: &'a str,
 }
 
+/// What precedes a declaration's name and the name itself: alignment,
+/// type, `.ptr` attributes, name and array dimensions.
+struct TypedName {
+    align: Option<u32>,
+    ty: ValueType,
+    pointer: Option<PointerAttribute>,
+    name: String,
+    dims: Vec<Option<u64>>,
+}
+
 const VARIABLE_SPACES: &[&str] = &["global", "const", "shared", "local", "param", "shared::cta"];
 
 impl Parser<'_> {
@@ -76,7 +86,10 @@ impl Parser<'_> {
                 ),
                 token.span,
             ),
-            None => PtxError::syntax(format!("expected {wanted}, found the end of input"), self.eof_span()),
+            None => PtxError::syntax(
+                format!("expected {wanted}, found the end of input"),
+                self.eof_span(),
+            ),
         }
     }
 
@@ -216,7 +229,10 @@ impl Parser<'_> {
                 }
             }
             if !seen_version {
-                return Err(PtxError::syntax("a PTX module starts with `.version`", span));
+                return Err(PtxError::syntax(
+                    "a PTX module starts with `.version`",
+                    span,
+                ));
             }
         }
         if !seen_version {
@@ -258,10 +274,7 @@ impl Parser<'_> {
     /// `[.align n] [.vN] .type` in any order, then the name and array
     /// dimensions: the common tail of variables and parameters. Returns
     /// the align, the type and `.ptr` attributes.
-    fn typed_name(
-        &mut self,
-        allow_pointer: bool,
-    ) -> Result<(Option<u32>, ValueType, Option<PointerAttribute>, String, Vec<Option<u64>>), PtxError> {
+    fn typed_name(&mut self, allow_pointer: bool) -> Result<TypedName, PtxError> {
         let mut align = None;
         let mut vector = None;
         let mut scalar = None;
@@ -280,7 +293,9 @@ impl Parser<'_> {
                     space: None,
                     align: None,
                 });
-            } else if let (Some(pointer), Some(space)) = (pointer.as_mut(), StateSpace::parse(&name)) {
+            } else if let (Some(pointer), Some(space)) =
+                (pointer.as_mut(), StateSpace::parse(&name))
+            {
                 pointer.space = Some(space);
             } else if let Some(Modifier::Vector(n)) = Modifier::parse(&name) {
                 vector = Some(n);
@@ -305,7 +320,13 @@ impl Parser<'_> {
                 self.expect_punct(']')?;
             }
         }
-        Ok((align, ValueType { vector, scalar }, pointer, name, dims))
+        Ok(TypedName {
+            align,
+            ty: ValueType { vector, scalar },
+            pointer,
+            name,
+            dims,
+        })
     }
 
     fn variable(&mut self, linkage: Option<Linkage>) -> Result<Variable, PtxError> {
@@ -314,7 +335,13 @@ impl Parser<'_> {
         self.at += 1;
         let space = StateSpace::parse(&space_name)
             .ok_or_else(|| self.unsupported_directive(&space_name, start))?;
-        let (align, ty, _, name, dims) = self.typed_name(false)?;
+        let TypedName {
+            align,
+            ty,
+            name,
+            dims,
+            ..
+        } = self.typed_name(false)?;
         let init = if self.eat_punct('=') {
             Some(self.initializer()?)
         } else {
@@ -380,7 +407,8 @@ impl Parser<'_> {
         }
         let span = self.span();
         let value = self.unsigned("an offset")?;
-        let value = i64::try_from(value).map_err(|_| PtxError::syntax("offset out of range", span))?;
+        let value =
+            i64::try_from(value).map_err(|_| PtxError::syntax("offset out of range", span))?;
         Ok(if negative { -value } else { value })
     }
 
@@ -419,7 +447,13 @@ impl Parser<'_> {
             _ => return Err(self.unexpected("`.param` or `.reg`")),
         };
         self.at += 1;
-        let (align, ty, pointer, name, dims) = self.typed_name(true)?;
+        let TypedName {
+            align,
+            ty,
+            pointer,
+            name,
+            dims,
+        } = self.typed_name(true)?;
         Ok(Parameter {
             space,
             align,
@@ -532,8 +566,12 @@ impl Parser<'_> {
                     self.at += 1;
                     statements.push(Statement::Block(self.statements()?));
                 }
-                TokenKind::Punct('@') => statements.push(Statement::Instruction(self.instruction()?)),
-                TokenKind::Directive(name) => statements.push(self.directive_statement(&name, span)?),
+                TokenKind::Punct('@') => {
+                    statements.push(Statement::Instruction(self.instruction()?))
+                }
+                TokenKind::Directive(name) => {
+                    statements.push(self.directive_statement(&name, span)?)
+                }
                 TokenKind::Ident(name)
                     if self
                         .tokens
@@ -756,7 +794,12 @@ impl Parser<'_> {
                     match self.immediate()? {
                         Immediate::Int(v) => v,
                         Immediate::Uint(v) => v as i64,
-                        _ => return Err(PtxError::syntax("an address must be an integer", self.previous_span())),
+                        _ => {
+                            return Err(PtxError::syntax(
+                                "an address must be an integer",
+                                self.previous_span(),
+                            ));
+                        }
                     }
                 } else if self.is_punct('+') || self.is_punct('-') {
                     self.offset()?

@@ -156,7 +156,11 @@ fn function_text(out: &mut String, function: &Function) {
         if !values.is_empty() {
             let _ = write!(out, " {}", values.join(", "));
         }
-        let strings: Vec<String> = directive.strings.iter().map(|s| format!("\"{s}\"")).collect();
+        let strings: Vec<String> = directive
+            .strings
+            .iter()
+            .map(|s| format!("\"{s}\""))
+            .collect();
         if !strings.is_empty() {
             let _ = write!(out, " {};", strings.join(", "));
         }

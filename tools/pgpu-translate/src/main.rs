@@ -253,7 +253,11 @@ fn split_ptx_input(text: &str) -> Vec<String> {
         .map(|range| {
             text.char_indices()
                 .map(|(at, c)| {
-                    if (range[0]..range[1]).contains(&at) || c == '\n' { c } else { ' ' }
+                    if (range[0]..range[1]).contains(&at) || c == '\n' {
+                        c
+                    } else {
+                        ' '
+                    }
                 })
                 .collect()
         })

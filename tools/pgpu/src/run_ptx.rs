@@ -69,12 +69,18 @@ fn case_launch(cases: &str, case: &str, variant: Option<&str>) -> Result<(String
             Some(variant) => format!("{}.{variant}.ptx", fields[1]),
             None => format!("{}.ptx", fields[1]),
         };
-        let ptx = directory.join("nvcc").join(file).to_string_lossy().into_owned();
+        let ptx = directory
+            .join("nvcc")
+            .join(file)
+            .to_string_lossy()
+            .into_owned();
         let launch = Launch {
             kernel: fields[2].to_string(),
             grid: parse_dims(fields[3]).map_err(|e| at(&e.to_string()))?,
             block: parse_dims(fields[4]).map_err(|e| at(&e.to_string()))?,
-            shared: fields[5].parse().map_err(|_| at("malformed shared bytes"))?,
+            shared: fields[5]
+                .parse()
+                .map_err(|_| at("malformed shared bytes"))?,
             arguments: fields[6..]
                 .iter()
                 .map(|a| Argument::parse(a).map_err(|e| at(&e.to_string())))
@@ -91,7 +97,10 @@ pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
         eprintln!("error: {message}");
     };
     if !matches!(options.wave, 32 | 64) {
-        fail(format!("--wave {}: waves have 32 or 64 lanes", options.wave));
+        fail(format!(
+            "--wave {}: waves have 32 or 64 lanes",
+            options.wave
+        ));
         return Err(());
     }
     let (path, launch, case) = if let (Some(cases), Some(case)) = (&options.cases, &options.case) {
@@ -122,10 +131,13 @@ pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
     };
     let (name, text) = read_input(&path).map_err(|e| eprintln!("{:?}", Report::new(e)))?;
     let source = || NamedSource::new(&name, text.clone());
-    let module = pgpu_ptx::parse_and_check(&text).map_err(|e| eprintln!("{:?}", Report::new(e).with_source_code(source())))?;
+    let module = pgpu_ptx::parse_and_check(&text)
+        .map_err(|e| eprintln!("{:?}", Report::new(e).with_source_code(source())))?;
     let context = pgpu_ptx_llvm::inkwell::context::Context::create();
     let translated = pgpu_ptx_llvm::cpu::translate(&context, &module, options.wave)
         .map_err(|e| eprintln!("{:?}", Report::new(e).with_source_code(source())))?;
-    let buffers = pgpu_ptx_llvm::run::run(translated, &launch).map_err(|e| eprintln!("{:?}", Report::new(e)))?;
-    write_output(&options.output, &format_buffers(&case, &launch, &buffers)).map_err(|e| eprintln!("{:?}", Report::new(e)))
+    let buffers = pgpu_ptx_llvm::run::run(translated, &launch)
+        .map_err(|e| eprintln!("{:?}", Report::new(e)))?;
+    write_output(&options.output, &format_buffers(&case, &launch, &buffers))
+        .map_err(|e| eprintln!("{:?}", Report::new(e)))
 }
