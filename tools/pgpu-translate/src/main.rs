@@ -67,6 +67,13 @@ struct Options {
     /// own and the outputs are joined by `// -----` lines.
     #[arg(long = "split-input-file")]
     split_input_file: bool,
+    /// Translate PTX to LLVM IR for the host CPU: each kernel runs one
+    /// wave in lockstep (`pgpu run-ptx` executes it).
+    #[arg(long = "ptx-to-cpu")]
+    ptx_to_cpu: bool,
+    /// Lanes per wave with --ptx-to-cpu: 32 or 64.
+    #[arg(long, default_value_t = 32)]
+    wave: u32,
     /// Print the textual pass pipeline of the translation and exit.
     #[arg(long = "print-pipeline")]
     print_pipeline: bool,
@@ -83,9 +90,12 @@ enum TranslateError {
     #[error("no translation chosen")]
     #[diagnostic(
         code(pgpu_translate::usage),
-        help("pass --bsgp-to-mlir, --pgpu-to-ptx or --ptx-to-ptx")
+        help("pass --bsgp-to-mlir, --pgpu-to-ptx, --ptx-to-ptx or --ptx-to-cpu")
     )]
     NoTranslation,
+    #[error("--wave {0}: waves have 32 or 64 lanes")]
+    #[diagnostic(code(pgpu_translate::wave))]
+    Wave(u32),
     #[error("the printed PTX does not parse back to the same module")]
     #[diagnostic(
         code(pgpu_translate::roundtrip),
@@ -132,6 +142,9 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
     }
     if options.ptx_to_ptx {
         return ptx_to_ptx(options);
+    }
+    if options.ptx_to_cpu {
+        return ptx_to_cpu(options);
     }
     if !options.pgpu_to_ptx {
         return Err(TranslateError::NoTranslation);
@@ -262,4 +275,33 @@ fn split_ptx_input(text: &str) -> Vec<String> {
                 .collect()
         })
         .collect()
+}
+
+/// `--ptx-to-cpu`: the LLVM IR of the CPU wave emulation of every kernel.
+fn ptx_to_cpu(options: &Options) -> Result<bool, TranslateError> {
+    if !matches!(options.wave, 32 | 64) {
+        return Err(TranslateError::Wave(options.wave));
+    }
+    let (name, text) = read_input(&options.input)?;
+    let render = |report: miette::Report| {
+        eprintln!("{:?}", report.with_source_code(miette::NamedSource::new(&name, text.clone())));
+    };
+    let module = match pgpu_ptx::parse_and_check(&text) {
+        Ok(module) => module,
+        Err(error) => {
+            render(miette::Report::new(error));
+            return Ok(false);
+        }
+    };
+    let context = pgpu_ptx_llvm::inkwell::context::Context::create();
+    match pgpu_ptx_llvm::cpu::translate(&context, &module, options.wave) {
+        Ok(translated) => {
+            write_output(&options.output, &translated.module.print_to_string().to_string())?;
+            Ok(true)
+        }
+        Err(error) => {
+            render(miette::Report::new(error));
+            Ok(false)
+        }
+    }
 }
