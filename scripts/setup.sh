@@ -4,7 +4,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
-  libpolly-22-dev libzstd-dev libz3-dev libxml2-dev zlib1g-dev)
+  libpolly-22-dev libzstd-dev libz3-dev libxml2-dev zlib1g-dev lld-22)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -37,6 +37,9 @@ pub struct Layout {
     pub shared_bytes: u64,
     /// Local memory per lane.
     pub local_bytes: u64,
+    /// Whether the kernel declares unsized (`extern`) shared arrays: it
+    /// uses dynamic shared memory.
+    pub dynamic_shared: bool,
 }
 
 /// The module's `.global` and `.const` images.
@@ -196,6 +199,7 @@ pub fn layout(
     let mut unsized_align = 1;
     for variable in &shared {
         if variable.bytes() == 0 {
+            layout.dynamic_shared = true;
             unsized_align = unsized_align.max(natural_align(variable));
             continue;
         }

@@ -9,6 +9,7 @@
 //! * [`flat`] and [`layout`]: a kernel's blocks, reconvergence points and
 //!   memory.
 
+pub mod codegen;
 pub mod cpu;
 pub mod flat;
 pub mod layout;
