@@ -37,7 +37,7 @@ for tool in ["pgpu-opt"]:
     path = os.path.join(build_dir, tool)
     if not os.path.exists(path):
         lit_config.fatal(f"{path} not found: run `cargo build` first (make test does)")
-for tool in ["FileCheck", "not", "count", "mlir-opt", "mlir-translate", "split-file"]:
+for tool in ["FileCheck", "not", "count", "mlir-opt", "mlir-translate", "split-file", "llvm-readelf"]:
     # Only whole command words: not the `not` inside `does-not-exist`.
     config.substitutions.append((r"(?<![-\w/.])%s(?![-\w])" % tool.replace("-", r"\-"), os.path.join(llvm_bin, tool)))
 

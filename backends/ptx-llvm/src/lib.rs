@@ -9,6 +9,7 @@
 //! * [`flat`] and [`layout`]: a kernel's blocks, reconvergence points and
 //!   memory.
 
+pub mod amdgpu;
 pub mod codegen;
 pub mod cpu;
 pub mod flat;
@@ -27,6 +28,10 @@ pub enum TranslateError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Ptx(#[from] PtxError),
+    /// The target machine or the linker is not available.
+    #[error("{0}")]
+    #[diagnostic(code(ptx_llvm::target))]
+    Target(String),
     /// LLVM refused what we built: a bug.
     #[error("LLVM: {0}")]
     #[diagnostic(code(ptx_llvm::llvm), help("this is a bug in the PTX translation"))]

@@ -71,9 +71,20 @@ struct Options {
     /// wave in lockstep (`pgpu run-ptx` executes it).
     #[arg(long = "ptx-to-cpu")]
     ptx_to_cpu: bool,
-    /// Lanes per wave with --ptx-to-cpu: 32 or 64.
-    #[arg(long, default_value_t = 32)]
-    wave: u32,
+    /// Lanes per wave: 32 or 64 (--ptx-to-cpu: default 32;
+    /// --ptx-to-amdgpu: default the chip's, 64 for gfx9, 32 for gfx10+).
+    #[arg(long)]
+    wave: Option<u32>,
+    /// Translate PTX to an AMD GPU (`--chip gfx942`, `gfx90a`, `gfx1100`,
+    /// ...): an HSA code object, or with -S AMDGCN assembly.
+    #[arg(long = "ptx-to-amdgpu")]
+    ptx_to_amdgpu: bool,
+    /// With --ptx-to-amdgpu: write AMDGCN assembly instead of a code object.
+    #[arg(short = 'S')]
+    assembly: bool,
+    /// With --ptx-to-amdgpu: write the optimized LLVM IR instead.
+    #[arg(long = "emit-llvm")]
+    emit_llvm: bool,
     /// Print the textual pass pipeline of the translation and exit.
     #[arg(long = "print-pipeline")]
     print_pipeline: bool,
@@ -90,12 +101,18 @@ enum TranslateError {
     #[error("no translation chosen")]
     #[diagnostic(
         code(pgpu_translate::usage),
-        help("pass --bsgp-to-mlir, --pgpu-to-ptx, --ptx-to-ptx or --ptx-to-cpu")
+        help("pass --bsgp-to-mlir, --pgpu-to-ptx, --ptx-to-ptx, --ptx-to-cpu or --ptx-to-amdgpu")
     )]
     NoTranslation,
     #[error("--wave {0}: waves have 32 or 64 lanes")]
     #[diagnostic(code(pgpu_translate::wave))]
     Wave(u32),
+    #[error("--ptx-to-amdgpu needs an AMD chip such as --chip gfx942 (not `{0}`)")]
+    #[diagnostic(code(pgpu_translate::chip))]
+    Chip(String),
+    #[error("a code object is binary: give -o FILE (or -S for assembly)")]
+    #[diagnostic(code(pgpu_translate::binary_output))]
+    BinaryToStdout,
     #[error("the printed PTX does not parse back to the same module")]
     #[diagnostic(
         code(pgpu_translate::roundtrip),
@@ -145,6 +162,9 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
     }
     if options.ptx_to_cpu {
         return ptx_to_cpu(options);
+    }
+    if options.ptx_to_amdgpu {
+        return ptx_to_amdgpu(options);
     }
     if !options.pgpu_to_ptx {
         return Err(TranslateError::NoTranslation);
@@ -279,12 +299,16 @@ fn split_ptx_input(text: &str) -> Vec<String> {
 
 /// `--ptx-to-cpu`: the LLVM IR of the CPU wave emulation of every kernel.
 fn ptx_to_cpu(options: &Options) -> Result<bool, TranslateError> {
-    if !matches!(options.wave, 32 | 64) {
-        return Err(TranslateError::Wave(options.wave));
+    let wave = options.wave.unwrap_or(32);
+    if !matches!(wave, 32 | 64) {
+        return Err(TranslateError::Wave(wave));
     }
     let (name, text) = read_input(&options.input)?;
     let render = |report: miette::Report| {
-        eprintln!("{:?}", report.with_source_code(miette::NamedSource::new(&name, text.clone())));
+        eprintln!(
+            "{:?}",
+            report.with_source_code(miette::NamedSource::new(&name, text.clone()))
+        );
     };
     let module = match pgpu_ptx::parse_and_check(&text) {
         Ok(module) => module,
@@ -294,9 +318,12 @@ fn ptx_to_cpu(options: &Options) -> Result<bool, TranslateError> {
         }
     };
     let context = pgpu_ptx_llvm::inkwell::context::Context::create();
-    match pgpu_ptx_llvm::cpu::translate(&context, &module, options.wave) {
+    match pgpu_ptx_llvm::cpu::translate(&context, &module, wave) {
         Ok(translated) => {
-            write_output(&options.output, &translated.module.print_to_string().to_string())?;
+            write_output(
+                &options.output,
+                &translated.module.print_to_string().to_string(),
+            )?;
             Ok(true)
         }
         Err(error) => {
@@ -304,4 +331,68 @@ fn ptx_to_cpu(options: &Options) -> Result<bool, TranslateError> {
             Ok(false)
         }
     }
+}
+
+/// `--ptx-to-amdgpu`: an HSA code object (or `-S` assembly, or
+/// `--emit-llvm` IR) of every kernel, for `--chip`.
+fn ptx_to_amdgpu(options: &Options) -> Result<bool, TranslateError> {
+    if !options.chip.starts_with("gfx") {
+        return Err(TranslateError::Chip(options.chip.clone()));
+    }
+    if let Some(wave) = options.wave
+        && !matches!(wave, 32 | 64)
+    {
+        return Err(TranslateError::Wave(wave));
+    }
+    let binary = !options.assembly && !options.emit_llvm;
+    if binary && options.output == "-" {
+        return Err(TranslateError::BinaryToStdout);
+    }
+    let (name, text) = read_input(&options.input)?;
+    let render = |report: miette::Report| {
+        eprintln!(
+            "{:?}",
+            report.with_source_code(miette::NamedSource::new(&name, text.clone()))
+        );
+    };
+    let module = match pgpu_ptx::parse_and_check(&text) {
+        Ok(module) => module,
+        Err(error) => {
+            render(miette::Report::new(error));
+            return Ok(false);
+        }
+    };
+    let context = pgpu_ptx_llvm::inkwell::context::Context::create();
+    let translated =
+        match pgpu_ptx_llvm::amdgpu::translate(&context, &module, &options.chip, options.wave) {
+            Ok(translated) => translated,
+            Err(error) => {
+                render(miette::Report::new(error));
+                return Ok(false);
+            }
+        };
+    let written = if options.emit_llvm {
+        write_output(
+            &options.output,
+            &translated.module.print_to_string().to_string(),
+        )
+        .map_err(TranslateError::from)
+    } else if options.assembly {
+        match translated.assembly() {
+            Ok(text) => write_output(&options.output, &text).map_err(TranslateError::from),
+            Err(error) => {
+                render(miette::Report::new(error));
+                return Ok(false);
+            }
+        }
+    } else {
+        match translated.write_code_object(std::path::Path::new(&options.output)) {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                render(miette::Report::new(error));
+                return Ok(false);
+            }
+        }
+    };
+    written.map(|()| true)
 }
