@@ -1,7 +1,9 @@
 //! PTX to AMDGPU: every kernel to an `amdgpu_kernel` function of LLVM IR
 //! (through [`crate::codegen`], which this translation shares with the CPU
 //! emulation), then LLVM's AMDGPU backend to AMDGCN assembly or an object,
-//! and `ld.lld` to an HSA code object.
+//! and `ld.lld` to an HSA code object. [`translate`] builds the IR (the
+//! translation proper); [`AmdgpuModule::optimize`] runs LLVM's `default<O3>`
+//! on it, which emitting assembly or objects does first.
 //!
 //! Warps of 32 lanes run on waves of the chip's width ([`crate::warp`]):
 //! gfx9 chips (gfx90a, gfx942) have 64-lane waves, each running two PTX
@@ -27,7 +29,10 @@ use inkwell::targets::{
     TargetTriple,
 };
 use pgpu_ptx::ir::FunctionKind;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
+use std::rc::Rc;
 
 type Result<T> = std::result::Result<T, TranslateError>;
 
@@ -146,13 +151,29 @@ pub struct AmdgpuModule<'ctx> {
     pub module: Module<'ctx>,
     /// Its kernels.
     pub kernels: Vec<KernelInfo>,
-    /// The machine it is for.
-    pub machine: TargetMachine,
+    /// The machine it is for (shared by the translations of a thread).
+    pub machine: Rc<TargetMachine>,
     /// Lanes per wave.
     pub wave: u32,
+    optimized: bool,
 }
 
-fn machine(chip: &str, wave: u32) -> Result<TargetMachine> {
+thread_local! {
+    /// Target machines by chip and wave width: making one costs more than
+    /// translating a small kernel, so a thread makes each once.
+    static MACHINES: RefCell<HashMap<(String, u32), Rc<TargetMachine>>> = RefCell::new(HashMap::new());
+}
+
+fn machine(chip: &str, wave: u32) -> Result<Rc<TargetMachine>> {
+    if let Some(machine) = MACHINES.with(|m| m.borrow().get(&(chip.to_string(), wave)).cloned()) {
+        return Ok(machine);
+    }
+    let machine = Rc::new(new_machine(chip, wave)?);
+    MACHINES.with(|m| m.borrow_mut().insert((chip.to_string(), wave), machine.clone()));
+    Ok(machine)
+}
+
+fn new_machine(chip: &str, wave: u32) -> Result<TargetMachine> {
     LlvmTarget::initialize_amd_gpu(&InitializationConfig::default());
     let triple = TargetTriple::create(TRIPLE);
     let target =
@@ -223,6 +244,17 @@ pub fn translate<'ctx>(
     chip: &str,
     wave: Option<u32>,
 ) -> Result<AmdgpuModule<'ctx>> {
+    translate_kernels(context, ptx, chip, wave, |_| true)
+}
+
+/// As [`translate`], for the kernels whose names `select` accepts.
+pub fn translate_kernels<'ctx>(
+    context: &'ctx Context,
+    ptx: &pgpu_ptx::ir::Module,
+    chip: &str,
+    wave: Option<u32>,
+    select: impl Fn(&str) -> bool,
+) -> Result<AmdgpuModule<'ctx>> {
     let wave = wave.unwrap_or_else(|| default_wave(chip));
     if !known_chip(chip) {
         return Err(TranslateError::Target(format!(
@@ -243,7 +275,10 @@ pub fn translate<'ctx>(
     let (global, constant) = image_globals(context, &module, &images);
     let mut kernels = Vec::new();
     for function in ptx.functions() {
-        if function.kind != FunctionKind::Entry || function.body.is_none() {
+        if function.kind != FunctionKind::Entry
+            || function.body.is_none()
+            || !select(&function.name)
+        {
             continue;
         }
         let body = flatten(function)?;
@@ -266,39 +301,54 @@ pub fn translate<'ctx>(
     module
         .verify()
         .map_err(|message| TranslateError::Llvm(message.to_string()))?;
-    module
-        .run_passes("default<O3>", &machine, PassBuilderOptions::create())
-        .map_err(|message| TranslateError::Llvm(message.to_string()))?;
     Ok(AmdgpuModule {
         module,
         kernels,
         machine,
         wave,
+        optimized: false,
     })
 }
 
 impl AmdgpuModule<'_> {
-    /// AMDGCN assembly.
-    pub fn assembly(&self) -> Result<String> {
+    /// Runs LLVM's `default<O3>` on the module (once; emitting does it
+    /// first).
+    pub fn optimize(&mut self) -> Result<()> {
+        if !self.optimized {
+            self.module
+                .run_passes("default<O3>", &self.machine, PassBuilderOptions::create())
+                .map_err(|message| TranslateError::Llvm(message.to_string()))?;
+            self.optimized = true;
+        }
+        Ok(())
+    }
+
+    /// AMDGCN assembly of the optimized module.
+    pub fn assembly(&mut self) -> Result<String> {
+        self.optimize()?;
+        // Code generation rewrites the IR it is given (control-flow
+        // annotation), so it works on a copy: the module can be emitted
+        // again.
         let buffer = self
             .machine
-            .write_to_memory_buffer(&self.module, FileType::Assembly)
+            .write_to_memory_buffer(&self.module.clone(), FileType::Assembly)
             .map_err(|e| TranslateError::Llvm(e.to_string()))?;
         Ok(String::from_utf8_lossy(buffer.as_slice()).into_owned())
     }
 
     /// A relocatable AMDGPU ELF object.
-    pub fn object(&self) -> Result<Vec<u8>> {
+    pub fn object(&mut self) -> Result<Vec<u8>> {
+        self.optimize()?;
         let buffer = self
             .machine
-            .write_to_memory_buffer(&self.module, FileType::Object)
+            .write_to_memory_buffer(&self.module.clone(), FileType::Object)
             .map_err(|e| TranslateError::Llvm(e.to_string()))?;
         Ok(buffer.as_slice().to_vec())
     }
 
     /// An HSA code object (the object linked as a shared ELF by
     /// `ld.lld`), written to `output` through a temporary file.
-    pub fn write_code_object(&self, output: &Path) -> Result<()> {
+    pub fn write_code_object(&mut self, output: &Path) -> Result<()> {
         let linker = find_linker().ok_or_else(|| {
             TranslateError::Target(
                 "ld.lld was not found (install lld-22; scripts/setup.sh does)".into(),

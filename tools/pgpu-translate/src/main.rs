@@ -363,7 +363,7 @@ fn ptx_to_amdgpu(options: &Options) -> Result<bool, TranslateError> {
         }
     };
     let context = pgpu_ptx_llvm::inkwell::context::Context::create();
-    let translated =
+    let mut translated =
         match pgpu_ptx_llvm::amdgpu::translate(&context, &module, &options.chip, options.wave) {
             Ok(translated) => translated,
             Err(error) => {
@@ -371,6 +371,10 @@ fn ptx_to_amdgpu(options: &Options) -> Result<bool, TranslateError> {
                 return Ok(false);
             }
         };
+    if let Err(error) = translated.optimize() {
+        render(miette::Report::new(error));
+        return Ok(false);
+    }
     let written = if options.emit_llvm {
         write_output(
             &options.output,
