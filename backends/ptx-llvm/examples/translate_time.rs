@@ -20,7 +20,10 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let repeat: usize = std::env::var("REPEAT").ok().and_then(|r| r.parse().ok()).unwrap_or(21);
+    let repeat: usize = std::env::var("REPEAT")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(21);
     let chips = std::env::var("PTX_CHIPS").unwrap_or_else(|_| "gfx942,gfx1100".into());
     let output = tempfile::tempdir().expect("a temporary directory");
     println!("| kernel | chip | PTX lines | translate ms | + ISA ms | + code object ms |");
@@ -29,7 +32,10 @@ fn main() {
     for path in std::env::args().skip(1) {
         let text = std::fs::read_to_string(&path).expect("a readable PTX file");
         let module = pgpu_ptx::parse_and_check(&text).expect("valid PTX");
-        for kernel in module.functions().filter(|f| f.kind == pgpu_ptx::ir::FunctionKind::Entry) {
+        for kernel in module
+            .functions()
+            .filter(|f| f.kind == pgpu_ptx::ir::FunctionKind::Entry)
+        {
             let lines = kernel
                 .body
                 .as_ref()
@@ -40,7 +46,10 @@ fn main() {
                     let start = Instant::now();
                     let parsed = pgpu_ptx::parse_and_check(&text).expect("valid PTX");
                     let context = Context::create();
-                    let mut translated = translate_kernels(&context, &parsed, chip, None, |name| name == kernel.name).expect("a translation");
+                    let mut translated = translate_kernels(&context, &parsed, chip, None, |name| {
+                        name == kernel.name
+                    })
+                    .expect("a translation");
                     translate.push(start.elapsed().as_secs_f64() * 1e3);
                     let bytes = translated.object().expect("an object");
                     isa.push(start.elapsed().as_secs_f64() * 1e3);
@@ -52,7 +61,9 @@ fn main() {
                 }
                 let row = (median(translate), median(isa), median(object));
                 all.push(row);
-                let file = std::path::Path::new(&path).file_name().map_or(String::new(), |f| f.to_string_lossy().into_owned());
+                let file = std::path::Path::new(&path)
+                    .file_name()
+                    .map_or(String::new(), |f| f.to_string_lossy().into_owned());
                 println!(
                     "| {} ({file}) | {chip} | {lines} | {:.3} | {:.3} | {:.3} |",
                     kernel.name, row.0, row.1, row.2

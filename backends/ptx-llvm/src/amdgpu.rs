@@ -169,7 +169,10 @@ fn machine(chip: &str, wave: u32) -> Result<Rc<TargetMachine>> {
         return Ok(machine);
     }
     let machine = Rc::new(new_machine(chip, wave)?);
-    MACHINES.with(|m| m.borrow_mut().insert((chip.to_string(), wave), machine.clone()));
+    MACHINES.with(|m| {
+        m.borrow_mut()
+            .insert((chip.to_string(), wave), machine.clone())
+    });
     Ok(machine)
 }
 
@@ -281,7 +284,7 @@ pub fn translate_kernels<'ctx>(
         {
             continue;
         }
-        let body = flatten(function)?;
+        let body = flatten(function, ptx)?;
         let layout = layout(ptx, function, &body.variables, &images)?;
         Codegen::new(
             context,

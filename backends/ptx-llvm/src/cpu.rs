@@ -153,7 +153,7 @@ pub fn translate<'ctx>(
         if function.kind != FunctionKind::Entry || function.body.is_none() {
             continue;
         }
-        let body = flatten(function)?;
+        let body = flatten(function, ptx)?;
         let layout = layout(ptx, function, &body.variables, &images)?;
         Codegen::new(
             context,

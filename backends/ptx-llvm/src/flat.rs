@@ -79,11 +79,19 @@ pub fn slot_of(name: &str) -> Option<usize> {
     name.strip_prefix('#')?.parse().ok()
 }
 
-struct Flattener {
+struct Flattener<'m> {
+    module: &'m Module,
     slots: Vec<Slot>,
     variables: Vec<Variable>,
     scopes: Vec<HashMap<String, String>>,
     items: Vec<FlatItem>,
+    /// Prepended to the labels of the body being flattened (an inlined
+    /// function's own prefix).
+    label_prefix: String,
+    /// The functions being inlined, innermost last (recursion is an error).
+    inlining: Vec<String>,
+    /// Inlined calls so far (for unique labels).
+    calls: usize,
 }
 
 enum FlatItem {
@@ -91,7 +99,7 @@ enum FlatItem {
     Instruction(Instruction),
 }
 
-impl Flattener {
+impl Flattener<'_> {
     fn resolve(&self, name: &str) -> String {
         self.scopes
             .iter()
@@ -145,11 +153,19 @@ impl Flattener {
                     variable.name = unique;
                     self.variables.push(variable);
                 }
-                Statement::Label(name, _) => self.items.push(FlatItem::Label(name.clone())),
+                Statement::Label(name, _) => self
+                    .items
+                    .push(FlatItem::Label(format!("{}{name}", self.label_prefix))),
+                Statement::Instruction(instruction) if instruction.opcode == Opcode::Call => {
+                    self.call(instruction)?;
+                }
                 Statement::Instruction(instruction) => {
                     let mut instruction = instruction.clone();
                     for operand in &mut instruction.operands {
                         if instruction.opcode == Opcode::Bra {
+                            if let Operand::Name(label) = operand {
+                                *label = format!("{}{label}", self.label_prefix);
+                            }
                             continue;
                         }
                         self.rename(operand);
@@ -168,6 +184,109 @@ impl Flattener {
     }
 }
 
+impl Flattener<'_> {
+    /// Inlines `call [(returns)], f, [(arguments)]`: f's body with fresh
+    /// registers, its parameters and return values renamed to the caller's
+    /// argument and return variables (or registers), its labels made
+    /// unique, and each `ret` a branch to the point after the call. A
+    /// call of `__assertfail` (an external function) is a `trap`.
+    fn call(&mut self, instruction: &Instruction) -> Result<(), TranslateError> {
+        let span = instruction.span;
+        if instruction.guard.is_some() {
+            return Err(unsupported("guarded calls are not translated", span));
+        }
+        let operands = &instruction.operands;
+        let (returns, rest) = match operands.first() {
+            Some(Operand::List(items)) => (items.clone(), &operands[1..]),
+            _ => (Vec::new(), &operands[..]),
+        };
+        let Some(Operand::Name(callee_name)) = rest.first() else {
+            return Err(unsupported("a call needs a function", span));
+        };
+        let arguments = match rest.get(1) {
+            Some(Operand::List(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        let callee = self
+            .module
+            .functions()
+            .filter(|f| &f.name == callee_name)
+            .find(|f| f.body.is_some())
+            .or_else(|| self.module.functions().find(|f| &f.name == callee_name))
+            .ok_or_else(|| unsupported(format!("unknown function `{callee_name}`"), span))?;
+        let Some(body) = &callee.body else {
+            if matches!(callee_name.as_str(), "__assertfail" | "__assert_fail") {
+                self.items.push(FlatItem::Instruction(Instruction {
+                    guard: None,
+                    opcode: Opcode::Trap,
+                    modifiers: Vec::new(),
+                    operands: Vec::new(),
+                    span,
+                }));
+                return Ok(());
+            }
+            return Err(unsupported(
+                format!("calls of the external function `{callee_name}` are not translated"),
+                span,
+            ));
+        };
+        if self.inlining.contains(callee_name) {
+            return Err(unsupported(
+                format!("recursive calls (of `{callee_name}`) are not translated"),
+                span,
+            ));
+        }
+        if returns.len() != callee.returns.len() || arguments.len() != callee.params.len() {
+            return Err(unsupported(
+                format!("the call does not match `{callee_name}`'s parameters"),
+                span,
+            ));
+        }
+        // The callee sees the module and its parameters, named as the
+        // caller's variables or registers.
+        let mut parameters = HashMap::new();
+        for (param, operand) in callee
+            .returns
+            .iter()
+            .chain(&callee.params)
+            .zip(returns.iter().chain(&arguments))
+        {
+            match operand {
+                Operand::Name(name) => {
+                    parameters.insert(param.name.clone(), self.resolve(name));
+                }
+                _ => return Err(unsupported("call arguments must be named", span)),
+            }
+        }
+        self.calls += 1;
+        let done = format!("$pgpu_return_{}", self.calls);
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![parameters]);
+        let saved_prefix = std::mem::replace(
+            &mut self.label_prefix,
+            format!("$pgpu_call_{}_", self.calls),
+        );
+        self.inlining.push(callee_name.clone());
+        let start = self.items.len();
+        let result = self.statements(body);
+        self.inlining.pop();
+        self.label_prefix = saved_prefix;
+        self.scopes = saved_scopes;
+        result?;
+        // `ret` in the callee leaves it: a branch to after the call.
+        for item in &mut self.items[start..] {
+            if let FlatItem::Instruction(inner) = item
+                && inner.opcode == Opcode::Ret
+            {
+                inner.opcode = Opcode::Bra;
+                inner.modifiers = Vec::new();
+                inner.operands = vec![Operand::Name(done.clone())];
+            }
+        }
+        self.items.push(FlatItem::Label(done));
+        Ok(())
+    }
+}
+
 fn unsupported(message: impl Into<String>, span: Span) -> TranslateError {
     TranslateError::Ptx(PtxError::new(
         ErrorKind::UnsupportedInstruction,
@@ -176,13 +295,18 @@ fn unsupported(message: impl Into<String>, span: Span) -> TranslateError {
     ))
 }
 
-/// Flattens `function`'s body and builds its CFG.
-pub fn flatten(function: &Function) -> Result<Body, TranslateError> {
+/// Flattens `function`'s body (inlining the device functions it calls)
+/// and builds its CFG.
+pub fn flatten(function: &Function, module: &Module) -> Result<Body, TranslateError> {
     let mut flattener = Flattener {
+        module,
         slots: Vec::new(),
         variables: Vec::new(),
         scopes: Vec::new(),
         items: Vec::new(),
+        label_prefix: String::new(),
+        inlining: vec![function.name.clone()],
+        calls: 0,
     };
     let body = function.body.as_deref().unwrap_or(&[]);
     flattener.statements(body)?;

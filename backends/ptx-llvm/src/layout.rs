@@ -215,7 +215,12 @@ pub fn layout(
             .variables
             .insert(variable.name.clone(), (Window::Shared, layout.shared_bytes));
     }
-    for variable in variables.iter().filter(|v| v.space == StateSpace::Local) {
+    // `.param` variables of a body pass arguments to inlined functions:
+    // each lane has its own, in local memory.
+    for variable in variables
+        .iter()
+        .filter(|v| matches!(v.space, StateSpace::Local | StateSpace::Param))
+    {
         let offset = align_to(layout.local_bytes, natural_align(variable));
         layout
             .variables
@@ -225,7 +230,7 @@ pub fn layout(
     for variable in variables {
         if !matches!(
             variable.space,
-            StateSpace::Shared | StateSpace::SharedCta | StateSpace::Local
+            StateSpace::Shared | StateSpace::SharedCta | StateSpace::Local | StateSpace::Param
         ) {
             return Err(unsupported(
                 format!(
