@@ -1,11 +1,12 @@
 //! Translation time per kernel (PERF.md, issue 8; Caracal's Figure 3
 //! measured under 1 ms on average): for every kernel of the given PTX
 //! files and every chip, the median over `REPEAT` runs of
-//!   * translate: PTX text -> parsed and checked -> LLVM IR, the
-//!     translation itself (Caracal's: PTX to CAL IL);
-//!   * + ISA: and LLVM's `default<O3>` and AMDGPU backend to an object
-//!     (Caracal's driver compilation of the IL);
-//!   * + code object: and `ld.lld` to the HSA code object.
+//!
+//! * translate: PTX text -> parsed and checked -> LLVM IR, the
+//!   translation itself (Caracal's: PTX to CAL IL);
+//! * with ISA: also LLVM's `default<O3>` and AMDGPU backend to an
+//!   object (Caracal's driver compilation of the IL);
+//! * with the code object: also `ld.lld` to the HSA code object.
 //!
 //! Run: `cargo run --release -p pgpu-ptx-llvm --example translate_time --
 //! test-suite/ptx/nvcc/*.ptx` (chips: PTX_CHIPS, default gfx942,gfx1100).

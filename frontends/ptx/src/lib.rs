@@ -18,6 +18,7 @@
 pub mod check;
 pub mod error;
 pub mod ir;
+pub mod launch;
 pub mod lexer;
 pub mod parser;
 pub mod printer;

@@ -44,55 +44,77 @@ pub struct RunPtxOptions {
     /// With --cases: the PTX variant `nvcc/<stem>.<VARIANT>.ptx` (e.g. sm_75).
     #[arg(long, requires = "cases")]
     pub variant: Option<String>,
+    /// Where to run: `cpu` (the wave emulation) or `cuda` (the GPU, through
+    /// `pgpu-run-ptx-cuda` beside `pgpu`, which needs no LLVM).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "cuda"])]
+    pub device: String,
     /// Where to write the buffers (default: standard output).
     #[arg(short = 'o', default_value = "-")]
     pub output: String,
 }
 
-/// A launch from a line of a cases file:
-/// `NAME STEM KERNEL GRID BLOCK SHARED ARG...`; returns it with the PTX
-/// file's path.
+/// `--device cuda`: the same launch by `pgpu-run-ptx-cuda`.
+fn run_on_cuda(options: &RunPtxOptions) -> Result<(), ()> {
+    let runner = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("pgpu-run-ptx-cuda")))
+        .filter(|path| path.is_file())
+        .ok_or_else(|| {
+            eprintln!("error: pgpu-run-ptx-cuda is not beside pgpu (cargo build builds it)")
+        })?;
+    let mut command = std::process::Command::new(runner);
+    if let (Some(cases), Some(case)) = (&options.cases, &options.case) {
+        command.args(["--cases", cases, "--case", case]);
+        if let Some(variant) = &options.variant {
+            command.args(["--variant", variant]);
+        }
+    } else {
+        command.args(options.file.iter());
+        if let Some(kernel) = &options.kernel {
+            command.args(["--kernel", kernel]);
+        }
+        command.args(["--grid", &options.grid, "--block", &options.block]);
+        command.args(["--shared", &options.shared.to_string()]);
+        if !options.args.is_empty() {
+            command.arg("--args").args(&options.args);
+        }
+    }
+    command.args(["-o", &options.output]);
+    match command.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(_) => Err(()),
+        Err(error) => {
+            eprintln!("error: cannot run pgpu-run-ptx-cuda: {error}");
+            Err(())
+        }
+    }
+}
+
+/// The launch named `case` in the cases file `cases`, with its PTX file
+/// (`nvcc/STEM[.VARIANT].ptx` beside the cases file).
 fn case_launch(cases: &str, case: &str, variant: Option<&str>) -> Result<(String, Launch), String> {
     let text = std::fs::read_to_string(cases).map_err(|e| format!("cannot read {cases}: {e}"))?;
-    for (number, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.first() != Some(&case) {
-            continue;
-        }
-        let at = |what: &str| format!("{cases}:{}: {what}", number + 1);
-        if fields.len() < 6 {
-            return Err(at("expected NAME STEM KERNEL GRID BLOCK SHARED ARG..."));
-        }
-        let directory = Path::new(cases).parent().unwrap_or(Path::new("."));
-        let file = match variant {
-            Some(variant) => format!("{}.{variant}.ptx", fields[1]),
-            None => format!("{}.ptx", fields[1]),
-        };
-        let ptx = directory
+    let (stem, launch) = pgpu_ptx::launch::case_launch(&text, case, cases).map_err(|e| e.0)?;
+    let directory = Path::new(cases).parent().unwrap_or(Path::new("."));
+    let file = match variant {
+        Some(variant) => format!("{stem}.{variant}.ptx"),
+        None => format!("{stem}.ptx"),
+    };
+    Ok((
+        directory
             .join("nvcc")
             .join(file)
             .to_string_lossy()
-            .into_owned();
-        let launch = Launch {
-            kernel: fields[2].to_string(),
-            grid: parse_dims(fields[3]).map_err(|e| at(&e.to_string()))?,
-            block: parse_dims(fields[4]).map_err(|e| at(&e.to_string()))?,
-            shared: fields[5]
-                .parse()
-                .map_err(|_| at("malformed shared bytes"))?,
-            arguments: fields[6..]
-                .iter()
-                .map(|a| Argument::parse(a).map_err(|e| at(&e.to_string())))
-                .collect::<Result<_, _>>()?,
-        };
-        return Ok((ptx, launch));
-    }
-    Err(format!("{cases} has no case `{case}`"))
+            .into_owned(),
+        launch,
+    ))
 }
 
 /// Runs the command; diagnostics go to stderr.
 pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
+    if options.device == "cuda" {
+        return run_on_cuda(options);
+    }
     let fail = |message: String| {
         eprintln!("error: {message}");
     };
