@@ -83,6 +83,16 @@ class Buffer:
         return f"{self.ty}[{self.count}]:{self.init}{p}"
 
 
+class Ref:
+    """ref(N): the device address of buffer argument N again."""
+
+    def __init__(self, index):
+        self.index = index
+
+    def __str__(self):
+        return f"ref({self.index})"
+
+
 class Case:
     def __init__(self, name, stem, kernel, grid, block, shared, args, lineno):
         self.name = name
@@ -118,6 +128,9 @@ def parse_dim3(text, what):
 
 
 def parse_arg(text):
+    ref = re.match(r"^ref\((\d+)\)$", text)
+    if ref:
+        return Ref(int(ref.group(1)))
     m = BUFFER_RE.match(text)
     if m:
         ty, count, init, params = m.group(1), int(m.group(2)), m.group(3), m.group(4)
@@ -156,9 +169,12 @@ def parse_cases(path):
                 if len(tok) < 6:
                     raise CaseError("expected: name stem kernel grid block shared args...")
                 name, stem, kernel = tok[0], tok[1], tok[2]
-                for t in (name, stem, kernel):
+                for t in (name, kernel):
                     if not NAME_RE.match(t):
                         raise CaseError(f"bad name {t!r}")
+                # A stem may name a directory beside the cases file.
+                if not all(NAME_RE.match(part) for part in stem.split("/")) or ".." in stem.split("/"):
+                    raise CaseError(f"bad PTX stem {stem!r}")
                 if name in seen:
                     raise CaseError(f"duplicate case name {name!r}")
                 seen.add(name)
@@ -235,7 +251,8 @@ def make_buffer(buf):
 
 def make_inputs(case):
     """Host values of all arguments: numpy arrays for buffers, numpy scalars for scalars."""
-    return [make_buffer(a) if isinstance(a, Buffer) else a.value for a in case.args]
+    return [make_buffer(a) if isinstance(a, Buffer) else None if isinstance(a, Ref) else a.value
+            for a in case.args]
 
 
 # ---------------------------------------------------------------------------
@@ -551,7 +568,20 @@ def ref_shfl_modes(case, a):
     return outs
 
 
+def ref_backend_vector_add(case, a):
+    return {12: (a[2] + a[7]).astype(np.float32)}
+
+
+def ref_backend_spawn_rank(case, a):
+    n = case.scalar(1)
+    out = np.zeros_like(a[3])
+    out[:n] = np.arange(n, dtype=out.dtype)
+    return {3: out}
+
+
 REFERENCES = {
+    "vector_add_kernel": ref_backend_vector_add,
+    "device_kernel": ref_backend_spawn_rank,
     "vector_add": ref_vector_add,
     "transpose": ref_transpose,
     "transpose_naive": ref_transpose,
@@ -622,6 +652,7 @@ def check_case(case, before, after):
 def run_case(cp, module, case):
     before = make_inputs(case)
     dev = [cp.asarray(x) if isinstance(x, np.ndarray) else x for x in before]
+    dev = [dev[a.index] if isinstance(a, Ref) else d for a, d in zip(case.args, dev)]
     fn = module.get_function(case.kernel)
     fn(case.grid, case.block, tuple(dev), shared_mem=case.shared)
     cp.cuda.runtime.deviceSynchronize()
@@ -711,7 +742,10 @@ def main():
     failures = 0
     for case in cases:
         suffix = f".{opts.variant}.ptx" if opts.variant else ".ptx"
-        ptx = os.path.join(opts.ptx_dir, case.stem + suffix)
+        if "/" in case.stem:
+            ptx = os.path.join(os.path.dirname(os.path.abspath(opts.cases)), case.stem + suffix)
+        else:
+            ptx = os.path.join(opts.ptx_dir, case.stem + suffix)
         if ptx not in modules:
             modules[ptx] = cp.RawModule(path=ptx)
         before, after = run_case(cp, modules[ptx], case)

@@ -290,8 +290,12 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
                 };
                 Some(words)
             }
-            Argument::Scalar(..) => None,
+            Argument::Scalar(..) | Argument::Ref(_) => None,
         })
+        .collect();
+    let addresses: Vec<Option<u64>> = buffers
+        .iter_mut()
+        .map(|words| words.as_mut().map(|w| w.as_mut_ptr() as u64))
         .collect();
     let mut params = vec![0u64; (layout.param_bytes as usize).div_ceil(8).max(1)];
     let param_bytes = params.as_mut_ptr() as *mut u8;
@@ -306,6 +310,15 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
             (Argument::Buffer(..), Some(words)) => {
                 (words.as_mut_ptr() as u64).to_le_bytes().to_vec()
             }
+            (Argument::Ref(target), _) => addresses
+                .get(*target)
+                .copied()
+                .flatten()
+                .ok_or_else(|| {
+                    RunError::Usage(format!("ref({target}) does not name a buffer argument"))
+                })?
+                .to_le_bytes()
+                .to_vec(),
             _ => Vec::new(),
         };
         if bytes.len() as u64 > *size {

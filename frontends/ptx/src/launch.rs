@@ -240,13 +240,37 @@ pub enum Argument {
     Scalar(ElementType, Vec<u8>),
     /// A device buffer's type, element count and contents.
     Buffer(ElementType, usize, Vec<u8>),
+    /// `ref(N)`: the device address of buffer argument N again (a memref
+    /// passes its allocated and its aligned pointer).
+    Ref(usize),
+}
+
+/// Checks that every `ref(N)` names a buffer argument.
+pub fn check_references(arguments: &[Argument]) -> Result<(), LaunchError> {
+    for (index, argument) in arguments.iter().enumerate() {
+        if let Argument::Ref(target) = argument
+            && !matches!(arguments.get(*target), Some(Argument::Buffer(..)))
+        {
+            return Err(LaunchError(format!(
+                "argument {index}: ref({target}) does not name a buffer argument"
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl Argument {
-    /// Parses `TYPE:VALUE` or `TYPE[COUNT]:INIT` (INIT: `zero`, `iota`,
-    /// `rand(SEED)`, `randmod(SEED,M)`).
+    /// Parses `TYPE:VALUE`, `TYPE[COUNT]:INIT` (INIT: `zero`, `iota`,
+    /// `rand(SEED)`, `randmod(SEED,M)`) or `ref(N)`.
     pub fn parse(text: &str) -> Result<Argument, LaunchError> {
         let bad = |why: &str| LaunchError(format!("argument `{text}`: {why}"));
+        if let Some(index) = text.strip_prefix("ref(").and_then(|t| t.strip_suffix(')')) {
+            return index
+                .trim()
+                .parse()
+                .map(Argument::Ref)
+                .map_err(|_| bad("expected ref(N), N an argument index"));
+        }
         let (head, value) = text
             .split_once(':')
             .ok_or_else(|| bad("expected TYPE:VALUE or TYPE[COUNT]:INIT"))?;
@@ -398,7 +422,24 @@ pub fn case_launch(text: &str, case: &str, file: &str) -> Result<(String, Launch
                 .map(|a| Argument::parse(a).map_err(|e| at(&e.0)))
                 .collect::<Result<_, _>>()?,
         };
+        check_references(&launch.arguments).map_err(|e| at(&e.0))?;
         return Ok((fields[1].to_string(), launch));
     }
     Err(LaunchError(format!("{file} has no case `{case}`")))
+}
+
+/// The PTX file of a case whose stem is `stem`: `DIR/STEM.ptx` when the stem
+/// names a directory (`backend/vector_add`), else `DIR/nvcc/STEM.ptx`, with
+/// `.VARIANT` before `.ptx` if given; DIR is the cases file's directory.
+pub fn case_ptx_path(cases: &std::path::Path, stem: &str, variant: Option<&str>) -> std::path::PathBuf {
+    let directory = cases.parent().unwrap_or(std::path::Path::new("."));
+    let file = match variant {
+        Some(variant) => format!("{stem}.{variant}.ptx"),
+        None => format!("{stem}.ptx"),
+    };
+    if stem.contains('/') {
+        directory.join(file)
+    } else {
+        directory.join("nvcc").join(file)
+    }
 }

@@ -12,7 +12,9 @@
 
 use clap::Parser;
 use pgpu_ptx::ir::FunctionKind;
-use pgpu_ptx::launch::{Argument, Launch, case_launch, format_buffers, parse_dims};
+use pgpu_ptx::launch::{
+    Argument, Launch, case_launch, case_ptx_path, check_references, format_buffers, parse_dims,
+};
 use pgpu_runtime::cuda::driver::{CUdeviceptr, CUfunction, CUmodule, Driver, LIBRARY};
 use std::ffi::{CString, c_void};
 use std::path::Path;
@@ -87,20 +89,8 @@ fn run(options: &Options) -> Result<(), String> {
             let text =
                 std::fs::read_to_string(cases).map_err(|e| format!("cannot read {cases}: {e}"))?;
             let (stem, launch) = case_launch(&text, case, cases).map_err(|e| e.0)?;
-            let file = match &options.variant {
-                Some(variant) => format!("{stem}.{variant}.ptx"),
-                None => format!("{stem}.ptx"),
-            };
-            let directory = Path::new(cases).parent().unwrap_or(Path::new("."));
-            (
-                directory
-                    .join("nvcc")
-                    .join(file)
-                    .to_string_lossy()
-                    .into_owned(),
-                launch,
-                case.clone(),
-            )
+            let path = case_ptx_path(Path::new(cases), &stem, options.variant.as_deref());
+            (path.to_string_lossy().into_owned(), launch, case.clone())
         }
         _ => {
             let file = options
@@ -122,6 +112,7 @@ fn run(options: &Options) -> Result<(), String> {
                     .map(|a| Argument::parse(a).map_err(|e| e.0))
                     .collect::<Result<_, _>>()?,
             };
+            check_references(&launch.arguments).map_err(|e| e.0)?;
             (file, launch, kernel)
         }
     };
@@ -233,6 +224,17 @@ fn launch_on_gpu(
                 pointers.push(pointer);
                 values.push([pointer, 0]);
             }
+            Argument::Ref(target) => {
+                let pointer = pointers
+                    .get(*target)
+                    .copied()
+                    .filter(|&p| p != 0)
+                    .ok_or_else(|| {
+                        format!("ref({target}) does not name an earlier buffer argument")
+                    })?;
+                pointers.push(0);
+                values.push([pointer, 0]);
+            }
             Argument::Scalar(_, bytes) => {
                 let size = param.ty.scalar.bytes() as usize;
                 if bytes.len() != size {
@@ -293,7 +295,7 @@ fn launch_on_gpu(
                 }
                 results.push(Some(back));
             }
-            Argument::Scalar(..) => results.push(None),
+            Argument::Scalar(..) | Argument::Ref(_) => results.push(None),
         }
     }
     Ok(results)

@@ -95,19 +95,8 @@ fn run_on_cuda(options: &RunPtxOptions) -> Result<(), ()> {
 fn case_launch(cases: &str, case: &str, variant: Option<&str>) -> Result<(String, Launch), String> {
     let text = std::fs::read_to_string(cases).map_err(|e| format!("cannot read {cases}: {e}"))?;
     let (stem, launch) = pgpu_ptx::launch::case_launch(&text, case, cases).map_err(|e| e.0)?;
-    let directory = Path::new(cases).parent().unwrap_or(Path::new("."));
-    let file = match variant {
-        Some(variant) => format!("{stem}.{variant}.ptx"),
-        None => format!("{stem}.ptx"),
-    };
-    Ok((
-        directory
-            .join("nvcc")
-            .join(file)
-            .to_string_lossy()
-            .into_owned(),
-        launch,
-    ))
+    let path = pgpu_ptx::launch::case_ptx_path(Path::new(cases), &stem, variant);
+    Ok((path.to_string_lossy().into_owned(), launch))
 }
 
 /// Runs the command; diagnostics go to stderr.
@@ -149,6 +138,7 @@ pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
                 .collect::<Result<_, _>>()
                 .map_err(|e| fail(e.to_string()))?,
         };
+        pgpu_ptx::launch::check_references(&launch.arguments).map_err(|e| fail(e.0))?;
         (file, launch, kernel)
     };
     let (name, text) = read_input(&path).map_err(|e| eprintln!("{:?}", Report::new(e)))?;
