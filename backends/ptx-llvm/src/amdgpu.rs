@@ -285,7 +285,7 @@ pub fn translate_kernels<'ctx>(
             continue;
         }
         let body = flatten(function, ptx)?;
-        let layout = layout(ptx, function, &body.variables, &images)?;
+        let layout = layout(ptx, function, &body, &images)?;
         Codegen::new(
             context,
             &module,

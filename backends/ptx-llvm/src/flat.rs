@@ -69,6 +69,43 @@ pub struct Body {
     pub ipdom: Vec<usize>,
 }
 
+impl Body {
+    /// Every name the instructions use (registers, variables, labels).
+    pub fn referenced_names(&self) -> std::collections::HashSet<String> {
+        fn visit(operand: &Operand, names: &mut std::collections::HashSet<String>) {
+            match operand {
+                Operand::Name(name) | Operand::Component(name, _) => {
+                    names.insert(name.clone());
+                }
+                Operand::Address(Address {
+                    base: Some(name), ..
+                }) => {
+                    names.insert(name.clone());
+                }
+                Operand::Vector(items) | Operand::List(items) => {
+                    items.iter().for_each(|item| visit(item, names))
+                }
+                Operand::Pair(a, b) => {
+                    visit(a, names);
+                    visit(b, names);
+                }
+                Operand::Not(inner) => visit(inner, names),
+                Operand::Immediate(_) | Operand::Address(_) | Operand::Sink => {}
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        for block in &self.blocks {
+            for instruction in &block.instructions {
+                instruction
+                    .operands
+                    .iter()
+                    .for_each(|o| visit(o, &mut names));
+            }
+        }
+        names
+    }
+}
+
 /// The name an instruction uses for slot `n`.
 pub fn slot_name(n: usize) -> String {
     format!("#{n}")

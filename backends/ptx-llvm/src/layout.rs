@@ -159,14 +159,16 @@ pub fn images(module: &Module) -> Result<Images, TranslateError> {
     Ok(images)
 }
 
-/// Lays out `kernel`'s parameters, shared and local memory; `variables`
-/// are the body's own (renamed by [`crate::flat`]).
+/// Lays out `kernel`'s parameters, shared and local memory, for its
+/// flattened body (whose variables [`crate::flat`] renamed).
 pub fn layout(
     module: &Module,
     kernel: &Function,
-    variables: &[Variable],
+    body: &crate::flat::Body,
     images: &Images,
 ) -> Result<Layout, TranslateError> {
+    let variables = &body.variables[..];
+    let used = body.referenced_names();
     let mut layout = Layout {
         variables: images.offsets.clone(),
         ..Layout::default()
@@ -183,11 +185,14 @@ pub fn layout(
             .insert(param.name.clone(), (Window::Param, offset));
         layout.param_bytes = offset + size;
     }
-    // Shared memory: the module's and the kernel's, sized arrays first and
-    // unsized (`extern` dynamic) ones at the end, where dynamic shared
-    // memory begins.
+    // Shared memory: the module's that the kernel uses and the kernel's
+    // own, sized arrays first and unsized (`extern` dynamic) ones at the
+    // end, where dynamic shared memory begins.
     let module_shared = module.items.iter().filter_map(|item| match item {
-        Item::Variable(v) if matches!(v.space, StateSpace::Shared | StateSpace::SharedCta) => {
+        Item::Variable(v)
+            if matches!(v.space, StateSpace::Shared | StateSpace::SharedCta)
+                && used.contains(&v.name) =>
+        {
             Some(v)
         }
         _ => None,
