@@ -106,6 +106,10 @@ impl Body {
     }
 }
 
+/// The most registers a kernel (with its inlined functions) may declare:
+/// each is a per-lane array on the CPU.
+pub const MAX_REGISTERS: u64 = 1 << 16;
+
 /// The name an instruction uses for slot `n`.
 pub fn slot_name(n: usize) -> String {
     format!("#{n}")
@@ -168,6 +172,14 @@ impl Flattener<'_> {
         for statement in body {
             match statement {
                 Statement::Registers(decl) => {
+                    let count: u64 = decl.names.iter().map(|(_, n)| u64::from(n.unwrap_or(1))).sum();
+                    if self.slots.len() as u64 + count > MAX_REGISTERS {
+                        return Err(TranslateError::Ptx(PtxError::new(
+                            ErrorKind::UnsupportedDirective,
+                            format!("more than {MAX_REGISTERS} registers in one kernel are not translated"),
+                            decl.span,
+                        )));
+                    }
                     for name in decl.registers() {
                         let slot = self.slots.len();
                         self.slots.push(Slot {
