@@ -14,10 +14,8 @@
 //! addresses all its shared memory through one external LDS array, so a
 //! launch asks for the static and the dynamic bytes together.
 
-use crate::codegen::{Codegen, Target, address_space};
-use crate::flat::flatten;
-use crate::layout::{Images, images, layout};
-use crate::warp::WarpModel;
+use crate::codegen::{Target, address_space, generate_kernels};
+use crate::layout::{Images, images};
 use crate::{TranslateError, cpu::KernelInfo};
 use inkwell::AddressSpace;
 use inkwell::OptimizationLevel;
@@ -28,7 +26,6 @@ use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
     TargetTriple,
 };
-use pgpu_ptx::ir::FunctionKind;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
@@ -276,34 +273,15 @@ pub fn translate_kernels<'ctx>(
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     let images = images(ptx)?;
     let (global, constant) = image_globals(context, &module, &images);
-    let mut kernels = Vec::new();
-    for function in ptx.functions() {
-        if function.kind != FunctionKind::Entry
-            || function.body.is_none()
-            || !select(&function.name)
-        {
-            continue;
-        }
-        let body = flatten(function, ptx)?;
-        let layout = layout(ptx, function, &body, &images)?;
-        Codegen::new(
-            context,
-            &module,
-            function,
-            &body,
-            &layout,
-            WarpModel::new(wave),
-            Target::Amdgpu { global, constant },
-        )?
-        .kernel()?;
-        kernels.push(KernelInfo {
-            name: function.name.clone(),
-            layout,
-        });
-    }
-    module
-        .verify()
-        .map_err(|message| TranslateError::Llvm(message.to_string()))?;
+    let kernels = generate_kernels(
+        context,
+        &module,
+        ptx,
+        &images,
+        wave,
+        Target::Amdgpu { global, constant },
+        select,
+    )?;
     Ok(AmdgpuModule {
         module,
         kernels,

@@ -100,6 +100,48 @@ pub mod address_space {
     pub const PRIVATE: u16 = 5;
 }
 
+/// Generates every kernel of `ptx` that `select` accepts into `module`
+/// for `target`, with waves of `wave` lanes; returns their layouts.
+pub(crate) fn generate_kernels<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    ptx: &pgpu_ptx::ir::Module,
+    images: &crate::layout::Images,
+    wave: u32,
+    target: Target<'ctx>,
+    select: impl Fn(&str) -> bool,
+) -> Result<Vec<crate::cpu::KernelInfo>> {
+    let mut kernels = Vec::new();
+    for function in ptx.functions() {
+        if function.kind != FunctionKind::Entry
+            || function.body.is_none()
+            || !select(&function.name)
+        {
+            continue;
+        }
+        let body = crate::flat::flatten(function, ptx)?;
+        let layout = crate::layout::layout(ptx, function, &body, images)?;
+        Codegen::new(
+            context,
+            module,
+            function,
+            &body,
+            &layout,
+            WarpModel::new(wave),
+            target,
+        )?
+        .kernel()?;
+        kernels.push(crate::cpu::KernelInfo {
+            name: function.name.clone(),
+            layout,
+        });
+    }
+    module
+        .verify()
+        .map_err(|message| TranslateError::Llvm(message.to_string()))?;
+    Ok(kernels)
+}
+
 /// The AMDGPU kernel calling convention.
 const AMDGPU_KERNEL: u32 = 91;
 
@@ -374,6 +416,25 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         })
     }
 
+    fn br(&self, block: BasicBlock<'ctx>) -> Result<()> {
+        self.builder
+            .build_unconditional_branch(block)
+            .map_err(llvm)?;
+        Ok(())
+    }
+
+    fn cond_br(
+        &self,
+        condition: IntValue<'ctx>,
+        then: BasicBlock<'ctx>,
+        otherwise: BasicBlock<'ctx>,
+    ) -> Result<()> {
+        self.builder
+            .build_conditional_branch(condition, then, otherwise)
+            .map_err(llvm)?;
+        Ok(())
+    }
+
     fn i32(&self) -> IntType<'ctx> {
         self.context.i32_type()
     }
@@ -475,9 +536,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 .blocks
                 .first()
                 .ok_or_else(|| TranslateError::Llvm("no blocks".into()))?;
-            self.builder
-                .build_unconditional_branch(first)
-                .map_err(llvm)?;
+            self.br(first)?;
             for index in 0..self.body.blocks.len() {
                 self.builder.position_at_end(self.blocks[index]);
                 self.basic_block(index)?;
@@ -532,9 +591,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         self.store(self.exited, self.c64(0))?;
         let dispatch = self.block("dispatch");
         self.dispatch = Some(dispatch);
-        self.builder
-            .build_unconditional_branch(dispatch)
-            .map_err(llvm)?;
+        self.br(dispatch)?;
         self.blocks = (0..self.body.blocks.len())
             .map(|i| self.block(&format!("bb{i}")))
             .collect();
@@ -548,9 +605,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             .map_err(llvm)?;
         let done = self.block("done");
         let check = self.block("check");
-        self.builder
-            .build_conditional_branch(empty, done, check)
-            .map_err(llvm)?;
+        self.cond_br(empty, done, check)?;
         self.builder.position_at_end(done);
         self.builder.build_return(None).map_err(llvm)?;
         self.builder.position_at_end(check);
@@ -577,14 +632,10 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let finished = self.builder.build_or(none, arrived, "").map_err(llvm)?;
         let pop = self.block("pop");
         let run = self.block("run");
-        self.builder
-            .build_conditional_branch(finished, pop, run)
-            .map_err(llvm)?;
+        self.cond_br(finished, pop, run)?;
         self.builder.position_at_end(pop);
         self.store(self.depth, top)?;
-        self.builder
-            .build_unconditional_branch(dispatch)
-            .map_err(llvm)?;
+        self.br(dispatch)?;
         self.builder.position_at_end(run);
         self.store(self.current, live)?;
         let cases: Vec<_> = self
@@ -619,9 +670,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             .map_err(llvm)?;
         let overflow = self.block("stack_overflow");
         let ok = self.block("push");
-        self.builder
-            .build_conditional_branch(full, overflow, ok)
-            .map_err(llvm)?;
+        self.cond_br(full, overflow, ok)?;
         self.builder.position_at_end(overflow);
         self.call_runtime(runtime::TRAP, &[self.context_ptr.into()], false)?;
         self.builder.build_return(None).map_err(llvm)?;
@@ -706,23 +755,15 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 let maybe = self.block("maybe_divergent");
                 let uniform = self.block("uniform_taken");
                 let divergent = self.block("divergent");
-                self.builder
-                    .build_conditional_branch(none_taken, uniform_not, maybe)
-                    .map_err(llvm)?;
+                self.cond_br(none_taken, uniform_not, maybe)?;
                 self.builder.position_at_end(uniform_not);
                 self.set_top_pc(self.c32(fallthrough as u64))?;
-                self.builder
-                    .build_unconditional_branch(dispatch)
-                    .map_err(llvm)?;
+                self.br(dispatch)?;
                 self.builder.position_at_end(maybe);
-                self.builder
-                    .build_conditional_branch(all_taken, uniform, divergent)
-                    .map_err(llvm)?;
+                self.cond_br(all_taken, uniform, divergent)?;
                 self.builder.position_at_end(uniform);
                 self.set_top_pc(self.c32(taken as u64))?;
-                self.builder
-                    .build_unconditional_branch(dispatch)
-                    .map_err(llvm)?;
+                self.br(dispatch)?;
                 // Divergent: the top entry waits at the reconvergence point
                 // (or is replaced, when it already reconverges there); both
                 // sides run to it, the taken one first.
@@ -742,30 +783,22 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 let replace = self.block("replace_top");
                 let keep = self.block("keep_top");
                 let pushes = self.block("push_sides");
-                self.builder
-                    .build_conditional_branch(same, replace, keep)
-                    .map_err(llvm)?;
+                self.cond_br(same, replace, keep)?;
                 self.builder.position_at_end(replace);
                 self.store(self.depth, top)?;
-                self.builder
-                    .build_unconditional_branch(pushes)
-                    .map_err(llvm)?;
+                self.br(pushes)?;
                 self.builder.position_at_end(keep);
                 self.store(
                     self.stack_slot(self.pcs, self.i32(), top)?,
                     self.c32(reconverge),
                 )?;
-                self.builder
-                    .build_unconditional_branch(pushes)
-                    .map_err(llvm)?;
+                self.br(pushes)?;
                 self.builder.position_at_end(pushes);
                 self.push(fallthrough as u64, reconverge, other_mask)?;
                 self.push(taken as u64, reconverge, taken_mask)?;
             }
         }
-        self.builder
-            .build_unconditional_branch(dispatch)
-            .map_err(llvm)?;
+        self.br(dispatch)?;
         Ok(())
     }
 
@@ -791,9 +824,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 let exit = self.block("exit");
                 let taken = target(self, taken).unwrap_or(exit);
                 let fallthrough = target(self, fallthrough).unwrap_or(exit);
-                self.builder
-                    .build_conditional_branch(holds, taken, fallthrough)
-                    .map_err(llvm)?;
+                self.cond_br(holds, taken, fallthrough)?;
                 self.builder.position_at_end(exit);
                 self.builder.build_return(None).map(|_| ())
             }
@@ -843,9 +874,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let active = self.block("lane");
         let latch = self.block("lane_next");
         let exit = self.block("lanes_done");
-        self.builder
-            .build_unconditional_branch(header)
-            .map_err(llvm)?;
+        self.br(header)?;
         self.builder.position_at_end(header);
         let lane = self.builder.build_phi(self.i32(), "lane").map_err(llvm)?;
         lane.add_incoming(&[(&self.c32(0), before)]);
@@ -859,9 +888,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 "",
             )
             .map_err(llvm)?;
-        self.builder
-            .build_conditional_branch(more, test, exit)
-            .map_err(llvm)?;
+        self.cond_br(more, test, exit)?;
         self.builder.position_at_end(test);
         let shifted = self
             .builder
@@ -878,23 +905,17 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             .builder
             .build_int_truncate(shifted, self.context.bool_type(), "")
             .map_err(llvm)?;
-        self.builder
-            .build_conditional_branch(bit, active, latch)
-            .map_err(llvm)?;
+        self.cond_br(bit, active, latch)?;
         self.builder.position_at_end(active);
         body(self, lane_value)?;
-        self.builder
-            .build_unconditional_branch(latch)
-            .map_err(llvm)?;
+        self.br(latch)?;
         self.builder.position_at_end(latch);
         let next = self
             .builder
             .build_int_add(lane_value, self.c32(1), "")
             .map_err(llvm)?;
         lane.add_incoming(&[(&next, latch)]);
-        self.builder
-            .build_unconditional_branch(header)
-            .map_err(llvm)?;
+        self.br(header)?;
         self.builder.position_at_end(exit);
         Ok(())
     }
@@ -1491,14 +1512,10 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         }
         let run = self.block("guarded");
         let skip = self.block("after_guard");
-        self.builder
-            .build_conditional_branch(holds, run, skip)
-            .map_err(llvm)?;
+        self.cond_br(holds, run, skip)?;
         self.builder.position_at_end(run);
         body(self)?;
-        self.builder
-            .build_unconditional_branch(skip)
-            .map_err(llvm)?;
+        self.br(skip)?;
         self.builder.position_at_end(skip);
         Ok(())
     }
@@ -1928,14 +1945,10 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                         .map_err(llvm)?;
                     let trap = self.block("trap");
                     let after = self.block("after_trap");
-                    self.builder
-                        .build_conditional_branch(any, trap, after)
-                        .map_err(llvm)?;
+                    self.cond_br(any, trap, after)?;
                     self.builder.position_at_end(trap);
                     self.call_runtime(runtime::TRAP, &[self.context_ptr.into()], false)?;
-                    self.builder
-                        .build_unconditional_branch(after)
-                        .map_err(llvm)?;
+                    self.br(after)?;
                     self.builder.position_at_end(after);
                 }
                 let exited = self.load_int(self.i64(), self.exited)?;
@@ -2016,9 +2029,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 let stay = self.block("stay");
                 match &instruction.guard {
                     None => {
-                        self.builder
-                            .build_unconditional_branch(leave)
-                            .map_err(llvm)?;
+                        self.br(leave)?;
                     }
                     Some(guard) => {
                         let slot = slot_of(&guard.predicate)
@@ -2027,9 +2038,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                         if guard.negated {
                             holds = self.builder.build_not(holds, "").map_err(llvm)?;
                         }
-                        self.builder
-                            .build_conditional_branch(holds, leave, stay)
-                            .map_err(llvm)?;
+                        self.cond_br(holds, leave, stay)?;
                     }
                 }
                 self.builder.position_at_end(leave);

@@ -23,13 +23,10 @@
 //! translation ([`crate::codegen`]).
 
 use crate::TranslateError;
-use crate::codegen::{Codegen, Target};
-use crate::flat::flatten;
-use crate::layout::{Images, Layout, images, layout};
-use crate::warp::WarpModel;
+use crate::codegen::{Target, generate_kernels};
+use crate::layout::{Images, Layout, images};
 use inkwell::context::Context;
 use inkwell::module::Module;
-use pgpu_ptx::ir::FunctionKind;
 
 type Result<T> = std::result::Result<T, TranslateError>;
 
@@ -148,31 +145,7 @@ pub fn translate<'ctx>(
 ) -> Result<CpuModule<'ctx>> {
     let module = context.create_module("ptx");
     let images = images(ptx)?;
-    let mut kernels = Vec::new();
-    for function in ptx.functions() {
-        if function.kind != FunctionKind::Entry || function.body.is_none() {
-            continue;
-        }
-        let body = flatten(function, ptx)?;
-        let layout = layout(ptx, function, &body, &images)?;
-        Codegen::new(
-            context,
-            &module,
-            function,
-            &body,
-            &layout,
-            WarpModel::new(wave),
-            Target::Cpu,
-        )?
-        .kernel()?;
-        kernels.push(KernelInfo {
-            name: function.name.clone(),
-            layout,
-        });
-    }
-    module
-        .verify()
-        .map_err(|message| TranslateError::Llvm(message.to_string()))?;
+    let kernels = generate_kernels(context, &module, ptx, &images, wave, Target::Cpu, |_| true)?;
     Ok(CpuModule {
         module,
         kernels,

@@ -172,11 +172,17 @@ impl Flattener<'_> {
         for statement in body {
             match statement {
                 Statement::Registers(decl) => {
-                    let count: u64 = decl.names.iter().map(|(_, n)| u64::from(n.unwrap_or(1))).sum();
+                    let count: u64 = decl
+                        .names
+                        .iter()
+                        .map(|(_, n)| u64::from(n.unwrap_or(1)))
+                        .sum();
                     if self.slots.len() as u64 + count > MAX_REGISTERS {
                         return Err(TranslateError::Ptx(PtxError::new(
                             ErrorKind::UnsupportedDirective,
-                            format!("more than {MAX_REGISTERS} registers in one kernel are not translated"),
+                            format!(
+                                "more than {MAX_REGISTERS} registers in one kernel are not translated"
+                            ),
                             decl.span,
                         )));
                     }

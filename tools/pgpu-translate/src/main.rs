@@ -304,18 +304,9 @@ fn ptx_to_cpu(options: &Options) -> Result<bool, TranslateError> {
         return Err(TranslateError::Wave(wave));
     }
     let (name, text) = read_input(&options.input)?;
-    let render = |report: miette::Report| {
-        eprintln!(
-            "{:?}",
-            report.with_source_code(miette::NamedSource::new(&name, text.clone()))
-        );
-    };
-    let module = match pgpu_ptx::parse_and_check(&text) {
-        Ok(module) => module,
-        Err(error) => {
-            render(miette::Report::new(error));
-            return Ok(false);
-        }
+    let render = |report: miette::Report| render_ptx_report(report, &name, &text);
+    let Some(module) = parse_ptx(&text, render) else {
+        return Ok(false);
     };
     let context = pgpu_ptx_llvm::inkwell::context::Context::create();
     match pgpu_ptx_llvm::cpu::translate(&context, &module, wave) {
@@ -349,18 +340,9 @@ fn ptx_to_amdgpu(options: &Options) -> Result<bool, TranslateError> {
         return Err(TranslateError::BinaryToStdout);
     }
     let (name, text) = read_input(&options.input)?;
-    let render = |report: miette::Report| {
-        eprintln!(
-            "{:?}",
-            report.with_source_code(miette::NamedSource::new(&name, text.clone()))
-        );
-    };
-    let module = match pgpu_ptx::parse_and_check(&text) {
-        Ok(module) => module,
-        Err(error) => {
-            render(miette::Report::new(error));
-            return Ok(false);
-        }
+    let render = |report: miette::Report| render_ptx_report(report, &name, &text);
+    let Some(module) = parse_ptx(&text, render) else {
+        return Ok(false);
     };
     let context = pgpu_ptx_llvm::inkwell::context::Context::create();
     let mut translated =
@@ -399,4 +381,19 @@ fn ptx_to_amdgpu(options: &Options) -> Result<bool, TranslateError> {
         }
     };
     written.map(|()| true)
+}
+
+/// Prints a diagnostic about the PTX file `name` with its text.
+fn render_ptx_report(report: miette::Report, name: &str, text: &str) {
+    eprintln!(
+        "{:?}",
+        report.with_source_code(miette::NamedSource::new(name, text.to_string()))
+    );
+}
+
+/// Parses and checks PTX; None (after rendering the error) when it fails.
+fn parse_ptx(text: &str, render: impl Fn(miette::Report)) -> Option<pgpu_ptx::ir::Module> {
+    pgpu_ptx::parse_and_check(text)
+        .map_err(|error| render(miette::Report::new(error)))
+        .ok()
 }
