@@ -1649,29 +1649,49 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         )
     }
 
-    fn load(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
+    /// A load's or store's type, pointer and the registers it moves (one,
+    /// or the items of a `.vN` vector): the address is operand
+    /// `address_index`, the registers the other of the first two.
+    fn memory_access(
+        &mut self,
+        instruction: &Instruction,
+        address_index: usize,
+        lane: IntValue<'ctx>,
+    ) -> Result<(ScalarType, PointerValue<'ctx>, Vec<Operand>)> {
         let ty = instruction
             .ty()
             .ok_or_else(|| unsupported(instruction, "without a type"))?;
-        let Operand::Address(address) = &instruction.operands[1] else {
+        let Operand::Address(address) = &instruction.operands[address_index] else {
             return Err(unsupported(instruction, "without an address"));
         };
         let pointer = self.pointer(instruction, address, lane)?;
-        let dests: Vec<Operand> = match &instruction.operands[0] {
+        let registers = match &instruction.operands[1 - address_index] {
             Operand::Vector(items) => items.clone(),
             other => vec![other.clone()],
         };
+        Ok((ty, pointer, registers))
+    }
+
+    /// Element `k` of a vector access of `ty` at `pointer`.
+    fn vector_element(
+        &self,
+        pointer: PointerValue<'ctx>,
+        ty: ScalarType,
+        k: usize,
+    ) -> Result<PointerValue<'ctx>> {
+        let offset = self.c64(u64::from(ty.bytes()) * k as u64);
+        unsafe {
+            self.builder
+                .build_in_bounds_gep(self.context.i8_type(), pointer, &[offset], "")
+        }
+        .map_err(llvm)
+    }
+
+    fn load(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
+        let (ty, pointer, dests) = self.memory_access(instruction, 1, lane)?;
         let element = self.semantics().value_type(ty);
         for (k, dest) in dests.iter().enumerate() {
-            let at = unsafe {
-                self.builder.build_in_bounds_gep(
-                    self.context.i8_type(),
-                    pointer,
-                    &[self.c64(u64::from(ty.bytes()) * k as u64)],
-                    "",
-                )
-            }
-            .map_err(llvm)?;
+            let at = self.vector_element(pointer, ty, k)?;
             let value = self.builder.build_load(element, at, "").map_err(llvm)?;
             if let Some(load) = value.as_instruction_value() {
                 let _ = load.set_alignment(ty.bytes().max(1));
@@ -1685,28 +1705,10 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     }
 
     fn store_instruction(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
-        let ty = instruction
-            .ty()
-            .ok_or_else(|| unsupported(instruction, "without a type"))?;
-        let Operand::Address(address) = &instruction.operands[0] else {
-            return Err(unsupported(instruction, "without an address"));
-        };
-        let pointer = self.pointer(instruction, address, lane)?;
-        let sources: Vec<Operand> = match &instruction.operands[1] {
-            Operand::Vector(items) => items.clone(),
-            other => vec![other.clone()],
-        };
+        let (ty, pointer, sources) = self.memory_access(instruction, 0, lane)?;
         for (k, source) in sources.iter().enumerate() {
             let value = self.read(instruction, source, ty, lane)?;
-            let at = unsafe {
-                self.builder.build_in_bounds_gep(
-                    self.context.i8_type(),
-                    pointer,
-                    &[self.c64(u64::from(ty.bytes()) * k as u64)],
-                    "",
-                )
-            }
-            .map_err(llvm)?;
+            let at = self.vector_element(pointer, ty, k)?;
             let store = self.builder.build_store(at, value).map_err(llvm)?;
             let _ = store.set_alignment(ty.bytes().max(1));
             if instruction.has(Flag::Volatile) {
