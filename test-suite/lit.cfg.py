@@ -13,7 +13,7 @@ import lit.formats
 config.name = "pgpu"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test", ".ptx"]
-config.excludes = ["lit.cfg.py", "Inputs", "Output", "utils", "ref", "nvcc", "expected", "cuda"]
+config.excludes = ["lit.cfg.py", "Inputs", "Output", "utils", "ref"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.test_source_root, "Output")
 

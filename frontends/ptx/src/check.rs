@@ -91,7 +91,63 @@ struct Scopes<'a> {
     functions: &'a HashSet<&'a str>,
     labels: HashSet<String>,
     /// Innermost last.
-    stack: Vec<HashSet<String>>,
+    stack: Vec<Scope>,
+}
+
+/// The names one scope declares: single names, and the ranges that
+/// `.reg .b32 %r<N>;` declares (`%r0` to `%r{N-1}`), kept as ranges so that
+/// a large count costs neither time nor memory.
+#[derive(Default)]
+struct Scope {
+    names: HashSet<String>,
+    /// Prefix and count.
+    ranges: Vec<(String, u32)>,
+}
+
+/// `i` when `name` is `prefix` followed by `i < count` in decimal, written
+/// as [`RegisterDecl::registers`] writes it (no leading zeros).
+fn range_index(prefix: &str, count: u32, name: &str) -> Option<u32> {
+    let digits = name.strip_prefix(prefix)?;
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || (digits.len() > 1 && digits.starts_with('0'))
+    {
+        return None;
+    }
+    digits.parse::<u32>().ok().filter(|&i| i < count)
+}
+
+impl Scope {
+    fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+            || self
+                .ranges
+                .iter()
+                .any(|(prefix, count)| range_index(prefix, *count, name).is_some())
+    }
+
+    /// The first index of the range `prefix<count>` whose register the
+    /// scope declares already.
+    fn first_clash(&self, prefix: &str, count: u32) -> Option<u32> {
+        let names = self
+            .names
+            .iter()
+            .filter_map(|name| range_index(prefix, count, name));
+        // Two ranges share registers only when one prefix extends the other
+        // (`%r` and `%r1`, or equal prefixes); the first shared register is
+        // the longer prefix followed by `0`.
+        let ranges = self
+            .ranges
+            .iter()
+            .filter(|(_, other_count)| *other_count > 0)
+            .filter_map(|(other, other_count)| {
+                range_index(prefix, count, &format!("{other}0")).or_else(|| {
+                    (count > 0 && range_index(other, *other_count, &format!("{prefix}0")).is_some())
+                        .then_some(0)
+                })
+            });
+        names.chain(ranges).min()
+    }
 }
 
 impl Scopes<'_> {
@@ -100,7 +156,17 @@ impl Scopes<'_> {
         if scope.contains(&name) {
             return Err(redeclared(&name, span));
         }
-        scope.insert(name);
+        scope.names.insert(name);
+        Ok(())
+    }
+
+    /// Declares `prefix0` to `prefix{count-1}`.
+    fn declare_range(&mut self, prefix: &str, count: u32, span: Span) -> Result<(), PtxError> {
+        let scope = self.stack.last_mut().expect("a scope is open");
+        if let Some(index) = scope.first_clash(prefix, count) {
+            return Err(redeclared(&format!("{prefix}{index}"), span));
+        }
+        scope.ranges.push((prefix.to_string(), count));
         Ok(())
     }
 
@@ -142,7 +208,7 @@ fn check_function(
         globals,
         functions,
         labels: HashSet::new(),
-        stack: vec![HashSet::new()],
+        stack: vec![Scope::default()],
     };
     for param in function.returns.iter().chain(&function.params) {
         scopes.declare(param.name.clone(), param.span)?;
@@ -152,12 +218,15 @@ fn check_function(
 }
 
 fn check_block(body: &[Statement], scopes: &mut Scopes) -> Result<(), PtxError> {
-    scopes.stack.push(HashSet::new());
+    scopes.stack.push(Scope::default());
     for statement in body {
         match statement {
             Statement::Registers(decl) => {
-                for name in decl.registers() {
-                    scopes.declare(name, decl.span)?;
+                for (name, count) in &decl.names {
+                    match count {
+                        None => scopes.declare(name.clone(), decl.span)?,
+                        Some(count) => scopes.declare_range(name, *count, decl.span)?,
+                    }
                 }
             }
             Statement::Variable(variable) => {

@@ -431,7 +431,11 @@ pub fn case_launch(text: &str, case: &str, file: &str) -> Result<(String, Launch
 /// The PTX file of a case whose stem is `stem`: `DIR/STEM.ptx` when the stem
 /// names a directory (`backend/vector_add`), else `DIR/nvcc/STEM.ptx`, with
 /// `.VARIANT` before `.ptx` if given; DIR is the cases file's directory.
-pub fn case_ptx_path(cases: &std::path::Path, stem: &str, variant: Option<&str>) -> std::path::PathBuf {
+pub fn case_ptx_path(
+    cases: &std::path::Path,
+    stem: &str,
+    variant: Option<&str>,
+) -> std::path::PathBuf {
     let directory = cases.parent().unwrap_or(std::path::Path::new("."));
     let file = match variant {
         Some(variant) => format!("{stem}.{variant}.ptx"),

@@ -20,6 +20,7 @@ pub fn parse(source: &str) -> Result<Module, PtxError> {
         tokens,
         at: 0,
         source,
+        depth: 0,
     };
     parser.module()
 }
@@ -28,7 +29,15 @@ struct Parser<'a> {
     tokens: Vec<Token>,
     at: usize,
     source: &'a str,
+    /// How many blocks, initializer lists and operand lists enclose the
+    /// current position.
+    depth: usize,
 }
+
+/// The deepest nesting of blocks, initializer lists and operand lists that
+/// the parser accepts: deeper text would overflow the stack of the parser
+/// (and of the checker and the printer, which recurse the same way).
+pub const MAX_NESTING: usize = 256;
 
 /// What precedes a declaration's name and the name itself: alignment,
 /// type, `.ptr` attributes, name and array dimensions.
@@ -164,6 +173,20 @@ impl Parser<'_> {
             }
             _ => Err(self.unexpected(what)),
         }
+    }
+
+    /// Runs `parse` one nesting level deeper, or fails past [`MAX_NESTING`].
+    fn nested<T>(&mut self, parse: fn(&mut Self) -> Result<T, PtxError>) -> Result<T, PtxError> {
+        if self.depth >= MAX_NESTING {
+            return Err(PtxError::syntax(
+                format!("nesting deeper than {MAX_NESTING} levels is not supported"),
+                self.span(),
+            ));
+        }
+        self.depth += 1;
+        let result = parse(self);
+        self.depth -= 1;
+        result
     }
 
     fn unsupported_directive(&self, name: &str, span: Span) -> PtxError {
@@ -364,7 +387,7 @@ impl Parser<'_> {
             let mut items = Vec::new();
             if !self.is_punct('}') {
                 loop {
-                    items.push(self.initializer()?);
+                    items.push(self.nested(Self::initializer)?);
                     if !self.eat_punct(',') {
                         break;
                     }
@@ -564,7 +587,7 @@ impl Parser<'_> {
                 }
                 TokenKind::Punct('{') => {
                     self.at += 1;
-                    statements.push(Statement::Block(self.statements()?));
+                    statements.push(Statement::Block(self.nested(Self::statements)?));
                 }
                 TokenKind::Punct('@') => {
                     statements.push(Statement::Instruction(self.instruction()?))
@@ -758,7 +781,7 @@ impl Parser<'_> {
                 self.at += 1;
                 let mut items = Vec::new();
                 loop {
-                    items.push(self.operand()?);
+                    items.push(self.nested(Self::operand)?);
                     if !self.eat_punct(',') {
                         break;
                     }
@@ -771,7 +794,7 @@ impl Parser<'_> {
                 let mut items = Vec::new();
                 if !self.is_punct(')') {
                     loop {
-                        items.push(self.operand()?);
+                        items.push(self.nested(Self::operand)?);
                         if !self.eat_punct(',') {
                             break;
                         }

@@ -8,7 +8,10 @@ use std::fmt::Write;
 pub fn print(module: &Module) -> String {
     let mut out = String::new();
     let _ = writeln!(out, ".version {}.{}", module.version.0, module.version.1);
-    let _ = writeln!(out, ".target {}", module.target.join(", "));
+    // `.target` takes at least one name: a module without one has no line.
+    if !module.target.is_empty() {
+        let _ = writeln!(out, ".target {}", module.target.join(", "));
+    }
     let _ = writeln!(out, ".address_size {}", module.address_size);
     for item in &module.items {
         out.push('\n');
