@@ -1672,6 +1672,52 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         Ok((ty, pointer, registers))
     }
 
+    /// Runs `access` only when `bytes` bytes at `pointer` lie in memory the
+    /// launch owns (CPU: the runner's check, which records the first
+    /// out-of-bounds access with its lane and instruction; AMDGPU: always).
+    fn when_in_bounds(
+        &mut self,
+        instruction: &Instruction,
+        pointer: PointerValue<'ctx>,
+        bytes: u64,
+        lane: IntValue<'ctx>,
+        access: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        if self.amdgpu.is_some() {
+            return access(self);
+        }
+        let address = self
+            .builder
+            .build_ptr_to_int(pointer, self.i64(), "")
+            .map_err(llvm)?;
+        let ok = self
+            .call_runtime(
+                runtime::CHECK,
+                &[
+                    self.context_ptr.into(),
+                    address.into(),
+                    self.c64(bytes).into(),
+                    self.c64(instruction.span.start as u64).into(),
+                    lane.into(),
+                ],
+                true,
+            )?
+            .ok_or_else(|| TranslateError::Llvm("the check returns nothing".into()))?
+            .into_int_value();
+        let inside = self
+            .builder
+            .build_int_compare(IntPredicate::NE, ok, self.c64(0), "")
+            .map_err(llvm)?;
+        let run = self.block("in_bounds");
+        let after = self.block("after_access");
+        self.cond_br(inside, run, after)?;
+        self.builder.position_at_end(run);
+        access(self)?;
+        self.br(after)?;
+        self.builder.position_at_end(after);
+        Ok(())
+    }
+
     /// Element `k` of a vector access of `ty` at `pointer`.
     fn vector_element(
         &self,
@@ -1689,6 +1735,23 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     fn load(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
         let (ty, pointer, dests) = self.memory_access(instruction, 1, lane)?;
+        self.when_in_bounds(
+            instruction,
+            pointer,
+            u64::from(ty.bytes()) * dests.len() as u64,
+            lane,
+            |this| this.load_at(instruction, ty, pointer, &dests, lane),
+        )
+    }
+
+    fn load_at(
+        &mut self,
+        instruction: &Instruction,
+        ty: ScalarType,
+        pointer: PointerValue<'ctx>,
+        dests: &[Operand],
+        lane: IntValue<'ctx>,
+    ) -> Result<()> {
         let element = self.semantics().value_type(ty);
         for (k, dest) in dests.iter().enumerate() {
             let at = self.vector_element(pointer, ty, k)?;
@@ -1706,6 +1769,23 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
 
     fn store_instruction(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
         let (ty, pointer, sources) = self.memory_access(instruction, 0, lane)?;
+        self.when_in_bounds(
+            instruction,
+            pointer,
+            u64::from(ty.bytes()) * sources.len() as u64,
+            lane,
+            |this| this.store_at(instruction, ty, pointer, &sources, lane),
+        )
+    }
+
+    fn store_at(
+        &mut self,
+        instruction: &Instruction,
+        ty: ScalarType,
+        pointer: PointerValue<'ctx>,
+        sources: &[Operand],
+        lane: IntValue<'ctx>,
+    ) -> Result<()> {
         for (k, source) in sources.iter().enumerate() {
             let value = self.read(instruction, source, ty, lane)?;
             let at = self.vector_element(pointer, ty, k)?;
@@ -1762,6 +1842,32 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             return Err(unsupported(instruction, "without an address"));
         };
         let pointer = self.pointer(instruction, address, lane)?;
+        self.when_in_bounds(instruction, pointer, u64::from(ty.bytes()), lane, |this| {
+            this.atomic_at(
+                instruction,
+                op,
+                kind,
+                ty,
+                reduction,
+                first_value,
+                pointer,
+                lane,
+            )
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn atomic_at(
+        &mut self,
+        instruction: &Instruction,
+        op: AtomicOp,
+        kind: AtomicKind,
+        ty: ScalarType,
+        reduction: bool,
+        first_value: usize,
+        pointer: PointerValue<'ctx>,
+        lane: IntValue<'ctx>,
+    ) -> Result<()> {
         let mut values = Vec::new();
         for operand in &instruction.operands[first_value..] {
             let value = self.read(instruction, operand, ty, lane)?;

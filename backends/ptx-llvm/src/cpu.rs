@@ -70,6 +70,10 @@ pub mod runtime {
     pub const CLOCK: &str = "pgpu_ptx_clock";
     /// `i64 (i32 op, i32 kind, ptr, i64 b, i64 c)`: an atomic operation.
     pub const ATOMIC: &str = "pgpu_ptx_atomic";
+    /// `i64 (ptr context, i64 address, i64 bytes, i64 instruction, i32
+    /// lane)`: whether the access lies in memory of the launch (nonzero);
+    /// the instruction is the byte offset of its text.
+    pub const CHECK: &str = "pgpu_ptx_check";
 }
 
 /// Atomic operations of [`runtime::ATOMIC`].

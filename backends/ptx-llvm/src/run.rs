@@ -40,6 +40,20 @@ pub enum RunError {
     #[error("the kernel failed: {0}")]
     #[diagnostic(code(ptx_run::kernel_failed))]
     Kernel(String),
+    /// A lane accessed memory outside every buffer, window and image of
+    /// the launch (the access was not made).
+    #[error("out-of-bounds access: {message}")]
+    #[diagnostic(
+        code(ptx_run::out_of_bounds),
+        help("the first such access of the launch; the kernel went on without it")
+    )]
+    OutOfBounds {
+        /// Who accessed what.
+        message: String,
+        /// The instruction.
+        #[label("this access")]
+        span: miette::SourceSpan,
+    },
     /// The JIT failed.
     #[error("LLVM JIT: {0}")]
     #[diagnostic(code(ptx_run::jit))]
@@ -52,6 +66,12 @@ pub struct BlockSync {
     wake: Condvar,
     failure: Mutex<Option<String>>,
     broken: AtomicBool,
+    /// The memory the block may touch: sorted, disjoint [start, end).
+    ranges: Vec<(u64, u64)>,
+    /// The first out-of-bounds access: its message and instruction offset.
+    out_of_bounds: Mutex<Option<(String, usize)>>,
+    /// `(x, y, z)` of the block, for messages.
+    block: [u32; 3],
 }
 
 struct BarrierState {
@@ -64,8 +84,12 @@ struct BarrierState {
 const BARRIER_TIMEOUT: Duration = Duration::from_secs(20);
 
 impl BlockSync {
-    fn new(waves: u32) -> BlockSync {
+    fn new(waves: u32, mut ranges: Vec<(u64, u64)>, block: [u32; 3]) -> BlockSync {
+        ranges.sort_unstable();
         BlockSync {
+            ranges,
+            out_of_bounds: Mutex::new(None),
+            block,
             state: Mutex::new(BarrierState {
                 live: waves,
                 arrived: 0,
@@ -74,6 +98,15 @@ impl BlockSync {
             wake: Condvar::new(),
             failure: Mutex::new(None),
             broken: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether `[address, address + bytes)` lies in one range.
+    fn owns(&self, address: u64, bytes: u64) -> bool {
+        let index = self.ranges.partition_point(|&(start, _)| start <= address);
+        index > 0 && {
+            let (_, end) = self.ranges[index - 1];
+            address.checked_add(bytes).is_some_and(|last| last <= end)
         }
     }
 
@@ -141,6 +174,32 @@ extern "C" fn barrier(context: *mut u64) {
 extern "C" fn trap(context: *mut u64) {
     // SAFETY: as above.
     unsafe { &*block_of(context) }.fail("`trap` executed".into());
+}
+
+extern "C" fn check(
+    context: *mut u64,
+    address: u64,
+    bytes: u64,
+    instruction: u64,
+    lane: u32,
+) -> u64 {
+    // SAFETY: as above.
+    let sync = unsafe { &*block_of(context) };
+    if sync.owns(address, bytes) {
+        return 1;
+    }
+    // SAFETY: the context the runner made.
+    let wave = unsafe { *context.add(field::WAVE as usize) };
+    let [x, y, z] = sync.block;
+    if let Ok(mut first) = sync.out_of_bounds.lock() {
+        first.get_or_insert((
+            format!(
+                "block ({x}, {y}, {z}), wave {wave}, lane {lane}: {bytes} bytes at {address:#x} are outside every buffer of the launch"
+            ),
+            instruction as usize,
+        ));
+    }
+    0
 }
 
 extern "C" fn clock() -> u64 {
@@ -249,6 +308,12 @@ unsafe extern "C" fn atomic(op: u32, kind: u32, pointer: *mut u8, b: u64, c: u64
 
 type WaveFunction = unsafe extern "C" fn(*mut u8, *mut u64);
 
+/// The range `[pointer, pointer + bytes)` as addresses.
+fn range<T>(pointer: *const T, bytes: usize) -> (u64, u64) {
+    let start = pointer as u64;
+    (start, start + bytes as u64)
+}
+
 /// Runs `launch` on the translated module; returns the buffers'
 /// contents afterwards, in argument order (None for scalars).
 pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<u8>>>, RunError> {
@@ -351,6 +416,7 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
         (runtime::TRAP, trap as *const () as usize),
         (runtime::CLOCK, clock as *const () as usize),
         (runtime::ATOMIC, atomic as *const () as usize),
+        (runtime::CHECK, check as *const () as usize),
     ] {
         if let Some(function) = translated.module.get_function(name) {
             engine.add_global_mapping(&function, address);
@@ -363,6 +429,17 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
     let kernel: WaveFunction = unsafe { std::mem::transmute::<usize, WaveFunction>(address) };
 
     let waves = threads.div_ceil(wave);
+    // What every block may touch besides its own shared and local memory.
+    let mut launch_ranges = vec![
+        range(params.as_ptr(), layout.param_bytes as usize),
+        range(global.as_ptr(), translated.images.global.len()),
+        range(constant.as_ptr(), translated.images.constant.len()),
+    ];
+    for (argument, words) in launch.arguments.iter().zip(&buffers) {
+        if let (Argument::Buffer(_, _, bytes), Some(words)) = (argument, words) {
+            launch_ranges.push(range(words.as_ptr(), bytes.len()));
+        }
+    }
     let shared_bytes = (layout.shared_bytes + launch.shared) as usize;
     let local_bytes = layout.local_bytes.max(1);
     for z in 0..launch.grid[2] {
@@ -370,7 +447,12 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
             for x in 0..launch.grid[0] {
                 let mut shared = vec![0u64; shared_bytes.div_ceil(8).max(1)];
                 let mut local = vec![0u64; (local_bytes * wave * waves).div_ceil(8) as usize];
-                let sync = BlockSync::new(waves as u32);
+                let mut ranges = vec![
+                    range(shared.as_ptr(), shared_bytes),
+                    range(local.as_ptr(), local.len() * 8),
+                ];
+                ranges.extend_from_slice(&launch_ranges);
+                let sync = BlockSync::new(waves as u32, ranges, [x, y, z]);
                 let mut contexts: Vec<[u64; field::COUNT as usize]> = (0..waves)
                     .map(|w| {
                         let mut c = [0u64; field::COUNT as usize];
@@ -410,6 +492,14 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
                         });
                     }
                 });
+                if let Ok(first) = sync.out_of_bounds.lock()
+                    && let Some((message, offset)) = first.as_ref()
+                {
+                    return Err(RunError::OutOfBounds {
+                        message: message.clone(),
+                        span: (*offset, 0).into(),
+                    });
+                }
                 if let Ok(failure) = sync.failure.lock()
                     && let Some(why) = failure.as_ref()
                 {

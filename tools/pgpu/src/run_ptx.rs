@@ -101,6 +101,9 @@ fn case_launch(cases: &str, case: &str, variant: Option<&str>) -> Result<(String
 
 /// Runs the command; diagnostics go to stderr.
 pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
+    }));
     if options.device == "cuda" {
         return run_on_cuda(options);
     }
@@ -149,7 +152,7 @@ pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
     let translated = pgpu_ptx_llvm::cpu::translate(&context, &module, options.wave)
         .map_err(|e| eprintln!("{:?}", Report::new(e).with_source_code(source())))?;
     let buffers = pgpu_ptx_llvm::run::run(translated, &launch)
-        .map_err(|e| eprintln!("{:?}", Report::new(e)))?;
+        .map_err(|e| eprintln!("{:?}", Report::new(e).with_source_code(source())))?;
     write_output(&options.output, &format_buffers(&case, &launch, &buffers))
         .map_err(|e| eprintln!("{:?}", Report::new(e)))
 }
