@@ -579,7 +579,22 @@ def ref_backend_spawn_rank(case, a):
     return {3: out}
 
 
+def ref_block_vote(case, a):
+    n = case.scalar(4)
+    blocks, threads = case.grid[0], case.block[0]
+    values = np.zeros(blocks * threads, dtype=np.int64)
+    values[:n] = a[0][:n]
+    inside = np.arange(blocks * threads) < n
+    values, inside = values.reshape(blocks, threads), inside.reshape(blocks, threads)
+    return {
+        1: (values > 50).sum(axis=1).astype(np.int32),
+        2: inside.all(axis=1).astype(np.int32),
+        3: (values > 95).any(axis=1).astype(np.int32),
+    }
+
+
 REFERENCES = {
+    "block_vote": ref_block_vote,
     "vector_add_kernel": ref_backend_vector_add,
     "device_kernel": ref_backend_spawn_rank,
     "vector_add": ref_vector_add,

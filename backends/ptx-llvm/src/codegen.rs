@@ -2019,11 +2019,14 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 if instruction.has(Flag::Warp) {
                     return Ok(());
                 }
-                if instruction.has(Flag::Arrive) || instruction.has(Flag::Red) {
-                    return Err(unsupported(instruction, "(arrive and reduction barriers)"));
+                if instruction.has(Flag::Arrive) {
+                    return Err(unsupported(instruction, "(arrive barriers)"));
                 }
                 if instruction.guard.is_some() {
                     return Err(unsupported(instruction, "with a guard"));
+                }
+                if instruction.has(Flag::Red) {
+                    return self.reduction_barrier(instruction, current);
                 }
                 self.call_runtime(runtime::BARRIER, &[self.context_ptr.into()], false)?;
                 Ok(())
@@ -2102,6 +2105,213 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         }
     }
 
+    /// `s_barrier` between workgroup release and acquire fences.
+    fn workgroup_barrier(&self) -> Result<()> {
+        use inkwell::llvm_sys::LLVMAtomicOrdering::*;
+        self.fence(LLVMAtomicOrderingRelease, "workgroup");
+        call_void_intrinsic(self.module, &self.builder, "llvm.amdgcn.s.barrier")?;
+        self.fence(LLVMAtomicOrderingAcquire, "workgroup");
+        Ok(())
+    }
+
+    /// `bar.red.{popc,and,or}`'s reduction, its code for the runtime and
+    /// its identity.
+    fn reduction_kind(instruction: &Instruction) -> Result<(u64, u64)> {
+        match instruction.one_of(&[Flag::Popc, Flag::And, Flag::Or]) {
+            Some(Flag::Popc) => Ok((crate::run::reduction::POPC, 0)),
+            Some(Flag::And) => Ok((crate::run::reduction::AND, 1)),
+            Some(Flag::Or) => Ok((crate::run::reduction::OR, 0)),
+            _ => Err(unsupported(instruction, "without .popc, .and or .or")),
+        }
+    }
+
+    /// Writes a `bar.red` result (`.popc`: a count; `.and`/`.or`: 0 or 1)
+    /// to the destination of `lane`.
+    fn write_reduction(
+        &mut self,
+        instruction: &Instruction,
+        op: u64,
+        result: IntValue<'ctx>,
+        lane: IntValue<'ctx>,
+    ) -> Result<()> {
+        let value: BasicValueEnum = if op == crate::run::reduction::POPC {
+            self.semantics().resize(result, 32, false)?.into()
+        } else {
+            self.builder
+                .build_int_compare(IntPredicate::NE, result, result.get_type().const_zero(), "")
+                .map_err(llvm)?
+                .into()
+        };
+        let ty = if op == crate::run::reduction::POPC {
+            ScalarType::U32
+        } else {
+            ScalarType::Pred
+        };
+        self.write(instruction, &instruction.operands[0], ty, lane, value)
+    }
+
+    /// CPU `bar.red`: the wave's value (its lanes' count, all or any of the
+    /// predicate) meets the other waves' at the block's barrier, which
+    /// returns the block's reduction to every lane.
+    fn reduction_barrier(
+        &mut self,
+        instruction: &Instruction,
+        current: IntValue<'ctx>,
+    ) -> Result<()> {
+        let (op, _) = Self::reduction_kind(instruction)?;
+        let predicate = instruction
+            .operands
+            .last()
+            .cloned()
+            .ok_or_else(|| unsupported(instruction, "without a predicate"))?;
+        let holds = self.ballot(current, |this, lane| {
+            Ok(this
+                .read(instruction, &predicate, ScalarType::Pred, lane)?
+                .into_int_value())
+        })?;
+        let b = &self.builder;
+        let value = match op {
+            crate::run::reduction::POPC => call_intrinsic(
+                self.context,
+                self.module,
+                b,
+                "llvm.ctpop",
+                &[self.i64().into()],
+                &[holds.into()],
+            )?
+            .into_int_value(),
+            crate::run::reduction::AND => {
+                let all = b
+                    .build_int_compare(IntPredicate::EQ, holds, current, "")
+                    .map_err(llvm)?;
+                b.build_int_z_extend(all, self.i64(), "").map_err(llvm)?
+            }
+            _ => {
+                let any = b
+                    .build_int_compare(IntPredicate::NE, holds, self.c64(0), "")
+                    .map_err(llvm)?;
+                b.build_int_z_extend(any, self.i64(), "").map_err(llvm)?
+            }
+        };
+        let result = self
+            .call_runtime(
+                runtime::BARRIER_REDUCE,
+                &[self.context_ptr.into(), self.c64(op).into(), value.into()],
+                true,
+            )?
+            .ok_or_else(|| TranslateError::Llvm("the reduction returns nothing".into()))?
+            .into_int_value();
+        self.lane_loop(current, |this, lane| {
+            this.write_reduction(instruction, op, result, lane)
+        })
+    }
+
+    /// AMDGPU `bar.red`: a counter in LDS that thread 0 resets, every lane
+    /// updates with a workgroup-scope atomic, and every lane reads between
+    /// barriers (a third barrier keeps the next reset after the reads).
+    fn amdgpu_reduction_barrier(
+        &mut self,
+        instruction: &Instruction,
+        lane: IntValue<'ctx>,
+    ) -> Result<()> {
+        use inkwell::llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic as Relaxed;
+        use inkwell::llvm_sys::LLVMAtomicRMWBinOp as Rmw;
+        use inkwell::llvm_sys::core::{LLVMBuildAtomicRMWSyncScope, LLVMGetSyncScopeID};
+        use inkwell::values::AsValueRef;
+        let (op, identity) = Self::reduction_kind(instruction)?;
+        let i32t = self.i32();
+        let name = format!("{}.bar_red", self.function.get_name().to_string_lossy());
+        let counter = match self.module.get_global(&name) {
+            Some(counter) => counter,
+            None => {
+                let counter = self.module.add_global(
+                    i32t,
+                    Some(AddressSpace::from(address_space::SHARED)),
+                    &name,
+                );
+                counter.set_linkage(LlvmLinkage::Internal);
+                counter.set_initializer(&i32t.get_poison());
+                counter
+            }
+        }
+        .as_pointer_value();
+        let first = self.amdgpu_linear_thread()?;
+        let is_first = self
+            .builder
+            .build_int_compare(IntPredicate::EQ, first, self.c32(0), "")
+            .map_err(llvm)?;
+        let reset = self.block("reduction_reset");
+        let after_reset = self.block("after_reduction_reset");
+        self.cond_br(is_first, reset, after_reset)?;
+        self.builder.position_at_end(reset);
+        self.store(counter, self.c32(identity))?;
+        self.br(after_reset)?;
+        self.builder.position_at_end(after_reset);
+        self.workgroup_barrier()?;
+        let predicate = instruction
+            .operands
+            .last()
+            .cloned()
+            .ok_or_else(|| unsupported(instruction, "without a predicate"))?;
+        let mut holds = self
+            .read(instruction, &predicate, ScalarType::Pred, lane)?
+            .into_int_value();
+        let (rmw, operand) = match op {
+            crate::run::reduction::POPC => (Rmw::LLVMAtomicRMWBinOpAdd, 1),
+            crate::run::reduction::AND => {
+                holds = self.builder.build_not(holds, "").map_err(llvm)?;
+                (Rmw::LLVMAtomicRMWBinOpAnd, 0)
+            }
+            _ => (Rmw::LLVMAtomicRMWBinOpOr, 1),
+        };
+        let update = self.block("reduction_update");
+        let after_update = self.block("after_reduction_update");
+        self.cond_br(holds, update, after_update)?;
+        self.builder.position_at_end(update);
+        // SAFETY: valid values of this builder's function.
+        unsafe {
+            let scope =
+                LLVMGetSyncScopeID(self.context.raw(), c"workgroup".as_ptr(), "workgroup".len());
+            LLVMBuildAtomicRMWSyncScope(
+                self.builder.as_mut_ptr(),
+                rmw,
+                counter.as_value_ref(),
+                self.c32(operand).as_value_ref(),
+                Relaxed,
+                scope,
+            );
+        }
+        self.br(after_update)?;
+        self.builder.position_at_end(after_update);
+        self.workgroup_barrier()?;
+        let result = self.load_int(i32t, counter)?;
+        self.workgroup_barrier()?;
+        self.write_reduction(instruction, op, result, lane)
+    }
+
+    /// AMDGPU's linear thread number in the block.
+    fn amdgpu_linear_thread(&mut self) -> Result<IntValue<'ctx>> {
+        let component = |this: &mut Self, name: &str, c: Component| -> Result<IntValue<'ctx>> {
+            this.amdgpu_special(name, c.index() as u32)?
+                .ok_or_else(|| TranslateError::Llvm(format!("no {name}")))
+        };
+        let (x, y, z) = (
+            component(self, "%tid", Component::X)?,
+            component(self, "%tid", Component::Y)?,
+            component(self, "%tid", Component::Z)?,
+        );
+        let (nx, ny) = (
+            component(self, "%ntid", Component::X)?,
+            component(self, "%ntid", Component::Y)?,
+        );
+        let b = &self.builder;
+        let zy = b
+            .build_int_add(b.build_int_mul(z, ny, "").map_err(llvm)?, y, "")
+            .map_err(llvm)?;
+        b.build_int_add(b.build_int_mul(zy, nx, "").map_err(llvm)?, x, "")
+            .map_err(llvm)
+    }
+
     /// AMDGPU's barriers, fences, exits and shuffles; None for what it
     /// shares with the CPU.
     fn amdgpu_wave_instruction(&mut self, instruction: &Instruction) -> Result<Option<()>> {
@@ -2111,15 +2321,17 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         };
         match instruction.opcode {
             Opcode::Bar | Opcode::Barrier if !instruction.has(Flag::Warp) => {
-                if instruction.has(Flag::Arrive) || instruction.has(Flag::Red) {
-                    return Err(unsupported(instruction, "(arrive and reduction barriers)"));
+                if instruction.has(Flag::Arrive) {
+                    return Err(unsupported(instruction, "(arrive barriers)"));
                 }
                 if instruction.guard.is_some() {
                     return Err(unsupported(instruction, "with a guard"));
                 }
-                self.fence(LLVMAtomicOrderingRelease, "workgroup");
-                call_void_intrinsic(self.module, &self.builder, "llvm.amdgcn.s.barrier")?;
-                self.fence(LLVMAtomicOrderingAcquire, "workgroup");
+                if instruction.has(Flag::Red) {
+                    self.amdgpu_reduction_barrier(instruction, state.lane)?;
+                } else {
+                    self.workgroup_barrier()?;
+                }
             }
             Opcode::Bar | Opcode::Barrier => {
                 call_void_intrinsic(self.module, &self.builder, "llvm.amdgcn.wave.barrier")?;

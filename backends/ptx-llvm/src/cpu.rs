@@ -64,6 +64,9 @@ pub mod field {
 pub mod runtime {
     /// `void (ptr context)`: the block's barrier.
     pub const BARRIER: &str = "pgpu_ptx_barrier";
+    /// `i64 (ptr context, i64 op, i64 value)`: the block's barrier with a
+    /// reduction (`bar.red`; `crate::run::reduction`), returning it.
+    pub const BARRIER_REDUCE: &str = "pgpu_ptx_barrier_reduce";
     /// `void (ptr context)`: `trap`.
     pub const TRAP: &str = "pgpu_ptx_trap";
     /// `i64 ()`: `%clock64`.

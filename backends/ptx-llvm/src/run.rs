@@ -78,6 +78,28 @@ struct BarrierState {
     live: u32,
     arrived: u32,
     generation: u64,
+    /// The reduction of `bar.red` over the waves arrived so far.
+    accumulated: Option<u64>,
+    /// The reduction of the last completed `bar.red`.
+    result: u64,
+}
+
+/// The reductions of `bar.red` ([`crate::codegen`] passes their codes).
+pub mod reduction {
+    /// `.popc`: the sum of the counts.
+    pub const POPC: u64 = 0;
+    /// `.and`: all.
+    pub const AND: u64 = 1;
+    /// `.or`: any.
+    pub const OR: u64 = 2;
+}
+
+fn combine(op: u64, a: u64, b: u64) -> u64 {
+    match op {
+        reduction::POPC => a + b,
+        reduction::AND => a & b,
+        _ => a | b,
+    }
 }
 
 /// How long waves wait at a barrier before it counts as a deadlock.
@@ -94,6 +116,8 @@ impl BlockSync {
                 live: waves,
                 arrived: 0,
                 generation: 0,
+                accumulated: None,
+                result: 0,
             }),
             wake: Condvar::new(),
             failure: Mutex::new(None),
@@ -118,19 +142,28 @@ impl BlockSync {
         self.wake.notify_all();
     }
 
-    fn arrive(&self) {
+    /// Waits at the barrier; with `contribution` (`bar.red`: the reduction
+    /// and this wave's value), returns the reduction over the block.
+    fn arrive(&self, contribution: Option<(u64, u64)>) -> u64 {
         if self.broken.load(Ordering::SeqCst) {
-            return;
+            return 0;
         }
         let Ok(mut state) = self.state.lock() else {
-            return;
+            return 0;
         };
+        if let Some((op, value)) = contribution {
+            state.accumulated = Some(match state.accumulated {
+                Some(so_far) => combine(op, so_far, value),
+                None => value,
+            });
+        }
         state.arrived += 1;
         if state.arrived >= state.live {
             state.arrived = 0;
             state.generation += 1;
+            state.result = state.accumulated.take().unwrap_or(0);
             self.wake.notify_all();
-            return;
+            return state.result;
         }
         let generation = state.generation;
         let start = Instant::now();
@@ -139,13 +172,14 @@ impl BlockSync {
             if left.is_zero() {
                 drop(state);
                 self.fail("waves of a block wait at different barriers (deadlock)".into());
-                return;
+                return 0;
             }
             state = match self.wake.wait_timeout(state, left) {
                 Ok((state, _)) => state,
-                Err(_) => return,
+                Err(_) => return 0,
             };
         }
+        state.result
     }
 
     fn finish(&self) {
@@ -156,6 +190,7 @@ impl BlockSync {
         if state.arrived > 0 && state.arrived >= state.live {
             state.arrived = 0;
             state.generation += 1;
+            state.result = state.accumulated.take().unwrap_or(0);
             self.wake.notify_all();
         }
     }
@@ -168,7 +203,12 @@ fn block_of(context: *mut u64) -> *const BlockSync {
 
 extern "C" fn barrier(context: *mut u64) {
     // SAFETY: the block outlives its waves.
-    unsafe { &*block_of(context) }.arrive();
+    unsafe { &*block_of(context) }.arrive(None);
+}
+
+extern "C" fn barrier_reduce(context: *mut u64, op: u64, value: u64) -> u64 {
+    // SAFETY: the block outlives its waves.
+    unsafe { &*block_of(context) }.arrive(Some((op, value)))
 }
 
 extern "C" fn trap(context: *mut u64) {
@@ -417,6 +457,10 @@ pub fn run(translated: CpuModule<'_>, launch: &Launch) -> Result<Vec<Option<Vec<
         (runtime::CLOCK, clock as *const () as usize),
         (runtime::ATOMIC, atomic as *const () as usize),
         (runtime::CHECK, check as *const () as usize),
+        (
+            runtime::BARRIER_REDUCE,
+            barrier_reduce as *const () as usize,
+        ),
     ] {
         if let Some(function) = translated.module.get_function(name) {
             engine.add_global_mapping(&function, address);
