@@ -1011,7 +1011,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     ) -> Result<BasicValueEnum<'ctx>> {
         let resized = self.semantics().resize(raw, ty.bits(), signed_extend)?;
         Ok(match ty {
-            ScalarType::F32 | ScalarType::F64 => self
+            ScalarType::F16 | ScalarType::Bf16 | ScalarType::F32 | ScalarType::F64 => self
                 .builder
                 .build_bit_cast(resized, self.semantics().value_type(ty), "")
                 .map_err(llvm)?,
@@ -1099,6 +1099,20 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                     Immediate::Uint(v) => v as f64,
                 };
                 self.context.f64_type().const_float(v).into()
+            }
+            // Half-precision constants are written as their bits.
+            ScalarType::F16 | ScalarType::Bf16 => {
+                let bits = value.bits() as u16;
+                let exact = if ty == ScalarType::Bf16 {
+                    f64::from(f32::from_bits(u32::from(bits) << 16))
+                } else {
+                    half_value(bits)
+                };
+                self.semantics()
+                    .value_type(ty)
+                    .into_float_type()
+                    .const_float(exact)
+                    .into()
             }
             other => crate::int_type(self.context, other.bits())
                 .const_int(value.bits(), false)
@@ -2516,6 +2530,19 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 dest => this.write(instruction, dest, ty, lane, value.into()),
             }
         })
+    }
+}
+
+/// The value of IEEE half-precision bits (every half is exact in f64).
+fn half_value(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let fraction = f64::from(bits & 0x3ff);
+    sign * match exponent {
+        0 => fraction * 2f64.powi(-24),
+        31 if fraction == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1.0 + fraction / 1024.0) * 2f64.powi(exponent - 15),
     }
 }
 

@@ -169,9 +169,12 @@ fn llvm(error: inkwell::builder::BuilderError) -> TranslateError {
 
 impl<'ctx> Semantics<'_, 'ctx> {
     /// The LLVM type a PTX type's values have in computations: integers
-    /// of its width (i1 for predicates), `float`, `double`.
+    /// of its width (i1 for predicates), `half`, `bfloat`, `float`,
+    /// `double` (the packed `.f16x2`/`.bf16x2` are not translated).
     pub fn value_type(&self, ty: ScalarType) -> BasicTypeEnum<'ctx> {
         match ty {
+            ScalarType::F16 => self.context.f16_type().into(),
+            ScalarType::Bf16 => self.context.bf16_type().into(),
             ScalarType::F32 => self.context.f32_type().into(),
             ScalarType::F64 => self.context.f64_type().into(),
             other => crate::int_type(self.context, other.bits()).into(),
@@ -277,7 +280,7 @@ impl<'ctx> Semantics<'_, 'ctx> {
             .ty()
             .ok_or_else(|| unsupported(instruction, "without a type"))?;
         let class = ty.class();
-        if class == TypeClass::Float && !matches!(ty, ScalarType::F32 | ScalarType::F64) {
+        if matches!(ty, ScalarType::F16x2 | ScalarType::Bf16x2) {
             return Err(unsupported(instruction, &format!("on `.{ty}`")));
         }
         let ftz = instruction.has(Flag::Ftz);
