@@ -1072,9 +1072,12 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 self.typed(value, ty, false)
             }
             Operand::Immediate(value) => Ok(self.immediate(*value, ty)),
-            Operand::Not(inner) => {
+            Operand::Not(inner) if ty == ScalarType::Pred => {
                 let value = self.read(instruction, inner, ty, lane)?.into_int_value();
                 Ok(self.builder.build_not(value, "").map_err(llvm)?.into())
+            }
+            Operand::Not(_) => {
+                Err(self.unsupported_operand(instruction, "`!` on a value that is not a predicate"))
             }
             _ => Err(self.unsupported_operand(instruction, "this operand")),
         }
@@ -1637,7 +1640,13 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     fn cvta(&mut self, instruction: &Instruction, lane: IntValue<'ctx>) -> Result<()> {
         let ty = instruction
             .ty()
-            .ok_or_else(|| unsupported(instruction, "without a type"))?;
+            .filter(|ty| {
+                matches!(
+                    ty.class(),
+                    TypeClass::Unsigned | TypeClass::Bits | TypeClass::Signed
+                )
+            })
+            .ok_or_else(|| unsupported(instruction, "without an integer type"))?;
         let value = self
             .read(instruction, &instruction.operands[1], ty, lane)?
             .into_int_value();

@@ -592,7 +592,10 @@ impl<'ctx> Semantics<'_, 'ctx> {
             }
             Setp | Set => return self.compare(instruction, signature, s),
             Cvt => self.convert(instruction, signature, s[0])?,
-            Testp => self.test_class(instruction, self.float(s[0]))?,
+            Testp => match s[0] {
+                BasicValueEnum::FloatValue(value) => self.test_class(instruction, value)?,
+                _ => return Err(unsupported(instruction, "on an integer type")),
+            },
             Addc | Subc => return Err(unsupported(instruction, "(carry chains)")),
             _ => return Err(unsupported(instruction, "here")),
         };
