@@ -11,7 +11,7 @@
 use crate::cpu::{AtomicKind, AtomicOp, field, runtime};
 use crate::flat::{Body, Terminator, slot_of};
 use crate::layout::{Layout, Window};
-use crate::semantics::{Semantics, signature, unsupported};
+use crate::semantics::{Semantics, call_intrinsic, signature, unsupported, value_type};
 use crate::warp::WarpModel;
 use crate::{TranslateError, llvm};
 use inkwell::AddressSpace;
@@ -45,30 +45,6 @@ fn call_void_intrinsic<'ctx>(
         .ok_or_else(|| TranslateError::Llvm(format!("cannot declare {name}")))?;
     builder.build_call(function, &[], "").map_err(llvm)?;
     Ok(())
-}
-
-/// Calls an LLVM intrinsic (overloaded on `types`).
-pub(crate) fn call_intrinsic<'ctx>(
-    context: &'ctx Context,
-    module: &Module<'ctx>,
-    builder: &Builder<'ctx>,
-    name: &str,
-    types: &[BasicTypeEnum<'ctx>],
-    args: &[BasicValueEnum<'ctx>],
-) -> Result<BasicValueEnum<'ctx>> {
-    let _ = context;
-    let intrinsic = inkwell::intrinsics::Intrinsic::find(name)
-        .ok_or_else(|| TranslateError::Llvm(format!("no intrinsic {name}")))?;
-    let function = intrinsic
-        .get_declaration(module, types)
-        .ok_or_else(|| TranslateError::Llvm(format!("cannot declare {name}")))?;
-    let args: Vec<_> = args.iter().map(|a| (*a).into()).collect();
-    builder
-        .build_call(function, &args, "")
-        .map_err(llvm)?
-        .try_as_basic_value()
-        .basic()
-        .ok_or_else(|| TranslateError::Llvm(format!("{name} returns nothing")))
 }
 
 const STACK_DEPTH: u64 = 64;
@@ -210,15 +186,7 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                         param.span,
                     )));
                 }
-                params.push(
-                    Semantics {
-                        context,
-                        module,
-                        builder: &context.create_builder(),
-                    }
-                    .value_type(param.ty.scalar)
-                    .into(),
-                );
+                params.push(value_type(context, param.ty.scalar).into());
             }
             context.void_type().fn_type(&params, false)
         } else {
@@ -348,7 +316,6 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 };
                 let minus_one = i32t.const_all_ones();
                 let low = call_intrinsic(
-                    context,
                     module,
                     &builder,
                     "llvm.amdgcn.mbcnt.lo",
@@ -357,7 +324,6 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 )?;
                 let lane = if lanes == 64 {
                     call_intrinsic(
-                        context,
                         module,
                         &builder,
                         "llvm.amdgcn.mbcnt.hi",
@@ -935,7 +901,6 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 "llvm.amdgcn.ballot.i32"
             };
             let bits = call_intrinsic(
-                self.context,
                 self.module,
                 &self.builder,
                 name,
@@ -1107,9 +1072,9 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             ScalarType::F16 | ScalarType::Bf16 => {
                 let bits = value.bits() as u16;
                 let exact = if ty == ScalarType::Bf16 {
-                    f64::from(f32::from_bits(u32::from(bits) << 16))
+                    crate::half::bfloat_to_f64(bits)
                 } else {
-                    half_value(bits)
+                    crate::half::half_to_f64(bits)
                 };
                 self.semantics()
                     .value_type(ty)
@@ -1299,14 +1264,10 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
     fn amdgpu_special(&mut self, name: &str, index: u32) -> Result<Option<IntValue<'ctx>>> {
         let axis = ["x", "y", "z"][index.min(2) as usize];
         let intrinsic = |this: &Self, name: &str| -> Result<IntValue<'ctx>> {
-            Ok(
-                call_intrinsic(this.context, this.module, &this.builder, name, &[], &[])?
-                    .into_int_value(),
-            )
+            Ok(call_intrinsic(this.module, &this.builder, name, &[], &[])?.into_int_value())
         };
         let packet = |this: &Self, offset: u64, bits: u32| -> Result<IntValue<'ctx>> {
             let base = call_intrinsic(
-                this.context,
                 this.module,
                 &this.builder,
                 "llvm.amdgcn.dispatch.ptr",
@@ -1327,18 +1288,6 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             this.semantics().resize(value, 32, false)
         };
         let block_size = |this: &Self, axis: u32| packet(this, 4 + 2 * u64::from(axis), 16);
-        let linear = |this: &Self| -> Result<IntValue<'ctx>> {
-            let b = &this.builder;
-            let x = intrinsic(this, "llvm.amdgcn.workitem.id.x")?;
-            let y = intrinsic(this, "llvm.amdgcn.workitem.id.y")?;
-            let z = intrinsic(this, "llvm.amdgcn.workitem.id.z")?;
-            let (nx, ny) = (block_size(this, 0)?, block_size(this, 1)?);
-            let zy = b
-                .build_int_add(b.build_int_mul(z, ny, "").map_err(llvm)?, y, "")
-                .map_err(llvm)?;
-            b.build_int_add(b.build_int_mul(zy, nx, "").map_err(llvm)?, x, "")
-                .map_err(llvm)
-        };
         let value = match name {
             "%tid" => intrinsic(self, &format!("llvm.amdgcn.workitem.id.{axis}"))?,
             "%ctaid" => intrinsic(self, &format!("llvm.amdgcn.workgroup.id.{axis}"))?,
@@ -1350,10 +1299,12 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                     .build_int_unsigned_div(threads, size, "")
                     .map_err(llvm)?
             }
-            "%warpid" => self
-                .builder
-                .build_right_shift(linear(self)?, self.c32(5), false, "")
-                .map_err(llvm)?,
+            "%warpid" => {
+                let linear = self.amdgpu_linear_thread()?;
+                self.builder
+                    .build_right_shift(linear, self.c32(5), false, "")
+                    .map_err(llvm)?
+            }
             "%nwarpid" => {
                 let b = &self.builder;
                 let xy = b
@@ -2195,7 +2146,6 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
         let b = &self.builder;
         let value = match op {
             crate::run::reduction::POPC => call_intrinsic(
-                self.context,
                 self.module,
                 b,
                 "llvm.ctpop",
@@ -2415,7 +2365,6 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                     .build_left_shift(source, self.c32(2), "")
                     .map_err(llvm)?;
                 let result = call_intrinsic(
-                    self.context,
                     self.module,
                     &self.builder,
                     "llvm.amdgcn.ds.bpermute",
@@ -2539,19 +2488,6 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
                 dest => this.write(instruction, dest, ty, lane, value.into()),
             }
         })
-    }
-}
-
-/// The value of IEEE half-precision bits (every half is exact in f64).
-fn half_value(bits: u16) -> f64 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((bits >> 10) & 0x1f);
-    let fraction = f64::from(bits & 0x3ff);
-    sign * match exponent {
-        0 => fraction * 2f64.powi(-24),
-        31 if fraction == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => (1.0 + fraction / 1024.0) * 2f64.powi(exponent - 15),
     }
 }
 

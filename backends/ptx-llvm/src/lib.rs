@@ -8,11 +8,13 @@
 //! * [`warp`]: how 32-lane PTX warps map onto 32- or 64-lane waves.
 //! * [`flat`] and [`layout`]: a kernel's blocks, reconvergence points and
 //!   memory.
+//! * [`half`]: half-precision and bfloat16 bits and rounding.
 
 pub mod amdgpu;
 pub mod codegen;
 pub mod cpu;
 pub mod flat;
+pub mod half;
 pub mod layout;
 pub mod run;
 pub mod semantics;

@@ -153,6 +153,39 @@ pub fn signature(instruction: &Instruction) -> Result<Option<Signature>> {
     Ok(Some(signature))
 }
 
+/// The LLVM type of PTX type `ty`'s values ([`Semantics::value_type`]).
+pub fn value_type(context: &Context, ty: ScalarType) -> BasicTypeEnum<'_> {
+    match ty {
+        ScalarType::F16 => context.f16_type().into(),
+        ScalarType::Bf16 => context.bf16_type().into(),
+        ScalarType::F32 => context.f32_type().into(),
+        ScalarType::F64 => context.f64_type().into(),
+        other => crate::int_type(context, other.bits()).into(),
+    }
+}
+
+/// Calls an LLVM intrinsic (overloaded on `types`).
+pub(crate) fn call_intrinsic<'ctx>(
+    module: &Module<'ctx>,
+    builder: &Builder<'ctx>,
+    name: &str,
+    types: &[BasicTypeEnum<'ctx>],
+    args: &[BasicValueEnum<'ctx>],
+) -> Result<BasicValueEnum<'ctx>> {
+    let intrinsic = Intrinsic::find(name)
+        .ok_or_else(|| TranslateError::Llvm(format!("no intrinsic {name}")))?;
+    let function = intrinsic
+        .get_declaration(module, types)
+        .ok_or_else(|| TranslateError::Llvm(format!("cannot declare {name}")))?;
+    let args: Vec<_> = args.iter().map(|a| (*a).into()).collect();
+    builder
+        .build_call(function, &args, name)
+        .map_err(llvm)?
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| TranslateError::Llvm(format!("{name} returns nothing")))
+}
+
 /// Builds one lane's computations.
 pub struct Semantics<'a, 'ctx> {
     /// The LLVM context.
@@ -172,13 +205,7 @@ impl<'ctx> Semantics<'_, 'ctx> {
     /// of its width (i1 for predicates), `half`, `bfloat`, `float`,
     /// `double` (the packed `.f16x2`/`.bf16x2` are not translated).
     pub fn value_type(&self, ty: ScalarType) -> BasicTypeEnum<'ctx> {
-        match ty {
-            ScalarType::F16 => self.context.f16_type().into(),
-            ScalarType::Bf16 => self.context.bf16_type().into(),
-            ScalarType::F32 => self.context.f32_type().into(),
-            ScalarType::F64 => self.context.f64_type().into(),
-            other => crate::int_type(self.context, other.bits()).into(),
-        }
+        value_type(self.context, ty)
     }
 
     fn int_type(&self, bits: u32) -> IntType<'ctx> {
@@ -191,19 +218,7 @@ impl<'ctx> Semantics<'_, 'ctx> {
         types: &[BasicTypeEnum<'ctx>],
         args: &[BasicValueEnum<'ctx>],
     ) -> Result<BasicValueEnum<'ctx>> {
-        let intrinsic = Intrinsic::find(name)
-            .ok_or_else(|| TranslateError::Llvm(format!("no intrinsic {name}")))?;
-        let function = intrinsic
-            .get_declaration(self.module, types)
-            .ok_or_else(|| TranslateError::Llvm(format!("cannot declare {name}")))?;
-        let args: Vec<_> = args.iter().map(|a| (*a).into()).collect();
-        let call = self
-            .builder
-            .build_call(function, &args, name)
-            .map_err(llvm)?;
-        call.try_as_basic_value()
-            .basic()
-            .ok_or_else(|| TranslateError::Llvm(format!("{name} returns nothing")))
+        call_intrinsic(self.module, self.builder, name, types, args)
     }
 
     fn int(&self, value: BasicValueEnum<'ctx>) -> IntValue<'ctx> {
@@ -706,8 +721,8 @@ impl<'ctx> Semantics<'_, 'ctx> {
             (false, false) => b.build_int_unsigned_rem(x, safe, ""),
         }
         .map_err(llvm)?;
-        // x / 1 and x % 1 already give MIN and 0 for MIN / -1 ... but with
-        // divisor 1 MIN / 1 = MIN (the wrapped result) and MIN % 1 = 0.
+        // With the divisor replaced by 1, MIN / -1 gives MIN (the wrapped
+        // quotient) and MIN % -1 gives 0, as PTX defines them.
         let on_zero: BasicValueEnum = if quotient {
             ty.const_all_ones().into()
         } else {
