@@ -447,3 +447,39 @@ pub fn case_ptx_path(
         directory.join("nvcc").join(file)
     }
 }
+
+/// A launch from command-line flags: the kernel, the grid and block as
+/// `X[,Y[,Z]]`, the dynamic shared bytes and the arguments.
+pub fn flag_launch(
+    kernel: &str,
+    grid: &str,
+    block: &str,
+    shared: u64,
+    arguments: &[String],
+) -> Result<Launch, LaunchError> {
+    let launch = Launch {
+        kernel: kernel.to_string(),
+        grid: parse_dims(grid)?,
+        block: parse_dims(block)?,
+        shared,
+        arguments: arguments
+            .iter()
+            .map(|a| Argument::parse(a))
+            .collect::<Result<_, _>>()?,
+    };
+    check_references(&launch.arguments)?;
+    Ok(launch)
+}
+
+/// The launch named `case` in the cases file `cases`, with its PTX file
+/// ([`case_ptx_path`]).
+pub fn case_file_launch(
+    cases: &std::path::Path,
+    case: &str,
+    variant: Option<&str>,
+) -> Result<(std::path::PathBuf, Launch), LaunchError> {
+    let text = std::fs::read_to_string(cases)
+        .map_err(|e| LaunchError(format!("cannot read {}: {e}", cases.display())))?;
+    let (stem, launch) = case_launch(&text, case, &cases.display().to_string())?;
+    Ok((case_ptx_path(cases, &stem, variant), launch))
+}

@@ -12,9 +12,7 @@
 
 use clap::Parser;
 use pgpu_ptx::ir::FunctionKind;
-use pgpu_ptx::launch::{
-    Argument, Launch, case_launch, case_ptx_path, check_references, format_buffers, parse_dims,
-};
+use pgpu_ptx::launch::{Argument, Launch, case_file_launch, flag_launch, format_buffers};
 use pgpu_runtime::cuda::driver::{CUdeviceptr, CUfunction, CUmodule, Driver, LIBRARY};
 use std::ffi::{CString, c_void};
 use std::path::Path;
@@ -86,10 +84,9 @@ impl Gpu {
 fn run(options: &Options) -> Result<(), String> {
     let (path, launch, case) = match (&options.cases, &options.case) {
         (Some(cases), Some(case)) => {
-            let text =
-                std::fs::read_to_string(cases).map_err(|e| format!("cannot read {cases}: {e}"))?;
-            let (stem, launch) = case_launch(&text, case, cases).map_err(|e| e.0)?;
-            let path = case_ptx_path(Path::new(cases), &stem, options.variant.as_deref());
+            let (path, launch) =
+                case_file_launch(Path::new(cases), case, options.variant.as_deref())
+                    .map_err(|e| e.0)?;
             (path.to_string_lossy().into_owned(), launch, case.clone())
         }
         _ => {
@@ -101,18 +98,14 @@ fn run(options: &Options) -> Result<(), String> {
                 .kernel
                 .clone()
                 .ok_or("give the kernel to launch with --kernel")?;
-            let launch = Launch {
-                kernel: kernel.clone(),
-                grid: parse_dims(&options.grid).map_err(|e| e.0)?,
-                block: parse_dims(&options.block).map_err(|e| e.0)?,
-                shared: options.shared,
-                arguments: options
-                    .args
-                    .iter()
-                    .map(|a| Argument::parse(a).map_err(|e| e.0))
-                    .collect::<Result<_, _>>()?,
-            };
-            check_references(&launch.arguments).map_err(|e| e.0)?;
+            let launch = flag_launch(
+                &kernel,
+                &options.grid,
+                &options.block,
+                options.shared,
+                &options.args,
+            )
+            .map_err(|e| e.0)?;
             (file, launch, kernel)
         }
     };

@@ -7,7 +7,7 @@
 
 use miette::{NamedSource, Report};
 use pgpu_pass_infra::tool::{read_input, write_output};
-use pgpu_ptx_llvm::run::{Argument, Launch, format_buffers, parse_dims};
+use pgpu_ptx_llvm::run::format_buffers;
 use std::path::Path;
 
 /// The flags of `pgpu run-ptx`.
@@ -90,15 +90,6 @@ fn run_on_cuda(options: &RunPtxOptions) -> Result<(), ()> {
     }
 }
 
-/// The launch named `case` in the cases file `cases`, with its PTX file
-/// (`nvcc/STEM[.VARIANT].ptx` beside the cases file).
-fn case_launch(cases: &str, case: &str, variant: Option<&str>) -> Result<(String, Launch), String> {
-    let text = std::fs::read_to_string(cases).map_err(|e| format!("cannot read {cases}: {e}"))?;
-    let (stem, launch) = pgpu_ptx::launch::case_launch(&text, case, cases).map_err(|e| e.0)?;
-    let path = pgpu_ptx::launch::case_ptx_path(Path::new(cases), &stem, variant);
-    Ok((path.to_string_lossy().into_owned(), launch))
-}
-
 /// Runs the command; diagnostics go to stderr.
 pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
     let _ = miette::set_hook(Box::new(|_| {
@@ -118,8 +109,10 @@ pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
         return Err(());
     }
     let (path, launch, case) = if let (Some(cases), Some(case)) = (&options.cases, &options.case) {
-        let (path, launch) = case_launch(cases, case, options.variant.as_deref()).map_err(fail)?;
-        (path, launch, case.clone())
+        let (path, launch) =
+            pgpu_ptx::launch::case_file_launch(Path::new(cases), case, options.variant.as_deref())
+                .map_err(|e| fail(e.0))?;
+        (path.to_string_lossy().into_owned(), launch, case.clone())
     } else {
         let Some(file) = options.file.clone() else {
             fail("give a PTX file (or --cases FILE --case NAME)".into());
@@ -129,19 +122,14 @@ pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
             fail("give the kernel to launch with --kernel".into());
             return Err(());
         };
-        let launch = Launch {
-            kernel: kernel.clone(),
-            grid: parse_dims(&options.grid).map_err(|e| fail(e.to_string()))?,
-            block: parse_dims(&options.block).map_err(|e| fail(e.to_string()))?,
-            shared: options.shared,
-            arguments: options
-                .args
-                .iter()
-                .map(|a| Argument::parse(a))
-                .collect::<Result<_, _>>()
-                .map_err(|e| fail(e.to_string()))?,
-        };
-        pgpu_ptx::launch::check_references(&launch.arguments).map_err(|e| fail(e.0))?;
+        let launch = pgpu_ptx::launch::flag_launch(
+            &kernel,
+            &options.grid,
+            &options.block,
+            options.shared,
+            &options.args,
+        )
+        .map_err(|e| fail(e.0))?;
         (file, launch, kernel)
     };
     let (name, text) = read_input(&path).map_err(|e| eprintln!("{:?}", Report::new(e)))?;
