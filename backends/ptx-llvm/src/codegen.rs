@@ -1974,11 +1974,13 @@ impl<'a, 'ctx> Codegen<'a, 'ctx> {
             return Ok(done);
         }
         let current = match self.amdgpu {
-            // The lanes running: the hardware's exec mask.
-            Some(_) => {
+            // The lanes running: the hardware's exec mask, which only the
+            // warp-wide instructions read (loop masks are the hardware's).
+            Some(_) if matches!(instruction.opcode, Opcode::Activemask | Opcode::Vote) => {
                 let all = self.context.bool_type().const_all_ones();
                 self.ballot(self.c64(0), |_, _| Ok(all))?
             }
+            Some(_) => self.c64(0),
             None => self.load_int(self.i64(), self.current)?,
         };
         match instruction.opcode {
