@@ -68,22 +68,44 @@ pub fn cuda_pipeline(
     block_size: u32,
     wait_grid_dependencies: bool,
 ) -> String {
-    let checks = if checked {
-        format!("{RUN_TIME_CHECKS},")
-    } else {
-        String::new()
-    };
     // Programmatic dependent launch (sm_90+): see pgpu-wait-grid-dependencies.
     let wait = if wait_grid_dependencies {
         "pgpu-wait-grid-dependencies,"
     } else {
         ""
     };
+    gpu_pipeline(
+        checked,
+        block_size,
+        "pgpu-reconverge-warps,",
+        &format!(
+            "nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
+pgpu-relax-atomics,pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}"
+        ),
+    )
+}
+
+/// The pipeline from the kernel stage to `gpu.binary` ops holding AMDGCN
+/// assembly (`pgpu emit --stage amdgcn`): [`cuda_pipeline`]'s steps with
+/// `device_lowering` (the AMDGPU backend's, `pgpu_backend_amdgpu::device_lowering`)
+/// in place of the NVVM ones. Nothing runs it: there is no AMD runtime.
+pub fn amdgpu_pipeline(checked: bool, block_size: u32, device_lowering: &str) -> String {
+    gpu_pipeline(checked, block_size, "", &format!("{device_lowering},"))
+}
+
+/// The steps the GPU pipelines share, with a target's steps on the
+/// outlined kernels before (`structured`, ending in a comma) and after
+/// (`device`, likewise) the lowering of `scf` to `cf`.
+fn gpu_pipeline(checked: bool, block_size: u32, structured: &str, device: &str) -> String {
+    let checks = if checked {
+        format!("{RUN_TIME_CHECKS},")
+    } else {
+        String::new()
+    };
     format!(
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
-pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,pgpu-reconverge-warps,convert-scf-to-cf,arith-expand,\
-expand-strided-metadata,nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
-pgpu-relax-atomics,pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}\
+pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,{structured}convert-scf-to-cf,arith-expand,\
+expand-strided-metadata,{device}\
 convert-arith-to-llvm,finalize-memref-to-llvm{{use-generic-functions=true}},convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"

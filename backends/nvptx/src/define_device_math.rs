@@ -49,6 +49,13 @@
 //! ordinary IR that the CPU runs: the accuracy test translates what this
 //! pass inserts to LLVM IR and runs it with MLIR's execution engine.
 //!
+//! With `library=ocml` the pass serves the AMDGPU pipeline instead:
+//! `convert-gpu-to-rocdl` calls AMD's OCML (`@__ocml_<name>_f64`,
+//! `@__ocml_<name>_f32`) where `convert-gpu-to-nvvm` calls libdevice, and
+//! links it from a ROCm installation that Debian's LLVM does not have; the
+//! same definitions replace those declarations (`_f64` is our `<name>`,
+//! `_f32` our `<name>f`).
+//!
 //! A libdevice function that the library lacks (`__nv_tanh`, `__nv_erf`,
 //! ...) is an error at the op that called it, instead of a module that
 //! does not load. Modules without `__nv_*` declarations are left alone;
@@ -63,17 +70,75 @@ use melior::ir::{
     Location, Module, OperationRef,
     operation::{OperationLike, WalkOrder, WalkResult},
 };
-use pgpu_pass_infra::{Pass, PassFailure, emit_error};
+use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions, emit_error};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-/// The pass; it has no options.
+/// The pass; `library` is the vendor library whose declarations it
+/// defines.
 #[derive(Debug, Default)]
-pub struct DefineDeviceMath;
+pub struct DefineDeviceMath {
+    library: VendorLibrary,
+}
+
+/// The vendor math library that a GPU dialect conversion calls.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum VendorLibrary {
+    /// NVIDIA's libdevice (`convert-gpu-to-nvvm`): `__nv_exp`, `__nv_expf`.
+    #[default]
+    Libdevice,
+    /// AMD's OCML (`convert-gpu-to-rocdl`): `__ocml_exp_f64`, `__ocml_exp_f32`.
+    Ocml,
+}
+
+impl VendorLibrary {
+    /// The name of our definition for the vendor function `name`, if it
+    /// is one of this library's.
+    fn ours(self, name: &str) -> Option<String> {
+        match self {
+            VendorLibrary::Libdevice => name
+                .strip_prefix(LIBDEVICE_PREFIX)
+                .map(|rest| format!("{PREFIX}{rest}")),
+            VendorLibrary::Ocml => {
+                let rest = name.strip_prefix(OCML_PREFIX)?;
+                if let Some(base) = rest.strip_suffix("_f64") {
+                    Some(format!("{PREFIX}{base}"))
+                } else {
+                    rest.strip_suffix("_f32")
+                        .map(|base| format!("{PREFIX}{base}f"))
+                }
+            }
+        }
+    }
+
+    /// The prefix of the library's functions.
+    fn prefix(self) -> &'static str {
+        match self {
+            VendorLibrary::Libdevice => LIBDEVICE_PREFIX,
+            VendorLibrary::Ocml => OCML_PREFIX,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            VendorLibrary::Libdevice => {
+                "(libdevice) has no definition in pgpu's device math library; the cuda target \
+                 does not link libdevice"
+            }
+            VendorLibrary::Ocml => {
+                "(OCML) has no definition in pgpu's device math library; the amdgpu target \
+                 does not link ROCm's device libraries"
+            }
+        }
+    }
+}
 
 /// The prefix of libdevice's functions.
 pub const LIBDEVICE_PREFIX: &str = "__nv_";
+
+/// The prefix of OCML's functions.
+pub const OCML_PREFIX: &str = "__ocml_";
 
 /// The prefix of our definitions: `__nv_<name>` becomes `<PREFIX><name>`.
 pub const PREFIX: &str = "__pgpu_math_";
@@ -163,7 +228,25 @@ impl Pass for DefineDeviceMath {
     const SUMMARY: &'static str = "Define the libdevice functions (@__nv_*) that \
          convert-gpu-to-nvvm declares in every gpu.module with pgpu's own (LLVM intrinsics for \
          the exact operations, an f64 library for exp, log, pow, sin, cos and fmod), so that no \
-         libdevice is needed";
+         libdevice is needed (library=ocml: the @__ocml_* that convert-gpu-to-rocdl declares)";
+    const OPTIONS: &'static [PassOption] = &[PassOption {
+        name: "library",
+        description: "the vendor library whose declarations are defined: libdevice or ocml",
+        default: "libdevice",
+    }];
+
+    fn from_options(options: &PassOptions) -> Result<Self, String> {
+        let library = match options.string("library")?.trim() {
+            "libdevice" | "" => VendorLibrary::Libdevice,
+            "ocml" => VendorLibrary::Ocml,
+            other => {
+                return Err(format!(
+                    "option 'library' expects libdevice or ocml, not '{other}'"
+                ));
+            }
+        };
+        Ok(Self { library })
+    }
 
     fn dependent_dialects() -> Vec<DialectHandle> {
         vec![DialectHandle::llvm()]
@@ -171,13 +254,13 @@ impl Pass for DefineDeviceMath {
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
         for module in gpu_modules(operation) {
-            define_in_module(module)?;
+            define_in_module(module, self.library)?;
         }
         Ok(())
     }
 }
 
-fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
+fn define_in_module(module: OperationRef, library: VendorLibrary) -> Result<(), PassFailure> {
     let Some(body) = module_body(module) else {
         return Ok(());
     };
@@ -188,7 +271,7 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
         .filter(|op| {
             is_named(*op, "llvm.func")
                 && is_declaration(*op)
-                && symbol(*op).is_some_and(|name| name.starts_with(LIBDEVICE_PREFIX))
+                && symbol(*op).is_some_and(|name| name.starts_with(library.prefix()))
         })
         .collect();
     let Some(first) = declarations.first().copied() else {
@@ -198,7 +281,7 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     let context_ref = module.context();
     // SAFETY: the context outlives the pass run.
     let context = unsafe { context_ref.to_ref() };
-    let parsed = Module::parse(context, library()).ok_or_else(|| {
+    let parsed = Module::parse(context, self::library()).ok_or_else(|| {
         emit_error(
             location,
             "internal error: the device math library does not parse",
@@ -214,15 +297,14 @@ fn define_in_module(module: OperationRef) -> Result<(), PassFailure> {
     let mut failed = false;
     for declaration in &declarations {
         let name = symbol(*declaration).unwrap_or_default();
-        let ours = format!("{PREFIX}{}", &name[LIBDEVICE_PREFIX.len()..]);
+        let ours = library.ours(&name).unwrap_or_default();
         let at = use_location(module, &name).unwrap_or_else(|| declaration.location());
-        let Some(definition) = functions.get(&ours) else {
+        let Some(definition) = functions.get(&ours).filter(|_| !ours.is_empty()) else {
             emit_error(
                 at,
                 &format!(
-                    "@{name} (libdevice) has no definition in pgpu's device math library; \
-                     the cuda target does not link libdevice, so this operation cannot run on \
-                     the GPU"
+                    "@{name} {}, so this operation cannot run on the GPU",
+                    library.describe()
                 ),
             );
             failed = true;
@@ -327,6 +409,26 @@ fn use_location<'c>(module: OperationRef<'c, '_>, name: &str) -> Option<Location
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vendor_names_map_to_ours() {
+        let ours = |library: VendorLibrary, name: &str| library.ours(name);
+        assert_eq!(
+            ours(VendorLibrary::Libdevice, "__nv_expf").as_deref(),
+            Some("__pgpu_math_expf")
+        );
+        assert_eq!(
+            ours(VendorLibrary::Ocml, "__ocml_exp_f32").as_deref(),
+            Some("__pgpu_math_expf")
+        );
+        assert_eq!(
+            ours(VendorLibrary::Ocml, "__ocml_fmod_f64").as_deref(),
+            Some("__pgpu_math_fmod")
+        );
+        assert_eq!(ours(VendorLibrary::Ocml, "__ocml_exp_f16"), None);
+        assert_eq!(ours(VendorLibrary::Ocml, "__nv_exp"), None);
+        assert_eq!(ours(VendorLibrary::Libdevice, "__ocml_exp_f64"), None);
+    }
 
     #[test]
     fn every_libdevice_name_has_one_definition() {

@@ -25,7 +25,7 @@ mod define_device_math;
 mod define_grid_barrier;
 mod define_range_barrier;
 mod link_collectives;
-mod nvvm_modules;
+pub mod nvvm_modules;
 mod reconverge_warps;
 mod relax_atomics;
 mod wait_grid_dependencies;

@@ -16,7 +16,7 @@ use melior::ir::{
 use pgpu_pass_infra::{PassFailure, emit_error};
 
 /// Every `gpu.module` under `operation` (not nested in one another).
-pub(crate) fn gpu_modules<'c, 'a>(operation: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+pub fn gpu_modules<'c, 'a>(operation: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     let mut modules = Vec::new();
     operation.walk(WalkOrder::PreOrder, |op| {
         if op.name().as_string_ref().as_str() == Ok("gpu.module") {
@@ -35,13 +35,13 @@ pub(crate) fn gpu_modules<'c, 'a>(operation: OperationRef<'c, 'a>) -> Vec<Operat
 
 /// Whether `op` is an NVVM kernel (`llvm.func` marked `gpu.kernel` or
 /// `nvvm.kernel`).
-pub(crate) fn is_kernel(op: OperationRef) -> bool {
+pub fn is_kernel(op: OperationRef) -> bool {
     op.name().as_string_ref().as_str() == Ok("llvm.func")
         && (op.has_attribute("gpu.kernel") || op.has_attribute("nvvm.kernel"))
 }
 
 /// The attribute `text` in `context`, or an error at `location`.
-pub(crate) fn parse_attribute<'c>(
+pub fn parse_attribute<'c>(
     context: &'c Context,
     location: Location<'c>,
     text: &str,
@@ -52,7 +52,7 @@ pub(crate) fn parse_attribute<'c>(
 
 /// `llvm.mlir.global external constant @<name>(1 : i32)` in global memory:
 /// a marker that the runtime finds in the loaded module.
-pub(crate) fn marker_global<'c>(
+pub fn marker_global<'c>(
     context: &'c Context,
     name: &str,
     location: Location<'c>,
@@ -79,7 +79,7 @@ pub(crate) fn marker_global<'c>(
 }
 
 /// The body of `module` (a `builtin.module` or `gpu.module`), if it has one.
-pub(crate) fn module_body<'c, 'a>(module: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
+pub fn module_body<'c, 'a>(module: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
     module
         .region(0)
         .ok()
@@ -88,7 +88,7 @@ pub(crate) fn module_body<'c, 'a>(module: OperationRef<'c, 'a>) -> Option<BlockR
 
 /// The ops of `block`, in order: the passes look them up before they
 /// change the block.
-pub(crate) fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+pub fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
     let mut ops = Vec::new();
     let mut op = block.first_operation();
     while let Some(current) = op {
@@ -99,24 +99,24 @@ pub(crate) fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<OperationRef<'c,
 }
 
 /// Whether `op` is the global `@<name>` (a marker of [`marker_global`]).
-pub(crate) fn is_global_named(op: OperationRef, name: &str) -> bool {
+pub fn is_global_named(op: OperationRef, name: &str) -> bool {
     is_named(op, "llvm.mlir.global") && symbol(op).as_deref() == Some(name)
 }
 
 /// Whether `op` is named `name`.
-pub(crate) fn is_named(op: OperationRef, name: &str) -> bool {
+pub fn is_named(op: OperationRef, name: &str) -> bool {
     op.name().as_string_ref().as_str() == Ok(name)
 }
 
 /// The `sym_name` of `op`, if any.
-pub(crate) fn symbol(op: OperationRef) -> Option<String> {
+pub fn symbol(op: OperationRef) -> Option<String> {
     op.attribute("sym_name")
         .ok()
         .map(|name| name.to_string().trim_matches('"').to_string())
 }
 
 /// Whether the function `function` has no body.
-pub(crate) fn is_declaration(function: OperationRef) -> bool {
+pub fn is_declaration(function: OperationRef) -> bool {
     function
         .region(0)
         .ok()
@@ -127,7 +127,7 @@ pub(crate) fn is_declaration(function: OperationRef) -> bool {
 /// Whether `function` is the C-interface wrapper `convert-gpu-to-nvvm`
 /// makes of a declaration (it asks for one for every function of a
 /// `gpu.module`): `llvm.call @<c_interface>(its arguments)` and a return.
-pub(crate) fn is_c_interface_wrapper(function: OperationRef, c_interface: &str) -> bool {
+pub fn is_c_interface_wrapper(function: OperationRef, c_interface: &str) -> bool {
     let Some(entry) = function
         .region(0)
         .ok()
@@ -157,7 +157,7 @@ pub(crate) fn is_c_interface_wrapper(function: OperationRef, c_interface: &str) 
 }
 
 /// Erases `op`, which nothing refers to any more.
-pub(crate) fn erase(op: OperationRef) {
+pub fn erase(op: OperationRef) {
     let raw = op.to_raw();
     // SAFETY: `op` is live and in a block; once removed it is owned here and
     // destroyed when dropped.
@@ -169,7 +169,7 @@ pub(crate) fn erase(op: OperationRef) {
 
 /// Parses `text` (a module body of ours, `what` in errors) and moves the
 /// ops whose symbol `keep` accepts before `anchor`, with `location`.
-pub(crate) fn insert_definition<'c>(
+pub fn insert_definition<'c>(
     context: &'c Context,
     text: &str,
     what: &str,
@@ -201,7 +201,7 @@ pub(crate) fn insert_definition<'c>(
 
 /// Moves `op` (a top-level op of a parsed module of ours) before `anchor`,
 /// giving it and every op nested in it `location`.
-pub(crate) fn move_with_location<'c>(
+pub fn move_with_location<'c>(
     op: OperationRef<'c, '_>,
     anchor: OperationRef<'c, '_>,
     location: Location<'c>,
@@ -219,7 +219,7 @@ pub(crate) fn move_with_location<'c>(
 }
 
 /// The number of an NVIDIA chip name (`sm_90a` -> 90).
-pub(crate) fn chip_number(chip: &str) -> Option<u32> {
+pub fn chip_number(chip: &str) -> Option<u32> {
     chip.strip_prefix("sm_")
         .map(|rest| rest.trim_end_matches(['a', 'f']))
         .and_then(|number| number.parse::<u32>().ok())
@@ -227,7 +227,7 @@ pub(crate) fn chip_number(chip: &str) -> Option<u32> {
 
 /// An NVVM target of a `gpu.module` (`#nvvm.target<chip = ..., features
 /// = ...>`).
-pub(crate) struct NvvmTarget {
+pub struct NvvmTarget {
     /// The chip, `sm_50` where the target names none (its default).
     pub chip: String,
     /// The LLVM target features (e.g. `+ptx80`), empty by default.
@@ -252,7 +252,7 @@ impl NvvmTarget {
 }
 
 /// The NVVM targets of `module` (a `gpu.module`).
-pub(crate) fn nvvm_targets(module: OperationRef) -> Vec<NvvmTarget> {
+pub fn nvvm_targets(module: OperationRef) -> Vec<NvvmTarget> {
     let Ok(targets) = module.attribute("targets") else {
         return vec![];
     };

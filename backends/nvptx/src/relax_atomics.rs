@@ -22,17 +22,30 @@
 //! already (the list collectives', whose look-back needs its acquires and
 //! releases) and the barriers' own (defined later) are left alone.
 //! Upstream has no pass that sets atomics' ordering, hence this one.
+//!
+//! The scope is an option (`scope=device`, NVPTX's name for the GPU; the
+//! AMDGPU pipeline passes `scope=agent`, its name for the same scope).
 
 use crate::nvvm_modules::{gpu_modules, parse_attribute};
 use melior::ir::{
     OperationRef,
     operation::{OperationLike, OperationMutLike, OperationRefMut, WalkOrder, WalkResult},
 };
-use pgpu_pass_infra::{Pass, PassFailure};
+use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions};
 
-/// The pass; it has no options.
-#[derive(Debug, Default)]
-pub struct RelaxAtomics;
+/// The pass; `scope` is the LLVM sync scope the atomics get.
+#[derive(Debug)]
+pub struct RelaxAtomics {
+    scope: String,
+}
+
+impl Default for RelaxAtomics {
+    fn default() -> Self {
+        Self {
+            scope: "device".to_string(),
+        }
+    }
+}
 
 /// LLVM's `monotonic` ordering, as the LLVM dialect stores it.
 const MONOTONIC: &str = "2 : i64";
@@ -41,6 +54,21 @@ impl Pass for RelaxAtomics {
     const ARGUMENT: &'static str = "pgpu-relax-atomics";
     const SUMMARY: &'static str = "Make the kernels' unscoped atomics (from memref atomics) \
          relaxed at device scope, as CUDA's atomic functions are";
+    const OPTIONS: &'static [PassOption] = &[PassOption {
+        name: "scope",
+        description: "the LLVM sync scope of the GPU (device on NVPTX, agent on AMDGPU)",
+        default: "device",
+    }];
+
+    fn from_options(options: &PassOptions) -> Result<Self, String> {
+        let scope = options.string("scope")?.trim();
+        if scope.is_empty() || !scope.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(format!("option 'scope' has the invalid value '{scope}'"));
+        }
+        Ok(Self {
+            scope: scope.to_string(),
+        })
+    }
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
         for module in gpu_modules(operation) {
@@ -59,7 +87,7 @@ impl Pass for RelaxAtomics {
             for raw in atomics {
                 // SAFETY: collected from the live module; only attributes
                 // change.
-                relax(unsafe { OperationRefMut::from_raw(raw) })?;
+                relax(unsafe { OperationRefMut::from_raw(raw) }, &self.scope)?;
             }
         }
         Ok(())
@@ -76,8 +104,8 @@ fn already_relaxed(atomic: OperationRef) -> bool {
     })
 }
 
-/// Sets `atomic`'s orderings to monotonic and its scope to the device.
-fn relax(mut atomic: OperationRefMut) -> Result<(), PassFailure> {
+/// Sets `atomic`'s orderings to monotonic and its scope to `scope`.
+fn relax(mut atomic: OperationRefMut, scope: &str) -> Result<(), PassFailure> {
     let location = atomic.location();
     let context_ref = atomic.context();
     // SAFETY: the context outlives the pass run.
@@ -91,6 +119,6 @@ fn relax(mut atomic: OperationRefMut) -> Result<(), PassFailure> {
     for ordering in orderings {
         atomic.set_attribute(ordering, parse(MONOTONIC)?);
     }
-    atomic.set_attribute("syncscope", parse("\"device\"")?);
+    atomic.set_attribute("syncscope", parse(&format!("\"{scope}\""))?);
     Ok(())
 }

@@ -24,6 +24,7 @@ use verify::Expectations;
 const PGPU_PASS_CRATES: &[fn()] = &[
     pgpu_kernel_passes::register_passes,
     pgpu_backend_nvptx::register_passes,
+    pgpu_backend_amdgpu::register_passes,
 ];
 
 #[derive(Parser, Debug)]

@@ -7,7 +7,9 @@
 //!
 //! `--pgpu-to-ptx` runs the NVPTX backend's pipeline on pgpu IR (printable
 //! with `--print-pipeline`, replayable with `pgpu-opt --pass-pipeline=`) and
-//! writes the PTX of the resulting kernels.
+//! writes the PTX of the resulting kernels. `--pgpu-to-amdgcn --chip
+//! gfxNNN` runs the AMDGPU backend's pipeline (upstream's rocdl path) the
+//! same way and writes AMDGCN assembly.
 
 use clap::Parser;
 use melior::pass::PassManager;
@@ -22,6 +24,7 @@ use std::process::ExitCode;
 const PGPU_PASS_CRATES: &[fn()] = &[
     pgpu_kernel_passes::register_passes,
     pgpu_backend_nvptx::register_passes,
+    pgpu_backend_amdgpu::register_passes,
 ];
 
 #[derive(Parser, Debug)]
@@ -46,7 +49,12 @@ struct Options {
     /// Compile pgpu IR to PTX with the NVPTX backend.
     #[arg(long = "pgpu-to-ptx")]
     pgpu_to_ptx: bool,
-    /// NVIDIA chip to generate code for.
+    /// Compile pgpu IR to AMDGCN assembly with the AMDGPU backend
+    /// (upstream's rocdl path; `--chip gfx942`, `--wave`).
+    #[arg(long = "pgpu-to-amdgcn")]
+    pgpu_to_amdgcn: bool,
+    /// The chip to generate code for: NVIDIA's `sm_XX`, or AMD's `gfxNNN`
+    /// with --pgpu-to-amdgcn and --ptx-to-amdgpu.
     #[arg(long, default_value = "sm_90")]
     chip: String,
     /// Threads per block for lowered SPMD regions.
@@ -98,16 +106,21 @@ enum TranslateError {
     #[error(transparent)]
     #[diagnostic(code(pgpu_translate::target))]
     Target(#[from] nvptx::OptionsError),
+    #[error(transparent)]
+    #[diagnostic(code(pgpu_translate::target))]
+    AmdgpuTarget(#[from] pgpu_backend_amdgpu::OptionsError),
     #[error("no translation chosen")]
     #[diagnostic(
         code(pgpu_translate::usage),
-        help("pass --bsgp-to-mlir, --pgpu-to-ptx, --ptx-to-ptx, --ptx-to-cpu or --ptx-to-amdgpu")
+        help(
+            "pass --bsgp-to-mlir, --pgpu-to-ptx, --pgpu-to-amdgcn, --ptx-to-ptx, --ptx-to-cpu or --ptx-to-amdgpu"
+        )
     )]
     NoTranslation,
     #[error("--wave {0}: waves have 32 or 64 lanes")]
     #[diagnostic(code(pgpu_translate::wave))]
     Wave(u32),
-    #[error("--ptx-to-amdgpu needs an AMD chip such as --chip gfx942 (not `{0}`)")]
+    #[error("the AMDGPU translations need an AMD chip such as --chip gfx942 (not `{0}`)")]
     #[diagnostic(code(pgpu_translate::chip))]
     Chip(String),
     #[error("a code object is binary: give -o FILE (or -S for assembly)")]
@@ -119,7 +132,7 @@ enum TranslateError {
         help("this is a bug in the PTX printer or parser")
     )]
     Roundtrip,
-    #[error("the input has no kernels: nothing to translate to PTX")]
+    #[error("the input has no kernels: nothing to translate")]
     #[diagnostic(
         code(pgpu_translate::no_kernels),
         help("PTX comes from pgpu.spawn regions or gpu.launch/gpu.module ops")
@@ -166,6 +179,19 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
     if options.ptx_to_amdgpu {
         return ptx_to_amdgpu(options);
     }
+    if options.pgpu_to_amdgcn {
+        if !options.chip.starts_with("gfx") {
+            return Err(TranslateError::Chip(options.chip.clone()));
+        }
+        let target = pgpu_backend_amdgpu::Options {
+            chip: options.chip.clone(),
+            wave: options.wave,
+            block_size: options.block_size,
+            opt_level: options.opt_level,
+        };
+        target.validate()?;
+        return compile_kernels(options, &pgpu_backend_amdgpu::pipeline(&target));
+    }
     if !options.pgpu_to_ptx {
         return Err(TranslateError::NoTranslation);
     }
@@ -175,7 +201,13 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
         opt_level: options.opt_level,
     };
     target.validate_syntax()?;
-    let pipeline = nvptx::pipeline(&target);
+    compile_kernels(options, &nvptx::pipeline(&target))
+}
+
+/// Runs a backend's `pipeline` on pgpu IR and writes the code of every
+/// `gpu.binary` (PTX or assembly), each after a `// ----- gpu.binary`
+/// line when there are several.
+fn compile_kernels(options: &Options, pipeline: &str) -> Result<bool, TranslateError> {
     if options.print_pipeline {
         write_output(&options.output, &format!("{pipeline}\n"))?;
         return Ok(true);
@@ -189,7 +221,7 @@ fn run(options: &Options) -> Result<bool, TranslateError> {
     };
     let translated = tool::parse_module(&context, &text, &name).and_then(|mut module| {
         let pass_manager = PassManager::new(&context);
-        melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), &pipeline)
+        melior::utility::parse_pass_pipeline(pass_manager.as_operation_pass_manager(), pipeline)
             .ok()?;
         pass_manager.run(&mut module).ok()?;
         Some(nvptx::extract_ptx(&module))

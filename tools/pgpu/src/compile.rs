@@ -33,9 +33,14 @@ pub struct NativeOptions {
     /// The target device of the executable.
     #[arg(long, value_enum, default_value_t = Target::Cpu)]
     pub target: Target,
-    /// The NVIDIA chip of the cuda target (`sm_XX`).
-    #[arg(long, default_value = "sm_90")]
-    pub chip: String,
+    /// The chip: NVIDIA's `sm_XX` for the cuda target (default sm_90), or
+    /// AMD's `gfxNNN` for `emit --stage amdgcn` (default gfx942).
+    #[arg(long)]
+    pub chip: Option<String>,
+    /// Lanes per wave of `emit --stage amdgcn` (32 or 64; default the
+    /// chip's: 64 for gfx9, 32 for gfx10 and later).
+    #[arg(long)]
+    pub wave: Option<u32>,
     /// LLVM optimization level of the generated code (0 to 3).
     #[arg(short = 'O', default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
     pub opt_level: u8,
@@ -72,6 +77,39 @@ impl NativeOptions {
         Ok(())
     }
 
+    /// The NVIDIA chip of the cuda target.
+    pub fn cuda_chip(&self) -> &str {
+        self.chip.as_deref().unwrap_or("sm_90")
+    }
+
+    /// The AMDGPU target of `emit --stage amdgcn`.
+    pub fn amdgpu(&self) -> Result<pgpu_backend_amdgpu::Options, ()> {
+        let options = pgpu_backend_amdgpu::Options {
+            chip: self.chip.clone().unwrap_or_else(|| "gfx942".to_string()),
+            wave: self.wave,
+            opt_level: self.opt_level,
+            ..pgpu_backend_amdgpu::Options::default()
+        };
+        options
+            .validate()
+            .map_err(|error| eprintln!("error: {error}"))?;
+        if self.grid_barriers {
+            eprintln!(
+                "error: --grid-barriers needs --target cuda (AMDGPU code has no grid barriers)"
+            );
+            return Err(());
+        }
+        Ok(options)
+    }
+
+    /// The pipeline from the frontend's IR to the kernel stage of the
+    /// AMDGPU backend: Fork's groups stay on the host path (block kernels'
+    /// range barriers would deadlock a lockstep wave whose lanes wait for
+    /// different ranges), and nothing is grid-fused.
+    pub fn amdgpu_kernel_pipeline(&self) -> String {
+        pgpu_kernel_passes::kernel_pipeline(false, None)
+    }
+
     /// The pipeline from the frontend's IR to the kernel stage.
     pub fn kernel_pipeline(&self) -> String {
         let block_groups =
@@ -94,7 +132,7 @@ impl Native {
     pub fn new(options: &NativeOptions) -> Result<Self, ()> {
         options.validate()?;
         let nvptx = pgpu_backend_nvptx::Options {
-            chip: options.chip.clone(),
+            chip: options.cuda_chip().to_string(),
             opt_level: options.opt_level,
             ..pgpu_backend_nvptx::Options::default()
         };
@@ -120,10 +158,10 @@ impl Native {
     fn cuda_pipeline(&self) -> String {
         pgpu_backend_host::cuda_pipeline(
             !self.options.unchecked,
-            &self.options.chip,
+            self.options.cuda_chip(),
             self.options.opt_level,
             pgpu_backend_nvptx::Options::default().block_size,
-            pgpu_backend_nvptx::waits_for_grid_dependencies(&self.options.chip),
+            pgpu_backend_nvptx::waits_for_grid_dependencies(self.options.cuda_chip()),
         )
     }
 
@@ -156,6 +194,29 @@ impl Native {
         let mut printed = String::new();
         for ptx in pgpu_backend_nvptx::extract_ptx(module) {
             printed.push_str(&format!("// ----- gpu.binary @{}\n{}\n", ptx.name, ptx.ptx));
+        }
+        Ok(printed)
+    }
+
+    /// The AMDGCN assembly of `module`'s kernels (at the AMDGPU kernel
+    /// stage, [`NativeOptions::amdgpu_kernel_pipeline`]).
+    pub fn to_amdgcn(
+        options: &NativeOptions,
+        context: &Context,
+        module: &mut Module,
+        name: &str,
+        text: &str,
+    ) -> Result<String, ()> {
+        let amdgpu = options.amdgpu()?;
+        let pipeline = pgpu_backend_host::amdgpu_pipeline(
+            !options.unchecked,
+            amdgpu.block_size,
+            &pgpu_backend_amdgpu::device_lowering(&amdgpu),
+        );
+        run_pipeline(context, module, &pipeline, name, text)?;
+        let mut printed = String::new();
+        for (binary, assembly) in pgpu_backend_amdgpu::extract_assembly(module) {
+            printed.push_str(&format!("// ----- gpu.binary @{binary}\n{assembly}\n"));
         }
         Ok(printed)
     }

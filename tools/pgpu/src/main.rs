@@ -10,10 +10,11 @@
 //!   with the reference interpreter (`pgpu-interp`) instead, which reports a
 //!   run-time error as `file:line:col: error: ...` with the source line and
 //!   exit status 1.
-//! * `pgpu emit FILE --stage pgpu|supersteps|kernels|llvm|ptx` prints the
-//!   module at that stage: the frontend's output (docs/frontend-ir.md),
-//!   after the pipelines of `pgpu-kernel-passes`, the optimized host LLVM
-//!   IR, or the kernels' PTX (cuda target).
+//! * `pgpu emit FILE --stage pgpu|supersteps|kernels|llvm|ptx|amdgcn`
+//!   prints the module at that stage: the frontend's output
+//!   (docs/frontend-ir.md), after the pipelines of `pgpu-kernel-passes`,
+//!   the optimized host LLVM IR, the kernels' PTX (cuda target), or their
+//!   AMDGCN assembly (AMDGPU backend, `--chip gfxNNN`, `--wave`).
 //!
 //! Source languages are chosen by file extension in [`load_module`], the one
 //! place to extend for new frontends.
@@ -32,6 +33,7 @@ mod run_ptx;
 const PGPU_PASS_CRATES: &[fn()] = &[
     pgpu_kernel_passes::register_passes,
     pgpu_backend_nvptx::register_passes,
+    pgpu_backend_amdgpu::register_passes,
 ];
 
 #[derive(Parser, Debug)]
@@ -129,6 +131,8 @@ enum Stage {
     Llvm,
     /// The PTX of the kernels (the cuda target's).
     Ptx,
+    /// The AMDGCN assembly of the kernels (upstream's rocdl path).
+    Amdgcn,
 }
 
 impl Stage {
@@ -138,6 +142,7 @@ impl Stage {
             Stage::Pgpu => None,
             Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE.to_string()),
             Stage::Kernels | Stage::Llvm | Stage::Ptx => Some(native.kernel_pipeline()),
+            Stage::Amdgcn => Some(native.amdgpu_kernel_pipeline()),
         }
     }
 }
@@ -351,7 +356,11 @@ fn emit(
     debug_info: bool,
     native: &compile::NativeOptions,
 ) -> Result<(), ()> {
-    native.validate()?;
+    if let Stage::Amdgcn = stage {
+        native.amdgpu()?;
+    } else {
+        native.validate()?;
+    }
     let (name, text) = read(file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &text)?;
@@ -362,6 +371,10 @@ fn emit(
         let llvm = compile::Native::new(native)?;
         let ir = llvm.to_llvm_ir(&context, &mut module, &name, &text)?;
         return write_stdout(&ir);
+    }
+    if let Stage::Amdgcn = stage {
+        let assembly = compile::Native::to_amdgcn(native, &context, &mut module, &name, &text)?;
+        return write_stdout(&assembly);
     }
     if let Stage::Ptx = stage {
         let ptx = compile::Native::new(native)?.to_ptx(&context, &mut module, &name, &text)?;
