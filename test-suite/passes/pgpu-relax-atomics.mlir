@@ -1,4 +1,13 @@
 // RUN: pgpu-opt %s --pgpu-relax-atomics | FileCheck %s
+// The AMDGPU pipeline names its own scope for the same atomics.
+// RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-relax-atomics{scope=agent})' | FileCheck %s --check-prefix=AGENT
+// AGENT-LABEL: llvm.func @probe(
+// AGENT: llvm.cmpxchg %{{.*}}, %{{.*}}, %{{.*}} syncscope("agent") monotonic monotonic : !llvm.ptr<1>, i64
+// AGENT: llvm.atomicrmw min %{{.*}}, %{{.*}} syncscope("agent") monotonic : !llvm.ptr<1>, i64
+// AGENT: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("block") acq_rel : !llvm.ptr<1>, i32
+// A scope that is not a name is an error.
+// RUN: %expect-exit 1 pgpu-opt %s --pass-pipeline='builtin.module(pgpu-relax-atomics{scope="a b"})' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: option 'scope' has the invalid value 'a b'
 
 // The memref lowering's atomics (acq_rel, no scope) in a kernel become
 // relaxed at device scope, as CUDA's atomic functions are.

@@ -138,7 +138,8 @@ mod tests {
             "__pgpu_amdgpu_workgroup_size_z",
             "__pgpu_amdgpu_workgroup_count_z",
         ] {
-            assert_eq!(library().matches(&format!("@{name}(")).count(), 1);
+            let header = format!("llvm.func internal @{name}(");
+            assert_eq!(library().matches(&header).count(), 1, "{header}");
         }
     }
 }
