@@ -139,30 +139,13 @@ pub fn device_lowering(options: &Options) -> String {
 
 /// The textual pipeline from pgpu IR to `gpu.binary` ops holding AMDGCN
 /// assembly (`pgpu-translate --pgpu-to-amdgcn`): the NVPTX backend's
-/// pipeline ([`pgpu_backend_nvptx::pipeline`]) with [`device_lowering`] in
-/// place of its NVVM steps.
+/// pipeline ([`pgpu_backend_nvptx::spawn_pipeline`]) with
+/// [`device_lowering`] in place of its NVVM steps.
 pub fn pipeline(options: &Options) -> String {
-    let block_size = options.block_size;
-    let passes = [
-        "func.func(pgpu-spawn-to-parallel)".to_string(),
-        format!(
-            "func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={block_size} no-min-max-bounds=true}},\
-             gpu-map-parallel-loops,convert-parallel-loops-to-gpu)"
-        ),
-        "lower-affine".to_string(),
-        "canonicalize".to_string(),
-        "gpu-kernel-outlining".to_string(),
-        "convert-scf-to-cf".to_string(),
-        device_lowering(options),
-        "finalize-memref-to-llvm".to_string(),
-        "convert-arith-to-llvm".to_string(),
-        "convert-cf-to-llvm".to_string(),
-        "convert-func-to-llvm".to_string(),
-        "gpu-to-llvm".to_string(),
-        "reconcile-unrealized-casts".to_string(),
-        "gpu-module-to-binary{format=isa}".to_string(),
-    ];
-    format!("builtin.module({})", passes.join(","))
+    pgpu_backend_nvptx::spawn_pipeline(
+        options.block_size,
+        &["convert-scf-to-cf".to_string(), device_lowering(options)],
+    )
 }
 
 /// The AMDGCN assembly of every `gpu.binary` in `module` (after

@@ -170,11 +170,30 @@ impl Options {
 /// The textual pipeline from pgpu IR to `gpu.binary` ops holding PTX.
 pub fn pipeline(options: &Options) -> String {
     let Options {
-        chip,
-        block_size,
-        opt_level,
+        chip, opt_level, ..
     } = options;
-    [
+    let mut target_steps = vec![
+        "pgpu-reconverge-warps".to_string(),
+        format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
+        "gpu.module(convert-gpu-to-nvvm)".to_string(),
+        "pgpu-relax-atomics".to_string(),
+        "pgpu-define-device-math".to_string(),
+        "pgpu-define-grid-barrier".to_string(),
+        "pgpu-define-range-barrier".to_string(),
+    ];
+    if waits_for_grid_dependencies(chip) {
+        target_steps.push("pgpu-wait-grid-dependencies".to_string());
+    }
+    target_steps.push("convert-scf-to-cf".to_string());
+    spawn_pipeline(options.block_size, &target_steps)
+}
+
+/// The pipeline from pgpu IR's SPMD regions to `gpu.binary` ops that GPU
+/// backends share: the regions become outlined `gpu.module` kernels, then
+/// `target_steps` (which lower `scf` to `cf` and the kernels to a GPU
+/// dialect), then the host conversions and `gpu-module-to-binary`.
+pub fn spawn_pipeline(block_size: u32, target_steps: &[String]) -> String {
+    let front = [
         "func.func(pgpu-spawn-to-parallel)".to_string(),
         format!(
             "func.func(scf-parallel-loop-tiling{{parallel-loop-tile-sizes={block_size} no-min-max-bounds=true}},\
@@ -183,36 +202,23 @@ pub fn pipeline(options: &Options) -> String {
         "lower-affine".to_string(),
         "canonicalize".to_string(),
         "gpu-kernel-outlining".to_string(),
-        "pgpu-reconverge-warps".to_string(),
-        format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
-        "gpu.module(convert-gpu-to-nvvm)".to_string(),
-        "pgpu-relax-atomics".to_string(),
-        "pgpu-define-device-math".to_string(),
-        "pgpu-define-grid-barrier".to_string(),
-        "pgpu-define-range-barrier".to_string(),
-        if waits_for_grid_dependencies(chip) {
-            "pgpu-wait-grid-dependencies".to_string()
-        } else {
-            String::new()
-        },
-        "convert-scf-to-cf".to_string(),
-        "finalize-memref-to-llvm".to_string(),
-        "convert-arith-to-llvm".to_string(),
-        "convert-cf-to-llvm".to_string(),
-        "convert-func-to-llvm".to_string(),
-        "gpu-to-llvm".to_string(),
-        "reconcile-unrealized-casts".to_string(),
-        "gpu-module-to-binary{format=isa}".to_string(),
-    ]
-    .iter()
-    .filter(|pass| !pass.is_empty())
-    .fold(String::from("builtin.module("), |mut text, pass| {
-        if !text.ends_with('(') {
-            text.push(',');
-        }
-        text.push_str(pass);
-        text
-    }) + ")"
+    ];
+    let tail = [
+        "finalize-memref-to-llvm",
+        "convert-arith-to-llvm",
+        "convert-cf-to-llvm",
+        "convert-func-to-llvm",
+        "gpu-to-llvm",
+        "reconcile-unrealized-casts",
+        "gpu-module-to-binary{format=isa}",
+    ];
+    let steps: Vec<&str> = front
+        .iter()
+        .chain(target_steps)
+        .map(String::as_str)
+        .chain(tail)
+        .collect();
+    format!("builtin.module({})", steps.join(","))
 }
 
 /// The PTX of one `gpu.binary` (one outlined kernel module).
