@@ -94,50 +94,34 @@ impl WarpModel {
                 "",
             )
             .map_err(llvm)?;
-        let (j, valid) = match mode {
-            Flag::Up => {
-                let j = builder.build_int_sub(id, bv, "").map_err(llvm)?;
-                (
-                    j,
-                    builder
-                        .build_int_compare(IntPredicate::SGE, j, max_lane, "")
-                        .map_err(llvm)?,
-                )
-            }
-            Flag::Down => {
-                let j = builder.build_int_add(id, bv, "").map_err(llvm)?;
-                (
-                    j,
-                    builder
-                        .build_int_compare(IntPredicate::SLE, j, max_lane, "")
-                        .map_err(llvm)?,
-                )
-            }
-            Flag::Bfly => {
-                let j = builder.build_xor(id, bv, "").map_err(llvm)?;
-                (
-                    j,
-                    builder
-                        .build_int_compare(IntPredicate::SLE, j, max_lane, "")
-                        .map_err(llvm)?,
-                )
-            }
-            _ => {
-                let j = builder
+        // The source lane and how it is compared with the segment's bound.
+        let (j, in_segment) = match mode {
+            Flag::Up => (
+                builder.build_int_sub(id, bv, "").map_err(llvm)?,
+                IntPredicate::SGE,
+            ),
+            Flag::Down => (
+                builder.build_int_add(id, bv, "").map_err(llvm)?,
+                IntPredicate::SLE,
+            ),
+            Flag::Bfly => (
+                builder.build_xor(id, bv, "").map_err(llvm)?,
+                IntPredicate::SLE,
+            ),
+            _ => (
+                builder
                     .build_or(
                         min_lane,
                         builder.build_and(bv, not_segment, "").map_err(llvm)?,
                         "",
                     )
-                    .map_err(llvm)?;
-                (
-                    j,
-                    builder
-                        .build_int_compare(IntPredicate::SLE, j, max_lane, "")
-                        .map_err(llvm)?,
-                )
-            }
+                    .map_err(llvm)?,
+                IntPredicate::SLE,
+            ),
         };
+        let valid = builder
+            .build_int_compare(in_segment, j, max_lane, "")
+            .map_err(llvm)?;
         let source = builder
             .build_select(valid, j, id, "")
             .map_err(llvm)?
