@@ -97,21 +97,27 @@ impl Pass for DispatchSizes {
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
         for (module, _) in rocdl_modules(operation) {
-            let ops = ops_named(module, |name| helper_for(name).is_some());
-            let helpers: Vec<String> = ops
-                .iter()
-                .filter_map(|op| helper_for(op.name().as_string_ref().as_str().ok()?))
-                .collect();
-            let mut needed: BTreeSet<&str> = helpers.iter().map(String::as_str).collect();
+            let replacements: Vec<(OperationRef, String)> =
+                ops_named(module, |name| helper_for(name).is_some())
+                    .into_iter()
+                    .filter_map(|op| {
+                        let helper = helper_for(op.name().as_string_ref().as_str().ok()?)?;
+                        Some((op, helper))
+                    })
+                    .collect();
             // The counts divide by the sizes.
-            let sizes: Vec<String> = needed
+            let sizes: Vec<String> = replacements
                 .iter()
-                .map(|name| name.replace("workgroup_count", "workgroup_size"))
+                .map(|(_, helper)| helper.replace("workgroup_count", "workgroup_size"))
                 .collect();
-            needed.extend(sizes.iter().map(String::as_str));
+            let needed: BTreeSet<&str> = replacements
+                .iter()
+                .map(|(_, helper)| helper.as_str())
+                .chain(sizes.iter().map(String::as_str))
+                .collect();
             insert_helpers(module, library(), &needed)?;
-            for (op, helper) in ops.into_iter().zip(&helpers) {
-                replace_with_call(op, helper, &[])?;
+            for (op, helper) in &replacements {
+                replace_with_call(*op, helper, &[])?;
             }
         }
         Ok(())

@@ -95,7 +95,7 @@ impl Options {
         }
         match self.wave {
             None | Some(64) => {}
-            Some(32) if default_wave(&self.chip) == 32 || is_rdna(&self.chip) => {}
+            Some(32) if default_wave(&self.chip) == 32 => {}
             Some(32) => return Err(OptionsError::Wave32Unsupported(self.chip.clone())),
             Some(other) => return Err(OptionsError::Wave(other)),
         }
@@ -112,13 +112,6 @@ impl Options {
     pub fn wave(&self) -> u32 {
         self.wave.unwrap_or_else(|| default_wave(&self.chip))
     }
-}
-
-/// Whether `chip` is RDNA (gfx10 and later), which runs both wave sizes.
-fn is_rdna(chip: &str) -> bool {
-    chip.strip_prefix("gfx")
-        .filter(|number| number.len() >= 4)
-        .is_some_and(|number| number.starts_with('1'))
 }
 
 /// The steps from outlined `gpu.module`s (GPU dialect, `scf` already
@@ -146,15 +139,6 @@ pub fn pipeline(options: &Options) -> String {
         options.block_size,
         &["convert-scf-to-cf".to_string(), device_lowering(options)],
     )
-}
-
-/// The AMDGCN assembly of every `gpu.binary` in `module` (after
-/// `gpu-module-to-binary{format=isa}`), named by the binary.
-pub fn extract_assembly(module: &melior::ir::Module) -> Vec<(String, String)> {
-    pgpu_backend_nvptx::extract_ptx(module)
-        .into_iter()
-        .map(|object| (object.name, object.ptx))
-        .collect()
 }
 
 #[cfg(test)]

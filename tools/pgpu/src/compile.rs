@@ -191,34 +191,7 @@ impl Native {
         text: &str,
     ) -> Result<String, ()> {
         run_pipeline(context, module, &self.cuda_pipeline(), name, text)?;
-        let mut printed = String::new();
-        for ptx in pgpu_backend_nvptx::extract_ptx(module) {
-            printed.push_str(&format!("// ----- gpu.binary @{}\n{}\n", ptx.name, ptx.ptx));
-        }
-        Ok(printed)
-    }
-
-    /// The AMDGCN assembly of `module`'s kernels (at the AMDGPU kernel
-    /// stage, [`NativeOptions::amdgpu_kernel_pipeline`]).
-    pub fn to_amdgcn(
-        options: &NativeOptions,
-        context: &Context,
-        module: &mut Module,
-        name: &str,
-        text: &str,
-    ) -> Result<String, ()> {
-        let amdgpu = options.amdgpu()?;
-        let pipeline = pgpu_backend_host::amdgpu_pipeline(
-            !options.unchecked,
-            amdgpu.block_size,
-            &pgpu_backend_amdgpu::device_lowering(&amdgpu),
-        );
-        run_pipeline(context, module, &pipeline, name, text)?;
-        let mut printed = String::new();
-        for (binary, assembly) in pgpu_backend_amdgpu::extract_assembly(module) {
-            printed.push_str(&format!("// ----- gpu.binary @{binary}\n{assembly}\n"));
-        }
-        Ok(printed)
+        Ok(binary_listing(module))
     }
 
     /// The optimized LLVM IR of `module` (at the kernel stage) as text.
@@ -252,6 +225,35 @@ impl Native {
         link::link_executable(&[object.as_path()], output)
             .map_err(|error| report(HostError::Link(error)))
     }
+}
+
+/// The AMDGCN assembly of `module`'s kernels (at the AMDGPU kernel stage,
+/// [`NativeOptions::amdgpu_kernel_pipeline`]) for `amdgpu` (validated by
+/// [`NativeOptions::amdgpu`]).
+pub fn to_amdgcn(
+    amdgpu: &pgpu_backend_amdgpu::Options,
+    checked: bool,
+    context: &Context,
+    module: &mut Module,
+    name: &str,
+    text: &str,
+) -> Result<String, ()> {
+    let pipeline = pgpu_backend_host::amdgpu_pipeline(
+        checked,
+        amdgpu.block_size,
+        &pgpu_backend_amdgpu::device_lowering(amdgpu),
+    );
+    run_pipeline(context, module, &pipeline, name, text)?;
+    Ok(binary_listing(module))
+}
+
+/// The text of every `gpu.binary` object in `module` (PTX or AMDGCN
+/// assembly), each after a `// ----- gpu.binary @NAME` line.
+fn binary_listing(module: &Module) -> String {
+    pgpu_backend_nvptx::extract_ptx(module)
+        .iter()
+        .map(|object| format!("// ----- gpu.binary @{}\n{}\n", object.name, object.ptx))
+        .collect()
 }
 
 /// `pgpu compile FILE -o OUTPUT`.

@@ -356,11 +356,12 @@ fn emit(
     debug_info: bool,
     native: &compile::NativeOptions,
 ) -> Result<(), ()> {
-    if let Stage::Amdgcn = stage {
-        native.amdgpu()?;
+    let amdgpu = if let Stage::Amdgcn = stage {
+        Some(native.amdgpu()?)
     } else {
         native.validate()?;
-    }
+        None
+    };
     let (name, text) = read(file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &text)?;
@@ -372,8 +373,15 @@ fn emit(
         let ir = llvm.to_llvm_ir(&context, &mut module, &name, &text)?;
         return write_stdout(&ir);
     }
-    if let Stage::Amdgcn = stage {
-        let assembly = compile::Native::to_amdgcn(native, &context, &mut module, &name, &text)?;
+    if let Some(amdgpu) = amdgpu {
+        let assembly = compile::to_amdgcn(
+            &amdgpu,
+            !native.unchecked,
+            &context,
+            &mut module,
+            &name,
+            &text,
+        )?;
         return write_stdout(&assembly);
     }
     if let Stage::Ptx = stage {
