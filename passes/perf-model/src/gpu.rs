@@ -1,0 +1,346 @@
+//! The paper's model of one streaming multiprocessor (Section 4, Fig. 2,
+//! Table 1) and the kernel-level estimate built on it.
+//!
+//! **The SM net.** The constant part is the place `p0` (the SM), holding
+//! one token per warp scheduler, and the waiting transition `t0`, a loop on
+//! `p0` with an inhibitor arc from every warp's `p2`: it fires in a step
+//! where a scheduler is free and no warp is ready. Each warp adds a *warp
+//! part* (WPNM) of 18 places `w<i>.p1` .. `w<i>.p18` and the transitions of
+//! Fig. 2 (named as there, `w<i>.t1` ..):
+//!
+//! | frame | transition | entries | exits |
+//! |---|---|---|---|
+//! | I (select) | t2 / t3 / t4 | p3, p5 / p7 / p9 | p4, p6 / p8 / p10 |
+//! | issue | t1 | p0, p1, p2, p4 | p1, p11 |
+//! | II (arithmetic) | t7 | p11, p6 | p17 |
+//! | | t15 | p17 | p0, p2, p3 |
+//! | III (shared) | t6 | p11, p8 | p15 × (l2 + 1) |
+//! | | t17 | p15 × 2 | p15, p18 |
+//! | | t12 | p15, p18 × l2 | p16 |
+//! | | t14 | p16 | p0, p2, p3 |
+//! | IV (global) | t5 | p11, p10 | p0, p12 × (l1 + 1) |
+//! | | t8 | p12 × 2 | p12, p13 |
+//! | | t9 | p12, p13 × l1 | p14 |
+//! | | t11 | p14 | p2, p3 |
+//! | end | t16 | p1, p2, p3, `running` (inhibitors p5, p7, p9) | |
+//!
+//! `p5`, `p7` and `p9` start with the warp's numbers of arithmetic
+//! operations, shared and global accesses (x_a, x_s, x_g); `p1`, `p2` and
+//! `p3` with one token. Selection among t2, t3 and t4 is the random
+//! conflict resolution on `p3`. The latency counters fire once per step:
+//! t8 (t17) moves one token from `p12` (`p15`) to `p13` (`p18`) while
+//! `p12` holds two, so t9 (t12) fires `l1` (`l2`) steps after t5 (t6).
+//! The global access returns the scheduler at t5, so other warps run while
+//! it waits; the arithmetic and shared paths hold it to the end.
+//!
+//! Fig. 2 and Table 1 number the transitions t1 .. t17 but draw 15 of
+//! them: t10 and t13 appear nowhere, and neither does an arc for them, so
+//! the warp part here has the 15 drawn transitions. Two departures from
+//! the figure, both needed to reach the dead marking the paper runs to:
+//!
+//! * t16 also takes `p3`. In the figure it needs `p1` and `p2` and the
+//!   three empty counters, which also holds right after the *last*
+//!   instruction is selected (p4 marked, not yet issued): t16 would then
+//!   race t1 for `p2` and could end the warp before its last instruction.
+//!   `p3` is marked exactly when no selected instruction is pending.
+//! * t0 also reads a place `running` holding the number of unfinished
+//!   warps (t16 takes one). With inhibitors on the `p2` places only, t0
+//!   stays enabled forever once every warp has ended (t16 empties `p2`),
+//!   so the net would have no dead marking.
+//!
+//! A latency of 0 drops the counter arc (t9 or t12 then fires right after
+//! t5 or t6).
+//!
+//! **Kernels.** The model simulates one SM. A launch of `threads` threads
+//! in blocks of `block` spreads its blocks over the device's
+//! multiprocessors; the busiest one runs `ceil(blocks / SMs)` blocks in
+//! rounds of as many as fit at once (by warps and blocks per SM), and the
+//! estimate is the sum of the rounds' simulated steps, every warp with the
+//! kernel's per-thread mix.
+
+use crate::{
+    net::{Net, NetError, PlaceId},
+    simulate::{Outcome, SimulateError, Simulation, StepLimit},
+};
+use std::collections::HashMap;
+
+/// The instruction mix of one thread (and so of its warp): the initial
+/// markings of `p5`, `p7` and `p9`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Mix {
+    /// x_a: arithmetic operations.
+    pub arithmetic: u64,
+    /// x_s: shared-memory accesses.
+    pub shared: u64,
+    /// x_g: global-memory accesses.
+    pub global: u64,
+}
+
+impl Mix {
+    pub fn instructions(&self) -> u64 {
+        self.arithmetic + self.shared + self.global
+    }
+}
+
+/// The parameters of the SM net.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmModel {
+    /// Initial tokens of `p0`: warp schedulers per SM.
+    pub schedulers: u64,
+    /// l1: steps a global access waits.
+    pub global_latency: u64,
+    /// l2: steps a shared access waits.
+    pub shared_latency: u64,
+}
+
+impl Default for SmModel {
+    /// The paper's defaults (l1 = 20, l2 = 2) with the 4 schedulers of
+    /// current NVIDIA multiprocessors.
+    fn default() -> Self {
+        Self {
+            schedulers: 4,
+            global_latency: 20,
+            shared_latency: 2,
+        }
+    }
+}
+
+/// Names of a warp part's places, `p1` to `p18`.
+const WARP_PLACES: usize = 18;
+
+impl SmModel {
+    /// The SM net with one warp part per entry of `warps`.
+    pub fn net(&self, warps: &[Mix]) -> Result<Net, NetError> {
+        let mut net = Net::new();
+        let sm = net.add_place("p0", self.schedulers)?;
+        let running = net.add_place("running", warps.len() as u64)?;
+        let mut ready_places = Vec::with_capacity(warps.len());
+        for (index, mix) in warps.iter().enumerate() {
+            ready_places.push(self.add_warp(&mut net, index, *mix, sm, running)?);
+        }
+        let waiting = net.add_transition(
+            "t0",
+            &[(sm, 1), (running, 1)],
+            &[(sm, 1), (running, 1)],
+            &ready_places,
+        )?;
+        net.set_idle(Some(waiting));
+        Ok(net)
+    }
+
+    /// Adds warp `index`'s part; returns its `p2`.
+    fn add_warp(
+        &self,
+        net: &mut Net,
+        index: usize,
+        mix: Mix,
+        sm: PlaceId,
+        running: PlaceId,
+    ) -> Result<PlaceId, NetError> {
+        let mut p = Vec::with_capacity(WARP_PLACES + 1);
+        p.push(sm); // p[0] is the SM, so p[k] is the figure's pk.
+        for number in 1..=WARP_PLACES {
+            let initial = match number {
+                1..=3 => 1,
+                5 => mix.arithmetic,
+                7 => mix.shared,
+                9 => mix.global,
+                _ => 0,
+            };
+            p.push(net.add_place(&format!("w{index}.p{number}"), initial)?);
+        }
+        let mut transition = |number: u32,
+                              inputs: &[(usize, u64)],
+                              outputs: &[(usize, u64)],
+                              inhibitors: &[usize]|
+         -> Result<(), NetError> {
+            let places = |arcs: &[(usize, u64)]| -> Vec<(PlaceId, u64)> {
+                arcs.iter().map(|&(k, w)| (p[k], w)).collect()
+            };
+            let mut entries = places(inputs);
+            if number == 16 {
+                entries.push((running, 1));
+            }
+            let inhibitors: Vec<PlaceId> = inhibitors.iter().map(|&k| p[k]).collect();
+            net.add_transition(
+                &format!("w{index}.t{number}"),
+                &entries,
+                &places(outputs),
+                &inhibitors,
+            )
+            .map(|_| ())
+        };
+        let (l1, l2) = (self.global_latency, self.shared_latency);
+        // Issue and selection (frame I).
+        transition(
+            1,
+            &[(0, 1), (1, 1), (2, 1), (4, 1)],
+            &[(1, 1), (11, 1)],
+            &[],
+        )?;
+        transition(2, &[(3, 1), (5, 1)], &[(4, 1), (6, 1)], &[])?;
+        transition(3, &[(3, 1), (7, 1)], &[(4, 1), (8, 1)], &[])?;
+        transition(4, &[(3, 1), (9, 1)], &[(4, 1), (10, 1)], &[])?;
+        // Global access (frame IV): the scheduler returns at t5.
+        transition(5, &[(11, 1), (10, 1)], &[(0, 1), (12, l1 + 1)], &[])?;
+        // Shared access (frame III).
+        transition(6, &[(11, 1), (8, 1)], &[(15, l2 + 1)], &[])?;
+        // Arithmetic (frame II).
+        transition(7, &[(11, 1), (6, 1)], &[(17, 1)], &[])?;
+        transition(8, &[(12, 2)], &[(12, 1), (13, 1)], &[])?;
+        let mut access = vec![(12, 1)];
+        if l1 > 0 {
+            access.push((13, l1));
+        }
+        transition(9, &access, &[(14, 1)], &[])?;
+        transition(11, &[(14, 1)], &[(2, 1), (3, 1)], &[])?;
+        let mut access = vec![(15, 1)];
+        if l2 > 0 {
+            access.push((18, l2));
+        }
+        transition(12, &access, &[(16, 1)], &[])?;
+        transition(14, &[(16, 1)], &[(0, 1), (2, 1), (3, 1)], &[])?;
+        transition(15, &[(17, 1)], &[(0, 1), (2, 1), (3, 1)], &[])?;
+        transition(16, &[(1, 1), (2, 1), (3, 1)], &[], &[5, 7, 9])?;
+        transition(17, &[(15, 2)], &[(15, 1), (18, 1)], &[])?;
+        Ok(p[2])
+    }
+
+    /// Simulates `warps` warps of mix `mix` on one SM to the dead marking.
+    pub fn simulate(&self, warps: u64, mix: Mix, seed: u64) -> Result<Outcome, ModelError> {
+        let net = self.net(&vec![mix; warps as usize])?;
+        Ok(Simulation::new(&net, seed).run(StepLimit::default())?)
+    }
+}
+
+/// A failure to build or run the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error(transparent)]
+    Net(#[from] NetError),
+    #[error(transparent)]
+    Simulate(#[from] SimulateError),
+    #[error("a launch of {0} threads in blocks of {1}: both must be at least 1")]
+    EmptyLaunch(u64, u64),
+}
+
+/// The device the kernel estimate spreads blocks over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    pub name: String,
+    pub multiprocessors: u64,
+    pub warp_size: u64,
+    /// Resident warps per multiprocessor (at most 64 warp parts per SM
+    /// net, as the paper notes).
+    pub max_warps_per_sm: u64,
+    pub max_blocks_per_sm: u64,
+    pub sm: SmModel,
+}
+
+impl Default for Device {
+    /// An NVIDIA H200 (sm_90): 132 multiprocessors of 4 schedulers, 64
+    /// resident warps and 32 resident blocks each.
+    fn default() -> Self {
+        Self {
+            name: "NVIDIA H200".to_string(),
+            multiprocessors: 132,
+            warp_size: 32,
+            max_warps_per_sm: 64,
+            max_blocks_per_sm: 32,
+            sm: SmModel::default(),
+        }
+    }
+}
+
+/// A kernel launch: its threads and block size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    pub threads: u64,
+    pub block: u64,
+}
+
+/// The model's estimate of one kernel launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelEstimate {
+    /// Warps of the whole launch.
+    pub warps: u64,
+    /// Warps on the busiest multiprocessor in its first round.
+    pub warps_per_sm: u64,
+    /// Rounds of resident blocks on the busiest multiprocessor.
+    pub rounds: u64,
+    /// Predicted steps (summed over the rounds).
+    pub steps: u64,
+    pub idle_steps: u64,
+    pub firings: u64,
+}
+
+impl KernelEstimate {
+    pub fn idle_share(&self) -> f64 {
+        if self.steps == 0 {
+            0.0
+        } else {
+            self.idle_steps as f64 / self.steps as f64
+        }
+    }
+}
+
+/// Kernel estimates with the SM simulations memoized by warp count and mix.
+#[derive(Debug)]
+pub struct Estimator {
+    pub device: Device,
+    pub seed: u64,
+    simulations: HashMap<(u64, Mix), Outcome>,
+}
+
+impl Estimator {
+    pub fn new(device: Device, seed: u64) -> Self {
+        Self {
+            device,
+            seed,
+            simulations: HashMap::new(),
+        }
+    }
+
+    /// One SM running `warps` warps of `mix` (memoized).
+    pub fn sm(&mut self, warps: u64, mix: Mix) -> Result<&Outcome, ModelError> {
+        if !self.simulations.contains_key(&(warps, mix)) {
+            let outcome = self.device.sm.simulate(warps, mix, self.seed)?;
+            self.simulations.insert((warps, mix), outcome);
+        }
+        Ok(&self.simulations[&(warps, mix)])
+    }
+
+    /// The estimate of `launch` with every thread running `mix`.
+    pub fn kernel(&mut self, launch: Launch, mix: Mix) -> Result<KernelEstimate, ModelError> {
+        if launch.threads == 0 || launch.block == 0 {
+            return Err(ModelError::EmptyLaunch(launch.threads, launch.block));
+        }
+        let device = self.device.clone();
+        let warp_size = device.warp_size.max(1);
+        let warps = launch.threads.div_ceil(warp_size);
+        let blocks = launch.threads.div_ceil(launch.block);
+        let warps_per_block = launch.block.div_ceil(warp_size).min(warps);
+        let resident = (device.max_warps_per_sm / warps_per_block)
+            .min(device.max_blocks_per_sm)
+            .max(1);
+        let assigned = blocks.div_ceil(device.multiprocessors.max(1));
+        let rounds = assigned.div_ceil(resident);
+        let first = resident.min(assigned) * warps_per_block;
+        let last_blocks = assigned - (rounds - 1) * resident;
+        let full = self.sm(first, mix)?.clone();
+        let tail = self.sm(last_blocks * warps_per_block, mix)?.clone();
+        let (steps, idle_steps, firings) = (
+            full.steps * (rounds - 1) + tail.steps,
+            full.idle_steps * (rounds - 1) + tail.idle_steps,
+            full.firings * (rounds - 1) + tail.firings,
+        );
+        Ok(KernelEstimate {
+            warps,
+            warps_per_sm: first,
+            rounds,
+            steps,
+            idle_steps,
+            firings,
+        })
+    }
+}

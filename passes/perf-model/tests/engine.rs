@@ -1,0 +1,382 @@
+//! The net engine and the SM model against small nets whose runs are
+//! computed by hand (each test says how).
+
+use pgpu_perf_model::{
+    Mix, Net, Simulation, SmModel, StepLimit,
+    calibration::{Calibration, spearman},
+    dot::to_dot,
+    gpu::{Device, Estimator, Launch},
+    text::{parse, print},
+};
+
+fn run(net: &Net, seed: u64) -> pgpu_perf_model::Outcome {
+    Simulation::new(net, seed)
+        .run(StepLimit(10_000))
+        .expect("the net dies")
+}
+
+#[test]
+fn a_chain_fires_one_transition_per_step() {
+    // a -> t1 -> b -> t2 -> c: two steps, the token ends in c.
+    let net =
+        parse("place a = 1\nplace b\nplace c\ntransition t1: a -> b\ntransition t2: b -> c\n")
+            .unwrap();
+    let outcome = run(&net, 1);
+    assert_eq!((outcome.steps, outcome.firings), (2, 2));
+    assert_eq!(outcome.marking, vec![0, 0, 1]);
+}
+
+#[test]
+fn independent_transitions_fire_in_the_same_step() {
+    // Three tokens, three transitions each taking one: one maximal step.
+    let net = parse(
+        "place a = 3\nplace b\ntransition x: a -> b\ntransition y: a -> b\ntransition z: a -> b\n",
+    )
+    .unwrap();
+    let outcome = run(&net, 7);
+    assert_eq!((outcome.steps, outcome.firings), (1, 3));
+    assert_eq!(outcome.marking, vec![0, 3]);
+}
+
+#[test]
+fn a_transition_fires_at_most_once_per_step() {
+    // A step is a set: t takes one of 3 tokens per step, so 3 steps.
+    let net = parse("place a = 3\nplace b\ntransition t: a -> b\n").unwrap();
+    let outcome = run(&net, 3);
+    assert_eq!((outcome.steps, outcome.firings), (3, 3));
+}
+
+#[test]
+fn conflicts_go_to_one_side_chosen_by_the_seed() {
+    // One token, two consumers: exactly one fires; over seeds both win.
+    let net = parse(
+        "place a = 1\nplace left\nplace right\ntransition l: a -> left\ntransition r: a -> right\n",
+    )
+    .unwrap();
+    let mut winners = [0; 2];
+    for seed in 0..64 {
+        let outcome = run(&net, seed);
+        assert_eq!((outcome.steps, outcome.firings), (1, 1));
+        assert_eq!(outcome.marking[1] + outcome.marking[2], 1);
+        winners[outcome.marking[1] as usize] += 1;
+        // The same seed gives the same run.
+        assert_eq!(run(&net, seed).marking, outcome.marking);
+    }
+    assert!(winners[0] > 10 && winners[1] > 10, "{winners:?}");
+}
+
+#[test]
+fn weights_take_and_put_several_tokens() {
+    // t: a*2 -> b*3 with a = 5: fires at steps 1 and 2 (5 -> 3 -> 1),
+    // then a holds 1 < 2.
+    let net = parse("place a = 5\nplace b\ntransition t: a*2 -> b*3\n").unwrap();
+    let outcome = run(&net, 0);
+    assert_eq!(outcome.steps, 2);
+    assert_eq!(outcome.marking, vec![1, 6]);
+}
+
+#[test]
+fn inhibitors_test_the_marking_at_the_start_of_the_step() {
+    // drain empties `gate` in step 1, but `go` (inhibited by gate) sees
+    // the step's starting marking: it fires in step 2 only.
+    let net = parse(
+        "place gate = 1\nplace start = 1\nplace done\n\
+         transition drain: gate ->\ntransition go: start -> done | gate\n",
+    )
+    .unwrap();
+    let mut steps_of_go = Vec::new();
+    let go = net.transition_named("go").unwrap();
+    let outcome = Simulation::new(&net, 5)
+        .run_observed(StepLimit(100), |step, fired| {
+            if fired.contains(&go) {
+                steps_of_go.push(step);
+            }
+        })
+        .unwrap();
+    assert_eq!(outcome.steps, 2);
+    assert_eq!(steps_of_go, vec![2]);
+}
+
+#[test]
+fn tokens_produced_in_a_step_are_used_from_the_next() {
+    // t1: a -> b and t2: b -> c with a = 1, b = 1: both fire in step 1
+    // (t2 on the old token of b), t2 again in step 2.
+    let net =
+        parse("place a = 1\nplace b = 1\nplace c\ntransition t1: a -> b\ntransition t2: b -> c\n")
+            .unwrap();
+    let outcome = run(&net, 9);
+    assert_eq!((outcome.steps, outcome.firings), (2, 3));
+    assert_eq!(outcome.marking, vec![0, 0, 2]);
+}
+
+#[test]
+fn the_step_limit_stops_a_live_net() {
+    let net = parse("place a = 1\ntransition loop: a -> a\n").unwrap();
+    let error = Simulation::new(&net, 0).run(StepLimit(50)).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("no dead marking within 50 steps")
+    );
+}
+
+#[test]
+fn step_enabledness_sums_the_entries() {
+    let net = parse("place a = 1\nplace b\ntransition x: a -> b\ntransition y: a -> b\n").unwrap();
+    let (x, y) = (
+        net.transition_named("x").unwrap(),
+        net.transition_named("y").unwrap(),
+    );
+    let marking = net.initial_marking();
+    assert!(net.is_step_enabled(&[x], &marking));
+    assert!(!net.is_step_enabled(&[x, y], &marking));
+    assert_eq!(net.execute_step(&[x], &marking), vec![0, 1]);
+}
+
+#[test]
+fn the_text_format_round_trips_and_reports_spans() {
+    let text = "place p0 = 4\nplace p1\nplace p2 = 1\n\
+                transition t: p0*2, p2 -> p1 | p1\ntransition s: -> p1\ntransition u: p1 ->\nidle t\n";
+    let net = parse(text).unwrap();
+    assert_eq!(print(&net), text);
+    let error = parse("place a\ntransition t: a -> nowhere\n").unwrap_err();
+    assert!(error.message.contains("no place named 'nowhere'"));
+    assert_eq!(error.span, (27, 34));
+    let error = parse("place a\nplace a\n").unwrap_err();
+    assert!(error.message.contains("already exists"));
+    let error = parse("transition t: -> \nplace x = many\n").unwrap_err();
+    assert!(error.message.contains("initial number of tokens"));
+    assert!(parse("place a\ntransition t: a*0 ->\n").is_err());
+    assert!(parse("place a\ntransition t a ->\n").is_err());
+    assert!(parse("idle t\n").is_err());
+}
+
+/// One warp, one scheduler, one arithmetic instruction: t2 (select), t1
+/// (issue), t7, t15, then t16 (end) = 5 steps; t0 never fires (a
+/// scheduler is free only when p2 is marked).
+#[test]
+fn one_arithmetic_instruction_takes_five_steps() {
+    let model = SmModel {
+        schedulers: 1,
+        ..SmModel::default()
+    };
+    let outcome = model
+        .simulate(
+            1,
+            Mix {
+                arithmetic: 1,
+                ..Mix::default()
+            },
+            0,
+        )
+        .unwrap();
+    assert_eq!((outcome.steps, outcome.idle_steps), (5, 0));
+    // Each further arithmetic instruction adds its 4 steps (t2 t1 t7 t15).
+    let three = model
+        .simulate(
+            1,
+            Mix {
+                arithmetic: 3,
+                ..Mix::default()
+            },
+            0,
+        )
+        .unwrap();
+    assert_eq!((three.steps, three.idle_steps), (13, 0));
+}
+
+/// One global access with l1 = 20: t4, t1, t5 (scheduler back), 20 steps
+/// of t8, t9, t11, t16 = 26 steps. t0 fires from step 4 (the scheduler
+/// returned by t5 in step 3, p2 empty) to step 25 (t11 marks p2 at its
+/// end): 22 idle steps.
+#[test]
+fn one_global_access_waits_l1_steps_idle() {
+    let model = SmModel {
+        schedulers: 1,
+        ..SmModel::default()
+    };
+    let outcome = model
+        .simulate(
+            1,
+            Mix {
+                global: 1,
+                ..Mix::default()
+            },
+            0,
+        )
+        .unwrap();
+    assert_eq!((outcome.steps, outcome.idle_steps), (26, 22));
+    assert_eq!(
+        outcome.marking.iter().sum::<u64>(),
+        1,
+        "only the SM token is left"
+    );
+}
+
+/// One shared access with l2 = 2 holds the scheduler: t3, t1, t6, t17
+/// twice, t12, t14, t16 = 8 steps, never idle.
+#[test]
+fn one_shared_access_holds_the_scheduler() {
+    let model = SmModel {
+        schedulers: 1,
+        ..SmModel::default()
+    };
+    let outcome = model
+        .simulate(
+            1,
+            Mix {
+                shared: 1,
+                ..Mix::default()
+            },
+            0,
+        )
+        .unwrap();
+    assert_eq!((outcome.steps, outcome.idle_steps), (8, 0));
+}
+
+/// Two warps, one global access each, one scheduler: both select in step
+/// 1; one issues in step 2 and the other in step 4 (the scheduler is back
+/// after t5 in step 3); the second finishes 2 steps after the first:
+/// 28 steps.
+#[test]
+fn a_second_warp_hides_most_of_the_latency() {
+    let model = SmModel {
+        schedulers: 1,
+        ..SmModel::default()
+    };
+    let mix = Mix {
+        global: 1,
+        ..Mix::default()
+    };
+    for seed in 0..8 {
+        let outcome = model.simulate(2, mix, seed).unwrap();
+        assert_eq!(outcome.steps, 28, "seed {seed}");
+        // Idle from step 6 (both issued, scheduler back after step 5) to
+        // step 25 (the first warp's t11 marks its p2 at the step's end),
+        // and in step 27, after the first warp ended in step 26 while the
+        // second one's t11 runs: 21 idle steps.
+        assert_eq!(outcome.idle_steps, 21, "seed {seed}");
+    }
+}
+
+#[test]
+fn the_warp_part_has_the_figures_places_and_transitions() {
+    let net = SmModel::default().net(&[Mix::default(); 2]).unwrap();
+    // p0, running, t0, and per warp 18 places and the 15 drawn transitions.
+    assert_eq!(net.places().len(), 2 + 2 * 18);
+    assert_eq!(net.transitions().len(), 1 + 2 * 15);
+    let t0 = net.transition(net.transition_named("t0").unwrap());
+    assert_eq!(t0.inhibitors.len(), 2);
+    assert!(net.transition_named("w1.t17").is_some());
+    assert!(net.transition_named("w0.t10").is_none());
+    // The written net reads back as the same net.
+    assert_eq!(parse(&print(&net)).unwrap(), net);
+    let dot = to_dot(&net, "sm");
+    assert!(dot.contains("subgraph \"cluster_w1\""));
+    assert!(dot.contains("\"w0.p2\" -> \"t0\" [arrowhead=odot];"));
+    assert!(dot.contains("\"w0.t5\" -> \"w0.p12\" [label=\"21\"];"));
+}
+
+#[test]
+fn more_warps_hide_latency_until_the_schedulers_saturate() {
+    let model = SmModel::default();
+    let mix = Mix {
+        arithmetic: 8,
+        shared: 0,
+        global: 4,
+    };
+    let steps: Vec<u64> = [1, 4, 16, 64]
+        .iter()
+        .map(|&w| model.simulate(w, mix, 1).unwrap().steps)
+        .collect();
+    // Steps grow sublinearly in the warps: 64 warps take far less than
+    // 64 times one warp, and never less than one warp alone.
+    assert!(steps.windows(2).all(|w| w[0] <= w[1]), "{steps:?}");
+    assert!(steps[3] < 16 * steps[0], "{steps:?}");
+    let idle = |w| model.simulate(w, mix, 1).unwrap().idle_share();
+    assert!(idle(64) < idle(1));
+}
+
+#[test]
+fn kernels_spread_blocks_over_multiprocessors_in_rounds() {
+    let device = Device {
+        multiprocessors: 2,
+        ..Device::default()
+    };
+    let mut estimator = Estimator::new(device, 1);
+    let mix = Mix {
+        arithmetic: 2,
+        shared: 0,
+        global: 1,
+    };
+    // 4096 threads in blocks of 256 = 16 blocks, 8 per SM; 8 warps per
+    // block, 8 blocks of 8 warps fit at once (64 warps): one round.
+    let one = estimator
+        .kernel(
+            Launch {
+                threads: 4096,
+                block: 256,
+            },
+            mix,
+        )
+        .unwrap();
+    assert_eq!((one.warps, one.warps_per_sm, one.rounds), (128, 64, 1));
+    assert_eq!(one.steps, estimator.sm(64, mix).unwrap().steps);
+    // 5000 threads: 20 blocks, 10 on the busiest SM: a round of 8 and one
+    // of 2.
+    let two = estimator
+        .kernel(
+            Launch {
+                threads: 5000,
+                block: 256,
+            },
+            mix,
+        )
+        .unwrap();
+    assert_eq!(two.rounds, 2);
+    let expected = estimator.sm(64, mix).unwrap().steps + estimator.sm(16, mix).unwrap().steps;
+    assert_eq!(two.steps, expected);
+    // 40 threads: one block of 2 warps.
+    let small = estimator
+        .kernel(
+            Launch {
+                threads: 40,
+                block: 256,
+            },
+            mix,
+        )
+        .unwrap();
+    assert_eq!((small.warps, small.warps_per_sm), (2, 2));
+    assert!(
+        estimator
+            .kernel(
+                Launch {
+                    threads: 0,
+                    block: 256
+                },
+                mix
+            )
+            .is_err()
+    );
+}
+
+#[test]
+fn calibration_fits_a_line_and_reads_back() {
+    // seconds = 2e-9 * steps + 1e-6 exactly.
+    let measurements: Vec<(f64, f64)> = [100.0, 1000.0, 5000.0, 20000.0]
+        .iter()
+        .map(|&s| (s, 2e-9 * s + 1e-6))
+        .collect();
+    let fit = Calibration::fit("test device", &measurements).unwrap();
+    assert!((fit.seconds_per_step - 2e-9).abs() < 1e-15);
+    assert!((fit.launch_seconds - 1e-6).abs() < 1e-12);
+    assert!((fit.spearman - 1.0).abs() < 1e-12);
+    let back = Calibration::parse(&fit.print()).unwrap();
+    assert_eq!(back.device, "test device");
+    assert!((back.seconds(1000) - 3e-6).abs() < 1e-12);
+    assert!(Calibration::fit("d", &[(1.0, 1.0)]).is_err());
+    assert!(Calibration::parse("device = x\nseconds_per_step = -1\n").is_err());
+    assert!(Calibration::parse("seconds_per_step = 1\n").is_err());
+    // Reversed order: rank correlation -1.
+    assert!((spearman(&[(1.0, 3.0), (2.0, 2.0), (3.0, 1.0)]) + 1.0).abs() < 1e-12);
+}
