@@ -44,6 +44,9 @@
 //!   that may depend across iterations speculative;
 //! * `pgpu-lower-speculation` runs speculative loops with GPU-TLS: windows
 //!   of speculative threads as spawns, checks and a parallel commit;
+//! * `pgpu-estimate-time` predicts each kernel's steps with the Petri-net
+//!   model (`pgpu-perf-model`) from its instruction mix
+//!   (`instruction_mix`);
 //! * `pgpu-spawn-to-parallel` lowers single-superstep spawns to
 //!   `scf.parallel`, from where upstream passes map them to GPU launches
 //!   (`gpu-map-parallel-loops`, `convert-parallel-loops-to-gpu`) or to CPU
@@ -57,11 +60,13 @@ mod check_division;
 mod classify_speculation;
 mod context_struct;
 mod eliminate_barriers;
+mod estimate_time;
 mod form_supersteps;
 mod forward_list_copies;
 mod grid_fuse;
 mod host_effects;
 mod inline_spmd;
+pub mod instruction_mix;
 mod ir;
 mod lower_groups;
 mod lower_speculation;
@@ -88,6 +93,7 @@ pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use check_division::CheckDivision;
 pub use classify_speculation::ClassifySpeculation;
 pub use eliminate_barriers::EliminateBarriers;
+pub use estimate_time::{EstimateTime, KernelPrediction, ModelSettings};
 pub use form_supersteps::FormSupersteps;
 pub use forward_list_copies::ForwardListCopies;
 pub use grid_fuse::GridFuse;
@@ -163,5 +169,6 @@ pgpu_pass_infra::declare_passes![
     LowerGroups,
     LowerSynchronous,
     ClassifySpeculation,
-    LowerSpeculation
+    LowerSpeculation,
+    EstimateTime
 ];

@@ -1,6 +1,8 @@
 //! The net engine and the SM model against small nets whose runs are
 //! computed by hand (each test says how).
 
+#![allow(clippy::unwrap_used)]
+
 use pgpu_perf_model::{
     Mix, Net, Simulation, SmModel, StepLimit,
     calibration::{Calibration, spearman},

@@ -16,6 +16,11 @@
 //!   the optimized host LLVM IR, the kernels' PTX (cuda target), or their
 //!   AMDGCN assembly (AMDGPU backend, `--chip gfxNNN`, `--wave`).
 //!
+//! * `pgpu perf-model FILE [-- ARGS]` predicts each kernel's time with the
+//!   Petri-net model (table, `--dot`, `--emit-net`; a `.pn` net is
+//!   simulated), and `pgpu perf-calibrate` fits its steps-to-seconds
+//!   scale to measurements ([`perf_model`]).
+//!
 //! Source languages are chosen by file extension in [`load_module`], the one
 //! place to extend for new frontends.
 
@@ -27,6 +32,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 mod compile;
+mod perf_model;
 mod run_ptx;
 
 /// Passes of ours, one registration function per pass crate.
@@ -103,6 +109,14 @@ enum Command {
     /// of 32- or 64-lane waves, and print its buffers afterwards.
     #[command(name = "run-ptx")]
     RunPtx(run_ptx::RunPtxOptions),
+    /// Predict each kernel's time with the Petri-net GPU model (or
+    /// simulate a net given in the `.pn` text format).
+    #[command(name = "perf-model")]
+    PerfModel(perf_model::PerfModelOptions),
+    /// Fit the perf model's steps-to-seconds scale to measured kernels and
+    /// write it to a calibration file.
+    #[command(name = "perf-calibrate")]
+    PerfCalibrate(perf_model::CalibrateOptions),
     /// Print the program at a stage of the pipeline.
     Emit {
         /// The program: `.mlir`, `.bsgp` (BSGP source) or `.c` (C-subset source).
@@ -209,6 +223,14 @@ fn main() -> ExitCode {
                 Err(()) => ExitCode::FAILURE,
             }
         }
+        Command::PerfModel(options) => match perf_model::perf_model(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::FAILURE,
+        },
+        Command::PerfCalibrate(options) => match perf_model::calibrate(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::FAILURE,
+        },
         Command::RunPtx(options) => match run_ptx::run_ptx(&options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(()) => ExitCode::FAILURE,

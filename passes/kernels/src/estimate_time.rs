@@ -1,0 +1,282 @@
+//! `pgpu-estimate-time`: predicts each kernel's time with the Petri-net
+//! model of seeds/petri-net-gpu-model.txt (`pgpu-perf-model`) and records
+//! it on the kernel.
+//!
+//! For every kernel (`instruction_mix.rs`: host `scf.parallel` kernels,
+//! `gpu.launch`, and `gpu.func` kernels per launch) the pass takes the
+//! per-thread mix (x_a, x_s, x_g), builds the SM net with one warp part per
+//! resident warp, runs it to the dead marking and sums the rounds of
+//! resident blocks on the busiest multiprocessor (`gpu.rs` of the model).
+//! It sets `pgpu.estimate` on the kernel (on each `gpu.launch_func` when a
+//! kernel has several launches):
+//!
+//! ```mlir
+//! {pgpu.estimate = {steps = 1234 : i64, idle_steps = 56 : i64,
+//!   warps = 32 : i64, x_a = 12 : i64, x_s = 0 : i64, x_g = 3 : i64}}
+//! ```
+//!
+//! and emits a remark there with the same figures (and the predicted time
+//! when a calibration file is given). A kernel whose thread count is not
+//! known at compile time gets its mix only and a remark saying why; a loop
+//! whose trip count is unknown (counted once) is named in the remark, as
+//! the figures are then lower bounds.
+//!
+//! Options: the device (`multiprocessors`, `schedulers`), the latencies
+//! `l1` (global) and `l2` (shared), `block-size` for kernels whose launch
+//! does not fix one, `seed` of the conflict resolution, `args` (the
+//! program's arguments as `pgpu.argi` reads them, comma-separated) and
+//! `calibration` (a file of `pgpu perf-calibrate`).
+//!
+//! We write this pass ourselves: upstream MLIR has no performance model.
+
+use crate::instruction_mix::{KernelMix, kernel_mixes};
+use crate::ir::Op;
+use melior::ir::{
+    Attribute, Identifier, OperationRef,
+    attribute::{DictionaryAttribute, IntegerAttribute},
+    operation::OperationLike,
+    r#type::IntegerType,
+};
+use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions, Severity, emit_diagnostic};
+use pgpu_perf_model::{
+    Device, KernelEstimate, Launch, SmModel, calibration::Calibration, gpu::Estimator,
+};
+
+/// The pass.
+#[derive(Debug)]
+pub struct EstimateTime {
+    pub(crate) settings: ModelSettings,
+}
+
+impl Default for EstimateTime {
+    fn default() -> Self {
+        Self {
+            settings: ModelSettings::default(),
+        }
+    }
+}
+
+/// The model's parameters as the pass options give them.
+#[derive(Debug, Clone)]
+pub struct ModelSettings {
+    pub device: Device,
+    pub block_size: u64,
+    pub seed: u64,
+    pub args: Vec<i64>,
+    pub calibration: Option<Calibration>,
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        Self {
+            device: Device::default(),
+            block_size: 256,
+            seed: 1,
+            args: Vec::new(),
+            calibration: None,
+        }
+    }
+}
+
+/// One kernel's mix and, when its launch is known, the model's estimate.
+#[derive(Debug, Clone)]
+pub struct KernelPrediction {
+    pub kernel: KernelMix,
+    pub launch: Option<Launch>,
+    pub estimate: Result<KernelEstimate, String>,
+}
+
+impl ModelSettings {
+    /// Predicts every kernel of `module`.
+    pub fn predict(&self, module: OperationRef) -> Vec<KernelPrediction> {
+        let mut estimator = Estimator::new(self.device.clone(), self.seed);
+        kernel_mixes(Op::of(module), &self.args)
+            .into_iter()
+            .map(|kernel| {
+                let launch = kernel.threads.as_ref().ok().map(|&threads| Launch {
+                    threads,
+                    block: kernel.block.unwrap_or(self.block_size).max(1),
+                });
+                let estimate = match (&kernel.threads, launch) {
+                    (Err(why), _) => Err(format!("thread count unknown ({why})")),
+                    (Ok(0), _) => Err("the launch has no threads".to_string()),
+                    (Ok(_), Some(launch)) => estimator
+                        .kernel(launch, kernel.mix)
+                        .map_err(|error| error.to_string()),
+                    (Ok(_), None) => Err("no launch".to_string()),
+                };
+                KernelPrediction {
+                    kernel,
+                    launch,
+                    estimate,
+                }
+            })
+            .collect()
+    }
+}
+
+impl Pass for EstimateTime {
+    const ARGUMENT: &'static str = "pgpu-estimate-time";
+    const SUMMARY: &'static str = "Predict each kernel's steps with the Petri-net GPU model (seeds/petri-net-gpu-model.txt) from its instruction mix; set pgpu.estimate and emit a remark";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+    const OPTIONS: &'static [PassOption] = &[
+        PassOption {
+            name: "multiprocessors",
+            description: "multiprocessors of the device",
+            default: "132",
+        },
+        PassOption {
+            name: "schedulers",
+            description: "warp schedulers per multiprocessor (tokens of p0)",
+            default: "4",
+        },
+        PassOption {
+            name: "l1",
+            description: "global-memory latency in steps",
+            default: "20",
+        },
+        PassOption {
+            name: "l2",
+            description: "shared-memory latency in steps",
+            default: "2",
+        },
+        PassOption {
+            name: "block-size",
+            description: "threads per block where the launch does not say",
+            default: "256",
+        },
+        PassOption {
+            name: "seed",
+            description: "seed of the conflict resolution's permutations",
+            default: "1",
+        },
+        PassOption {
+            name: "args",
+            description: "the program's arguments for pgpu.argi, comma-separated",
+            default: "",
+        },
+        PassOption {
+            name: "calibration",
+            description: "a calibration file (pgpu perf-calibrate) to predict seconds",
+            default: "",
+        },
+    ];
+
+    fn from_options(options: &PassOptions) -> Result<Self, String> {
+        let positive = |name: &str| -> Result<u64, String> {
+            let value: u64 = options.parse(name)?;
+            if value == 0 {
+                return Err(format!("option '{name}' must be at least 1"));
+            }
+            Ok(value)
+        };
+        let args = options
+            .string("args")?
+            .split(',')
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .map(|text| {
+                text.parse()
+                    .map_err(|_| format!("option 'args': '{text}' is not an integer"))
+            })
+            .collect::<Result<Vec<i64>, String>>()?;
+        let calibration = match options.string("calibration")?.trim() {
+            "" => None,
+            path => {
+                let text = std::fs::read_to_string(path).map_err(|error| {
+                    format!("option 'calibration': cannot read '{path}': {error}")
+                })?;
+                Some(
+                    Calibration::parse(&text)
+                        .map_err(|error| format!("option 'calibration': {path}: {error}"))?,
+                )
+            }
+        };
+        let block_size = positive("block-size")?;
+        if block_size > 1024 {
+            return Err(format!("block-size {block_size} is above 1024"));
+        }
+        Ok(Self {
+            settings: ModelSettings {
+                device: Device {
+                    multiprocessors: positive("multiprocessors")?,
+                    sm: SmModel {
+                        schedulers: positive("schedulers")?,
+                        global_latency: options.parse("l1")?,
+                        shared_latency: options.parse("l2")?,
+                    },
+                    ..Device::default()
+                },
+                block_size,
+                seed: options.parse("seed")?,
+                args,
+                calibration,
+            },
+        })
+    }
+
+    fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
+        let context_ref = module.context();
+        // SAFETY: the context outlives the pass run.
+        let context = unsafe { context_ref.to_ref() };
+        for prediction in self.settings.predict(module) {
+            let kernel = &prediction.kernel;
+            let anchor = kernel.anchor;
+            let integer = |value: u64| -> Attribute {
+                IntegerAttribute::new(IntegerType::new(context, 64).into(), value as i64).into()
+            };
+            let mut fields = Vec::new();
+            let mut message = format!("{}: ", kernel.name);
+            if let Ok(estimate) = &prediction.estimate {
+                fields.push(("steps", integer(estimate.steps)));
+                fields.push(("idle_steps", integer(estimate.idle_steps)));
+                fields.push(("warps", integer(estimate.warps)));
+                message.push_str(&format!(
+                    "predicted {} steps ({} warps, {} per multiprocessor, {} round{}, {:.1}% idle)",
+                    estimate.steps,
+                    estimate.warps,
+                    estimate.warps_per_sm,
+                    estimate.rounds,
+                    if estimate.rounds == 1 { "" } else { "s" },
+                    100.0 * estimate.idle_share()
+                ));
+                if let Some(calibration) = &self.settings.calibration {
+                    message.push_str(&format!(
+                        ", {:.2} us on {}",
+                        1e6 * calibration.seconds(estimate.steps),
+                        calibration.device
+                    ));
+                }
+            }
+            if let Err(why) = &prediction.estimate {
+                message.push_str(&format!("no prediction: {why}"));
+            }
+            let mix = kernel.mix;
+            message.push_str(&format!(
+                "; per thread x_a = {}, x_s = {}, x_g = {}",
+                mix.arithmetic, mix.shared, mix.global
+            ));
+            fields.push(("x_a", integer(mix.arithmetic)));
+            fields.push(("x_s", integer(mix.shared)));
+            fields.push(("x_g", integer(mix.global)));
+            if !kernel.unknown.is_empty() {
+                message.push_str(" (lower bounds:");
+                for unknown in &kernel.unknown {
+                    message.push_str(&format!(" {unknown};"));
+                }
+                message.pop();
+                message.push(')');
+            }
+            let named: Vec<(Identifier, Attribute)> = fields
+                .into_iter()
+                .map(|(name, value)| (Identifier::new(context, name), value))
+                .collect();
+            anchor.set_attribute(
+                "pgpu.estimate",
+                DictionaryAttribute::new(context, &named).into(),
+            );
+            emit_diagnostic(anchor.melior_location(), Severity::Remark, &message);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,765 @@
+//! Instruction mix of kernels, the input of the Petri-net performance
+//! model (`pgpu-perf-model`, seeds/petri-net-gpu-model.txt Section 4: the
+//! initial markings x_a, x_s and x_g of a warp part).
+//!
+//! A kernel is any of
+//!
+//! * an outermost `scf.parallel` of host code (the kernel stage, `pgpu
+//!   emit --stage kernels`): its iterations are the threads, the product
+//!   of its trip counts the launch size;
+//! * a `gpu.launch`: its grid times block sizes;
+//! * a `gpu.func` marked `gpu.kernel`, once per `gpu.launch_func` of it,
+//!   with that launch's sizes and arguments.
+//!
+//! Per thread the analysis counts, walking the body:
+//!
+//! * **global accesses**: `memref.load`/`store`, atomics, `vector` and
+//!   `affine` loads and stores on memory outside the thread (no memory
+//!   space, or `#gpu.address_space<global>`);
+//! * **shared accesses**: the same on `#gpu.address_space<workgroup>` (or
+//!   memory space 3);
+//! * **arithmetic**: every other op that does work (`arith` but constants,
+//!   `math`, `index`, GPU queries, shuffles, barriers, calls of functions
+//!   the module does not define), and accesses to the thread's own memory
+//!   (`memref.alloca` in the kernel, `#gpu.address_space<private>`), which
+//!   live in registers.
+//!
+//! `scf.for` multiplies its body by its trip count when its bounds are
+//! known: constants, `pgpu.argi` (the program's argument or its default),
+//! pure integer arithmetic on known values, a function's argument that all
+//! its calls pass the same known value, a kernel's argument that its
+//! launch passes a known value. A loop whose trip count is not known
+//! (`scf.while`, bounds from memory or loop variables) counts its body
+//! once, and the kernel's report lists it: its mix is then a lower bound.
+//! Both sides of an `scf.if` count, as a warp whose threads diverge runs
+//! both (the SIMT worst case; a one-sided guard such as the bounds test of
+//! a kernel costs nothing more). A call of a function defined in the
+//! module adds the callee's mix; a recursive call counts once and is
+//! listed. Terminators and constants cost nothing.
+//!
+//! We write this analysis ourselves: upstream MLIR has no instruction
+//! counting that distinguishes memory spaces or folds trip counts across
+//! calls and launches.
+
+use crate::{
+    inline_spmd::symbol_attribute,
+    ir::{Blk, Op, Val},
+    runtime_calls::source_name,
+};
+use melior::ir::{TypeLike, operation::OperationLike, r#type::MemRefType};
+use pgpu_perf_model::Mix;
+use std::collections::{HashMap, HashSet};
+
+/// Something the analysis could not know statically, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unknown {
+    /// `file:line:col` (or empty).
+    pub position: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.position.is_empty() {
+            write!(f, "{}", self.reason)
+        } else {
+            write!(f, "{}: {}", self.position, self.reason)
+        }
+    }
+}
+
+/// The mix and launch of one kernel launch.
+#[derive(Debug, Clone)]
+pub struct KernelMix {
+    /// `f kernel k` (host kernels, as the runtime's launch sites name
+    /// them), `@module::@function` or `f gpu.launch k`.
+    pub name: String,
+    pub position: String,
+    /// Per thread.
+    pub mix: Mix,
+    /// Threads launched, when known.
+    pub threads: Result<u64, Unknown>,
+    /// Threads per block, when the launch fixes it.
+    pub block: Option<u64>,
+    /// Loops counted once and calls left out: the mix is a lower bound
+    /// when this is not empty.
+    pub unknown: Vec<Unknown>,
+    /// The op that carries the estimate (the kernel, or its launch).
+    pub(crate) anchor: Op,
+}
+
+/// The kernels of `module` and their mixes; `args` are the program's
+/// arguments (`pgpu.argi i` is `args[i]`, or its default beyond them).
+pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
+    let mut analysis = Analysis::new(module, args);
+    let mut kernels = Vec::new();
+    let mut numbers: HashMap<String, usize> = HashMap::new();
+    for op in module.nested() {
+        let number = |numbers: &mut HashMap<String, usize>, function: &str| {
+            let counter = numbers.entry(function.to_string()).or_insert(0);
+            *counter += 1;
+            *counter - 1
+        };
+        if op.is("scf.parallel") && is_host_kernel(op) {
+            let function = op.enclosing_function().map(source_name).unwrap_or_default();
+            let k = number(&mut numbers, &function);
+            let threads = analysis.parallel_trips(op);
+            kernels.push(analysis.kernel(op, op, format!("{function} kernel {k}"), threads, None));
+        } else if op.is("gpu.launch") {
+            let function = op.enclosing_function().map(source_name).unwrap_or_default();
+            let k = number(&mut numbers, &format!("{function} launch"));
+            let (threads, block) = analysis.launch_sizes(op, 0);
+            kernels.push(analysis.kernel(
+                op,
+                op,
+                format!("{function} gpu.launch {k}"),
+                threads,
+                block,
+            ));
+        } else if op.is("gpu.func") && op.has_attribute("gpu.kernel") {
+            let name = kernel_symbol(op);
+            let launches = analysis.launches_of(&name);
+            if launches.is_empty() {
+                let unknown =
+                    Err(analysis.unknown(op, "the kernel has no gpu.launch_func in this module"));
+                kernels.push(analysis.kernel(op, op, name.clone(), unknown, None));
+            }
+            let several = launches.len() > 1;
+            for launch in launches {
+                let (threads, block) = analysis.launch_sizes(launch, launch_operand_start(launch));
+                analysis.bound_launch = Some(launch);
+                let anchor = if several { launch } else { op };
+                kernels.push(analysis.kernel(op, anchor, name.clone(), threads, block));
+                analysis.bound_launch = None;
+            }
+        }
+    }
+    kernels
+}
+
+/// An outermost `scf.parallel` of host code (not in a kernel or another
+/// parallel loop).
+fn is_host_kernel(op: Op) -> bool {
+    let mut current = op.parent();
+    while let Some(parent) = current {
+        let name = parent.name();
+        if name == "scf.parallel" || name.starts_with("gpu.") {
+            return false;
+        }
+        if name == "func.func" {
+            return true;
+        }
+        current = parent.parent();
+    }
+    false
+}
+
+/// `@module::@function` of a `gpu.func`.
+fn kernel_symbol(function: Op) -> String {
+    let module = function
+        .parent()
+        .and_then(|module| symbol_attribute(module, "sym_name"))
+        .unwrap_or_default();
+    let name = symbol_attribute(function, "sym_name").unwrap_or_default();
+    format!("@{module}::@{name}")
+}
+
+/// The segment sizes of `op` (`operandSegmentSizes`), read from its text.
+fn segment_sizes(op: Op) -> Option<Vec<usize>> {
+    let attribute = op.melior().attribute("operandSegmentSizes").ok()?;
+    let text = attribute.to_string();
+    let list = text.split_once(':')?.1.trim_end_matches('>');
+    list.split(',').map(|n| n.trim().parse().ok()).collect()
+}
+
+/// Index of a `gpu.launch_func`'s first grid size (after its async
+/// dependencies).
+fn launch_operand_start(launch: Op) -> usize {
+    segment_sizes(launch)
+        .and_then(|sizes| sizes.first().copied())
+        .unwrap_or(0)
+}
+
+/// Index of the first kernel operand of a `gpu.launch_func`.
+fn kernel_operand_start(launch: Op) -> Option<usize> {
+    let sizes = segment_sizes(launch)?;
+    // asyncDependencies, grid x/y/z, block x/y/z, cluster x/y/z,
+    // dynamicSharedMemorySize, kernelOperands, asyncObject.
+    Some(sizes.iter().take(11).sum())
+}
+
+struct Analysis<'a> {
+    module: Op,
+    args: &'a [i64],
+    /// Calls of each function, by symbol name.
+    calls: HashMap<String, Vec<Op>>,
+    /// Functions by symbol name.
+    functions: HashMap<String, Op>,
+    /// Values being evaluated (breaks cycles through recursive calls).
+    evaluating: HashSet<Val>,
+    /// The launch whose arguments bind the kernel being analysed.
+    bound_launch: Option<Op>,
+    /// Functions whose mix is being counted (recursion).
+    counting: Vec<Op>,
+}
+
+impl<'a> Analysis<'a> {
+    fn new(module: Op, args: &'a [i64]) -> Self {
+        let mut calls: HashMap<String, Vec<Op>> = HashMap::new();
+        let mut functions = HashMap::new();
+        for op in module.nested() {
+            if op.is("func.call")
+                && let Some(callee) = symbol_attribute(op, "callee")
+            {
+                calls.entry(callee).or_default().push(op);
+            } else if (op.is("func.func") || op.is("gpu.func"))
+                && let Some(name) = symbol_attribute(op, "sym_name")
+            {
+                functions.entry(name).or_insert(op);
+            }
+        }
+        Self {
+            module,
+            args,
+            calls,
+            functions,
+            evaluating: HashSet::new(),
+            bound_launch: None,
+            counting: Vec::new(),
+        }
+    }
+
+    fn unknown(&self, op: Op, reason: &str) -> Unknown {
+        Unknown {
+            position: op.source_position(),
+            reason: reason.to_string(),
+        }
+    }
+
+    fn launches_of(&self, kernel: &str) -> Vec<Op> {
+        self.module
+            .nested()
+            .into_iter()
+            .filter(|op| {
+                op.is("gpu.launch_func")
+                    && op
+                        .melior()
+                        .attribute("kernel")
+                        .is_ok_and(|attribute| attribute.to_string() == kernel)
+            })
+            .collect()
+    }
+
+    fn kernel(
+        &mut self,
+        body_of: Op,
+        anchor: Op,
+        name: String,
+        threads: Result<u64, Unknown>,
+        block: Option<u64>,
+    ) -> KernelMix {
+        let mut unknown = Vec::new();
+        let mix =
+            if body_of.is("scf.parallel") || body_of.is("gpu.launch") || body_of.is("gpu.func") {
+                self.regions(body_of, &mut unknown)
+            } else {
+                Mix::default()
+            };
+        KernelMix {
+            name,
+            position: body_of.source_position(),
+            mix,
+            threads,
+            block,
+            unknown,
+            anchor,
+        }
+    }
+
+    /// Threads of a host kernel: the product of its trip counts.
+    fn parallel_trips(&mut self, op: Op) -> Result<u64, Unknown> {
+        let dims = segment_sizes(op)
+            .and_then(|sizes| sizes.first().copied())
+            .unwrap_or(op.num_operands() / 3);
+        let mut product: u64 = 1;
+        for dim in 0..dims {
+            let trips = self.trips(
+                op,
+                op.operand(dim),
+                op.operand(dims + dim),
+                op.operand(2 * dims + dim),
+            )?;
+            product = product.saturating_mul(trips);
+        }
+        Ok(product)
+    }
+
+    /// Threads and block size of a `gpu.launch` or `gpu.launch_func` whose
+    /// grid sizes start at operand `start`.
+    fn launch_sizes(&mut self, launch: Op, start: usize) -> (Result<u64, Unknown>, Option<u64>) {
+        let mut product = |range: std::ops::Range<usize>| -> Result<u64, Unknown> {
+            let mut product: u64 = 1;
+            for index in range {
+                let size = self.value(launch.operand(index))?;
+                product = product.saturating_mul(size.max(0) as u64);
+            }
+            Ok(product)
+        };
+        let grid = product(start..start + 3);
+        let block = product(start + 3..start + 6);
+        let threads = match (grid, &block) {
+            (Ok(grid), Ok(block)) => Ok(grid.saturating_mul(*block)),
+            (Err(error), _) => Err(error),
+            (_, Err(error)) => Err(error.clone()),
+        };
+        (threads, block.ok())
+    }
+
+    fn trips(&mut self, at: Op, lower: Val, upper: Val, step: Val) -> Result<u64, Unknown> {
+        let lower = self.value(lower)?;
+        let upper = self.value(upper)?;
+        let step = self.value(step)?;
+        if step <= 0 {
+            return Err(self.unknown(at, "the loop's step is not positive"));
+        }
+        Ok(if upper <= lower {
+            0
+        } else {
+            ((upper - lower) as u64).div_ceil(step as u64)
+        })
+    }
+
+    /// The compile-time value of an integer or index value.
+    fn value(&mut self, value: Val) -> Result<i64, Unknown> {
+        if !self.evaluating.insert(value) {
+            return Err(Unknown {
+                position: String::new(),
+                reason: "a value that depends on itself through recursive calls".to_string(),
+            });
+        }
+        let result = match value.defining_op() {
+            Some(op) => self.result_value(op),
+            None => self.argument_value(value),
+        };
+        self.evaluating.remove(&value);
+        result
+    }
+
+    fn result_value(&mut self, op: Op) -> Result<i64, Unknown> {
+        let name = op.name();
+        if name == "arith.constant" {
+            return op
+                .integer_attribute("value")
+                .ok_or_else(|| self.unknown(op, "a constant that is not an integer"));
+        }
+        if name == "pgpu.argi" {
+            let index = self.value(op.operand(0))?;
+            let default = self.value(op.operand(1))?;
+            return Ok(usize::try_from(index)
+                .ok()
+                .and_then(|index| self.args.get(index).copied())
+                .unwrap_or(default));
+        }
+        let operands: Vec<Val> = op.operands();
+        let evaluate = |analysis: &mut Self, index: usize| analysis.value(operands[index]);
+        let width = result_width(op);
+        let value = match name.as_str() {
+            "arith.index_cast" | "arith.index_castui" | "arith.extsi" | "arith.extui" => {
+                let value = evaluate(self, 0)?;
+                if name.ends_with("ui") {
+                    let source_width = integer_width_of(operands[0]);
+                    zero_extend(value, source_width)
+                } else {
+                    value
+                }
+            }
+            "arith.trunci" => evaluate(self, 0)?,
+            "arith.select" => {
+                let condition = evaluate(self, 0)?;
+                evaluate(self, if condition & 1 != 0 { 1 } else { 2 })?
+            }
+            "arith.cmpi" => {
+                let (a, b) = (evaluate(self, 0)?, evaluate(self, 1)?);
+                let predicate = op.integer_attribute("predicate").unwrap_or(-1);
+                let (ua, ub) = (
+                    zero_extend(a, integer_width_of(operands[0])) as u64,
+                    zero_extend(b, integer_width_of(operands[1])) as u64,
+                );
+                i64::from(match predicate {
+                    0 => a == b,
+                    1 => a != b,
+                    2 => a < b,
+                    3 => a <= b,
+                    4 => a > b,
+                    5 => a >= b,
+                    6 => ua < ub,
+                    7 => ua <= ub,
+                    8 => ua > ub,
+                    9 => ua >= ub,
+                    _ => return Err(self.unknown(op, "an unknown comparison")),
+                })
+            }
+            binary if binary.starts_with("arith.") && operands.len() == 2 => {
+                let (a, b) = (evaluate(self, 0)?, evaluate(self, 1)?);
+                self.binary(op, binary, a, b)?
+            }
+            _ => {
+                return Err(self.unknown(
+                    op,
+                    &format!("the value of '{name}' is not known at compile time"),
+                ));
+            }
+        };
+        Ok(sign_extend(value, width))
+    }
+
+    fn binary(&self, op: Op, name: &str, a: i64, b: i64) -> Result<i64, Unknown> {
+        let zero = || self.unknown(op, "a division by zero");
+        Ok(match name {
+            "arith.addi" => a.wrapping_add(b),
+            "arith.subi" => a.wrapping_sub(b),
+            "arith.muli" => a.wrapping_mul(b),
+            "arith.divsi" | "arith.divui" if b == 0 => return Err(zero()),
+            "arith.divsi" => a.wrapping_div(b),
+            "arith.divui" => ((a as u64) / (b as u64)) as i64,
+            "arith.ceildivsi" | "arith.floordivsi" | "arith.remsi" | "arith.remui" if b == 0 => {
+                return Err(zero());
+            }
+            "arith.ceildivsi" => a.div_euclid(b) + i64::from(a.rem_euclid(b) != 0 && b > 0),
+            "arith.floordivsi" => a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0),
+            "arith.remsi" => a.wrapping_rem(b),
+            "arith.remui" => ((a as u64) % (b as u64)) as i64,
+            "arith.minsi" => a.min(b),
+            "arith.maxsi" => a.max(b),
+            "arith.minui" => (a as u64).min(b as u64) as i64,
+            "arith.maxui" => (a as u64).max(b as u64) as i64,
+            "arith.andi" => a & b,
+            "arith.ori" => a | b,
+            "arith.xori" => a ^ b,
+            "arith.shli" => a.checked_shl(b as u32).unwrap_or(0),
+            "arith.shrsi" => a >> (b.clamp(0, 63)),
+            "arith.shrui" => ((a as u64).checked_shr(b as u32).unwrap_or(0)) as i64,
+            _ => {
+                return Err(self.unknown(
+                    op,
+                    &format!("the value of '{name}' is not known at compile time"),
+                ));
+            }
+        })
+    }
+
+    /// A block argument: a function's (all calls agree) or a kernel's (its
+    /// launch passes a known value).
+    fn argument_value(&mut self, value: Val) -> Result<i64, Unknown> {
+        // SAFETY: `value` is a live block argument.
+        let (block, number) = unsafe {
+            (
+                Blk(mlir_sys::mlirBlockArgumentGetOwner(value.0)),
+                mlir_sys::mlirBlockArgumentGetArgNumber(value.0) as usize,
+            )
+        };
+        let owner = block.parent_op();
+        let is_entry = owner.and_then(|owner| owner.entry_block(0)) == Some(block);
+        match owner {
+            Some(function) if is_entry && function.is("func.func") => {
+                let name = symbol_attribute(function, "sym_name").unwrap_or_default();
+                let calls = self.calls.get(&name).cloned().unwrap_or_default();
+                if calls.is_empty() {
+                    return Err(self.unknown(
+                        function,
+                        &format!("argument {number} of @{name}, which nothing in the module calls"),
+                    ));
+                }
+                let mut found = None;
+                for call in calls {
+                    let value = self.value(call.operand(number))?;
+                    if found.is_some_and(|known| known != value) {
+                        return Err(self.unknown(
+                            function,
+                            &format!("argument {number} of @{name}, which its calls pass different values"),
+                        ));
+                    }
+                    found = Some(value);
+                }
+                found.ok_or_else(|| self.unknown(function, "an argument without calls"))
+            }
+            Some(function) if is_entry && function.is("gpu.func") => {
+                let launch = self.bound_launch.ok_or_else(|| {
+                    self.unknown(
+                        function,
+                        &format!("argument {number} of a kernel not launched here"),
+                    )
+                })?;
+                let start = kernel_operand_start(launch)
+                    .ok_or_else(|| self.unknown(launch, "a launch without operand segments"))?;
+                self.value(launch.operand(start + number))
+            }
+            Some(op) => Err(self.unknown(
+                op,
+                &format!(
+                    "a block argument of '{}' (a loop variable or a region's value)",
+                    op.name()
+                ),
+            )),
+            None => Err(Unknown {
+                position: String::new(),
+                reason: "a block argument outside any operation".to_string(),
+            }),
+        }
+    }
+
+    /// The mix of all regions of `op`, per thread.
+    fn regions(&mut self, op: Op, unknown: &mut Vec<Unknown>) -> Mix {
+        let mut mix = Mix::default();
+        for region in 0..op.num_regions() {
+            let mut block = op.entry_block(region);
+            while let Some(current) = block {
+                for inner in current.ops() {
+                    add(&mut mix, self.op_mix(inner, unknown));
+                }
+                block = current.next_in_region();
+            }
+        }
+        mix
+    }
+
+    fn op_mix(&mut self, op: Op, unknown: &mut Vec<Unknown>) -> Mix {
+        let name = op.name();
+        match name.as_str() {
+            "scf.for" => {
+                let body = self.regions(op, unknown);
+                match self.trips(op, op.operand(0), op.operand(1), op.operand(2)) {
+                    Ok(trips) => scale(body, trips),
+                    Err(why) => {
+                        unknown.push(Unknown {
+                            position: op.source_position(),
+                            reason: format!(
+                                "loop with an unknown trip count, counted once ({})",
+                                why
+                            ),
+                        });
+                        body
+                    }
+                }
+            }
+            "scf.parallel" => {
+                let body = self.regions(op, unknown);
+                match self.parallel_trips(op) {
+                    Ok(trips) => scale(body, trips),
+                    Err(why) => {
+                        unknown.push(Unknown {
+                            position: op.source_position(),
+                            reason: format!("nested parallel loop with an unknown trip count, counted once ({why})"),
+                        });
+                        body
+                    }
+                }
+            }
+            "scf.while" => {
+                unknown
+                    .push(self.unknown(op, "'scf.while' loop: unknown trip count, counted once"));
+                self.regions(op, unknown)
+            }
+            "func.call" => self.call_mix(op, unknown),
+            _ if op.num_regions() > 0 => {
+                let mut mix = self.regions(op, unknown);
+                if is_memory_access(&name) {
+                    add(&mut mix, self.access(op));
+                }
+                mix
+            }
+            _ if is_memory_access(&name) => self.access(op),
+            _ if costs_nothing(&name) => Mix::default(),
+            _ => Mix {
+                arithmetic: 1,
+                ..Mix::default()
+            },
+        }
+    }
+
+    fn call_mix(&mut self, call: Op, unknown: &mut Vec<Unknown>) -> Mix {
+        let callee = symbol_attribute(call, "callee").unwrap_or_default();
+        let one = Mix {
+            arithmetic: 1,
+            ..Mix::default()
+        };
+        let Some(&function) = self.functions.get(&callee) else {
+            return one;
+        };
+        if function.entry_block(0).is_none() {
+            return one;
+        }
+        if self.counting.contains(&function) {
+            unknown.push(self.unknown(
+                call,
+                &format!("recursive call of @{callee}, counted as one operation"),
+            ));
+            return one;
+        }
+        self.counting.push(function);
+        let mut mix = self.regions(function, unknown);
+        self.counting.pop();
+        add(&mut mix, one);
+        mix
+    }
+
+    /// One memory access by `op`, classified by the memory it reaches.
+    fn access(&self, op: Op) -> Mix {
+        let memref = op
+            .operands()
+            .into_iter()
+            .find(|operand| MemRefType::try_from(operand.melior_type()).is_ok());
+        let space = memref.map(memory_kind).unwrap_or(MemoryKind::Global);
+        match space {
+            MemoryKind::Shared => Mix {
+                shared: 1,
+                ..Mix::default()
+            },
+            MemoryKind::Global => Mix {
+                global: 1,
+                ..Mix::default()
+            },
+            MemoryKind::Private => Mix {
+                arithmetic: 1,
+                ..Mix::default()
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MemoryKind {
+    Global,
+    Shared,
+    Private,
+}
+
+/// The memory `memref` lives in: its type's memory space, else private
+/// when it comes from a `memref.alloca` (through views), else global.
+fn memory_kind(memref: Val) -> MemoryKind {
+    if let Ok(ty) = MemRefType::try_from(memref.melior_type())
+        && let Some(space) = ty.memory_space()
+    {
+        let text = space.to_string();
+        if text.contains("workgroup") || text.trim_start_matches(' ').starts_with('3') {
+            return MemoryKind::Shared;
+        }
+        if text.contains("private") || text.starts_with('5') {
+            return MemoryKind::Private;
+        }
+        return MemoryKind::Global;
+    }
+    let mut current = memref;
+    while let Some(op) = current.defining_op() {
+        match op.name().as_str() {
+            "memref.alloca" => return MemoryKind::Private,
+            "memref.cast"
+            | "memref.subview"
+            | "memref.reinterpret_cast"
+            | "memref.view"
+            | "memref.collapse_shape"
+            | "memref.expand_shape" => current = op.operand(0),
+            _ => break,
+        }
+    }
+    MemoryKind::Global
+}
+
+fn is_memory_access(name: &str) -> bool {
+    matches!(
+        name,
+        "memref.load"
+            | "memref.store"
+            | "memref.atomic_rmw"
+            | "memref.generic_atomic_rmw"
+            | "affine.load"
+            | "affine.store"
+            | "vector.load"
+            | "vector.store"
+            | "vector.transfer_read"
+            | "vector.transfer_write"
+            | "vector.maskedload"
+            | "vector.maskedstore"
+    )
+}
+
+/// Ops that do no work at run time.
+fn costs_nothing(name: &str) -> bool {
+    matches!(
+        name,
+        "arith.constant"
+            | "scf.yield"
+            | "scf.reduce"
+            | "scf.reduce.return"
+            | "scf.condition"
+            | "gpu.terminator"
+            | "gpu.return"
+            | "gpu.yield"
+            | "func.return"
+            | "memref.alloca"
+            | "memref.cast"
+            | "memref.subview"
+            | "memref.reinterpret_cast"
+            | "memref.view"
+            | "memref.collapse_shape"
+            | "memref.expand_shape"
+            | "memref.extract_aligned_pointer_as_index"
+            | "memref.extract_strided_metadata"
+            | "memref.get_global"
+            | "memref.assume_alignment"
+            | "ub.poison"
+            | "llvm.mlir.undef"
+            | "llvm.mlir.poison"
+            | "llvm.mlir.constant"
+            | "llvm.return"
+    )
+}
+
+fn add(total: &mut Mix, part: Mix) {
+    total.arithmetic = total.arithmetic.saturating_add(part.arithmetic);
+    total.shared = total.shared.saturating_add(part.shared);
+    total.global = total.global.saturating_add(part.global);
+}
+
+fn scale(mix: Mix, times: u64) -> Mix {
+    Mix {
+        arithmetic: mix.arithmetic.saturating_mul(times),
+        shared: mix.shared.saturating_mul(times),
+        global: mix.global.saturating_mul(times),
+    }
+}
+
+fn integer_width_of(value: Val) -> u32 {
+    crate::ir::integer_width(value.melior_type()).unwrap_or(64)
+}
+
+fn result_width(op: Op) -> u32 {
+    if op.num_results() == 0 {
+        return 64;
+    }
+    let ty = op.result(0).melior_type();
+    if ty.is_index() {
+        64
+    } else {
+        crate::ir::integer_width(ty).unwrap_or(64)
+    }
+}
+
+fn sign_extend(value: i64, width: u32) -> i64 {
+    if width == 0 || width >= 64 {
+        value
+    } else if width == 1 {
+        value & 1
+    } else {
+        let shift = 64 - width;
+        (value << shift) >> shift
+    }
+}
+
+fn zero_extend(value: i64, width: u32) -> i64 {
+    if width == 0 || width >= 64 {
+        value
+    } else {
+        value & ((1i64 << width) - 1)
+    }
+}

@@ -1,0 +1,459 @@
+//! `pgpu perf-model` and `pgpu perf-calibrate`: the Petri-net performance
+//! model (seeds/petri-net-gpu-model.txt, crate `pgpu-perf-model`) from the
+//! command line.
+//!
+//! * `pgpu perf-model PROG [-- ARGS]` takes a program to the kernel stage
+//!   (`KERNEL_PIPELINE`; an `.mlir` file as it is unless it still has
+//!   spawns) and prints one row per kernel: threads, warps, warps on the
+//!   busiest multiprocessor, the per-thread mix x_a, x_s, x_g, predicted
+//!   steps, the idle share and, with `--calibration`, microseconds. ARGS
+//!   are the program's arguments, as `argi` reads them. `--dot FILE` and
+//!   `--emit-net FILE` write the SM net of one kernel (`--kernel NAME`,
+//!   by default the first one predicted) as Graphviz or in the net text
+//!   format.
+//! * `pgpu perf-model NET.pn` simulates a net written in the text format
+//!   (`pgpu_perf_model::text`) to its dead marking and prints the steps,
+//!   the idle steps and the firings (`--trace` prints every step).
+//! * `pgpu perf-calibrate MEASUREMENTS -o FILE --device NAME` fits the
+//!   steps-to-seconds scale to measured kernels (`steps,seconds[,label]`
+//!   per line) and writes the calibration file.
+
+use crate::{PGPU_PASS_CRATES, load_module, read, run_pipeline, write_stdout};
+use clap::Args;
+use melior::ir::operation::OperationLike;
+use pgpu_kernel_passes::{KernelPrediction, ModelSettings};
+use pgpu_pass_infra::tool;
+use pgpu_perf_model::{
+    Device, Simulation, SmModel, StepLimit,
+    calibration::{Calibration, spearman},
+    dot::to_dot,
+    text,
+};
+use std::fmt::Write;
+use std::path::Path;
+
+/// Options of `pgpu perf-model`.
+#[derive(Args, Debug)]
+pub struct PerfModelOptions {
+    /// A program (`.bsgp`, `.fork`, `.c`, `.mlir`) or a net (`.pn`).
+    file: String,
+    /// Multiprocessors of the device.
+    #[arg(long, default_value_t = 132)]
+    multiprocessors: u64,
+    /// Warp schedulers per multiprocessor (tokens of p0).
+    #[arg(long, default_value_t = 4)]
+    schedulers: u64,
+    /// Global-memory latency l1, in steps.
+    #[arg(long, default_value_t = 20)]
+    l1: u64,
+    /// Shared-memory latency l2, in steps.
+    #[arg(long, default_value_t = 2)]
+    l2: u64,
+    /// Threads per block where the launch does not say.
+    #[arg(long = "block-size", default_value_t = 256)]
+    block_size: u64,
+    /// Seed of the random permutations that resolve conflicts.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// A calibration file (`pgpu perf-calibrate`): predict microseconds.
+    #[arg(long)]
+    calibration: Option<String>,
+    /// The kernel whose net `--dot` and `--emit-net` write.
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Write the net as Graphviz dot to this file.
+    #[arg(long)]
+    dot: Option<String>,
+    /// Write the net in the `.pn` text format to this file.
+    #[arg(long = "emit-net")]
+    emit_net: Option<String>,
+    /// Print the transitions of every step (nets only).
+    #[arg(long)]
+    trace: bool,
+    /// Print the table as comma-separated values.
+    #[arg(long)]
+    csv: bool,
+    /// The program's arguments (read by `argi`), after `--`.
+    #[arg(last = true)]
+    args: Vec<String>,
+}
+
+/// Options of `pgpu perf-calibrate`.
+#[derive(Args, Debug)]
+pub struct CalibrateOptions {
+    /// Measured kernels: `steps,seconds[,label]` per line (`#` comments;
+    /// a first line that is not numbers is a header).
+    measurements: String,
+    /// The calibration file to write.
+    #[arg(short = 'o', long = "output")]
+    output: String,
+    /// The device the times were measured on.
+    #[arg(long)]
+    device: String,
+}
+
+pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
+    let device = Device {
+        multiprocessors: positive("--multiprocessors", options.multiprocessors)?,
+        sm: SmModel {
+            schedulers: positive("--schedulers", options.schedulers)?,
+            global_latency: options.l1,
+            shared_latency: options.l2,
+        },
+        ..Device::default()
+    };
+    if options.file.ends_with(".pn") {
+        return simulate_net(options);
+    }
+    if !(1..=1024).contains(&options.block_size) {
+        eprintln!(
+            "error: --block-size {} is not between 1 and 1024",
+            options.block_size
+        );
+        return Err(());
+    }
+    let args = options
+        .args
+        .iter()
+        .map(|arg| {
+            arg.parse::<i64>()
+                .map_err(|_| eprintln!("error: the program argument '{arg}' is not an integer"))
+        })
+        .collect::<Result<Vec<i64>, ()>>()?;
+    let calibration = match &options.calibration {
+        Some(path) => Some(read_calibration(path)?),
+        None => None,
+    };
+    let settings = ModelSettings {
+        device,
+        block_size: options.block_size,
+        seed: options.seed,
+        args,
+        calibration,
+    };
+    let (name, source) = read(&options.file)?;
+    let context = tool::create_context(PGPU_PASS_CRATES);
+    let mut module = load_module(&context, &name, &source)?;
+    let is_source = !name.ends_with(".mlir");
+    if is_source || has_spawns(&module) {
+        run_pipeline(
+            &context,
+            &mut module,
+            pgpu_kernel_passes::KERNEL_PIPELINE,
+            &name,
+            &source,
+        )?;
+    }
+    let predictions = settings.predict(module.as_operation());
+    if predictions.is_empty() {
+        eprintln!(
+            "error: {name} has no kernels (outermost scf.parallel, gpu.launch or gpu.func kernels)"
+        );
+        return Err(());
+    }
+    write_stdout(&table(&predictions, &settings, options.csv))?;
+    if options.dot.is_some() || options.emit_net.is_some() {
+        write_kernel_net(&predictions, &settings, options)?;
+    }
+    Ok(())
+}
+
+fn positive(flag: &str, value: u64) -> Result<u64, ()> {
+    if value == 0 {
+        eprintln!("error: {flag} must be at least 1");
+        return Err(());
+    }
+    Ok(value)
+}
+
+fn read_calibration(path: &str) -> Result<Calibration, ()> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| eprintln!("error: cannot read the calibration '{path}': {error}"))?;
+    Calibration::parse(&text).map_err(|error| eprintln!("error: {path}: {error}"))
+}
+
+fn has_spawns(module: &melior::ir::Module) -> bool {
+    use melior::ir::operation::{WalkOrder, WalkResult};
+    let mut found = false;
+    module.as_operation().walk(WalkOrder::PreOrder, |op| {
+        found = op.name().as_string_ref().as_str() == Ok("pgpu.spawn");
+        if found {
+            WalkResult::Interrupt
+        } else {
+            WalkResult::Advance
+        }
+    });
+    found
+}
+
+/// The table of `pgpu perf-model`.
+fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) -> String {
+    let mut header = vec![
+        "kernel", "threads", "warps", "warps/SM", "x_a", "x_s", "x_g", "steps", "idle %",
+    ];
+    if settings.calibration.is_some() {
+        header.push("us");
+    }
+    header.push("notes");
+    let mut rows = Vec::new();
+    let mut footnotes = Vec::new();
+    for prediction in predictions {
+        let kernel = &prediction.kernel;
+        let mix = kernel.mix;
+        let mut row = vec![
+            kernel.name.clone(),
+            kernel
+                .threads
+                .as_ref()
+                .map_or("?".to_string(), u64::to_string),
+        ];
+        let mut notes = Vec::new();
+        match &prediction.estimate {
+            Ok(estimate) => {
+                row.push(estimate.warps.to_string());
+                row.push(estimate.warps_per_sm.to_string());
+                row.extend([mix.arithmetic, mix.shared, mix.global].map(|n| n.to_string()));
+                row.push(estimate.steps.to_string());
+                row.push(format!("{:.1}", 100.0 * estimate.idle_share()));
+                if let Some(calibration) = &settings.calibration {
+                    row.push(format!("{:.2}", 1e6 * calibration.seconds(estimate.steps)));
+                }
+            }
+            Err(why) => {
+                row.extend(["-".to_string(), "-".to_string()]);
+                row.extend([mix.arithmetic, mix.shared, mix.global].map(|n| n.to_string()));
+                row.extend(["-".to_string(), "-".to_string()]);
+                if settings.calibration.is_some() {
+                    row.push("-".to_string());
+                }
+                notes.push(format!("no prediction: {why}"));
+            }
+        }
+        if !kernel.unknown.is_empty() {
+            notes.push("lower bound".to_string());
+            for unknown in &kernel.unknown {
+                footnotes.push(format!("{}: {unknown}", kernel.name));
+            }
+        }
+        row.push(notes.join("; "));
+        rows.push(row);
+    }
+    let mut text = String::new();
+    if csv {
+        let _ = writeln!(text, "{}", header.join(","));
+        for row in rows {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|cell| match cell.contains([',', '"']) {
+                    true => format!("\"{}\"", cell.replace('"', "\"\"")),
+                    false => cell.clone(),
+                })
+                .collect();
+            let _ = writeln!(text, "{}", cells.join(","));
+        }
+        return text;
+    }
+    let _ = writeln!(
+        text,
+        "# {}: {} multiprocessors, {} schedulers each, l1 = {}, l2 = {}, seed {}",
+        settings.device.name,
+        settings.device.multiprocessors,
+        settings.device.sm.schedulers,
+        settings.device.sm.global_latency,
+        settings.device.sm.shared_latency,
+        settings.seed
+    );
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.len());
+        }
+    }
+    let last = header.len() - 1;
+    let line = |cells: Vec<&str>| -> String {
+        let mut line = String::new();
+        for (index, cell) in cells.iter().enumerate() {
+            if index == 0 || index == last {
+                let _ = write!(line, "{cell:<width$}  ", width = widths[index]);
+            } else {
+                let _ = write!(line, "{cell:>width$}  ", width = widths[index]);
+            }
+        }
+        line.trim_end().to_string()
+    };
+    let _ = writeln!(text, "{}", line(header.clone()));
+    for row in &rows {
+        let _ = writeln!(text, "{}", line(row.iter().map(String::as_str).collect()));
+    }
+    for footnote in footnotes {
+        let _ = writeln!(text, "# {footnote}");
+    }
+    text
+}
+
+/// `--dot` and `--emit-net` for a program: the SM net of one kernel.
+fn write_kernel_net(
+    predictions: &[KernelPrediction],
+    settings: &ModelSettings,
+    options: &PerfModelOptions,
+) -> Result<(), ()> {
+    let chosen = match &options.kernel {
+        Some(name) => predictions
+            .iter()
+            .find(|p| &p.kernel.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = predictions.iter().map(|p| p.kernel.name.as_str()).collect();
+                eprintln!(
+                    "error: no kernel named '{name}'; the kernels are: {}",
+                    names.join(", ")
+                );
+            })?,
+        None => predictions
+            .iter()
+            .find(|p| p.estimate.is_ok())
+            .ok_or_else(|| eprintln!("error: no kernel has a prediction to draw"))?,
+    };
+    let Ok(estimate) = &chosen.estimate else {
+        eprintln!(
+            "error: kernel '{}' has no prediction, so no net",
+            chosen.kernel.name
+        );
+        return Err(());
+    };
+    let warps = vec![chosen.kernel.mix; estimate.warps_per_sm as usize];
+    let net = settings
+        .device
+        .sm
+        .net(&warps)
+        .map_err(|error| eprintln!("error: {error}"))?;
+    write_outputs(&net, &chosen.kernel.name, options)
+}
+
+fn write_outputs(
+    net: &pgpu_perf_model::Net,
+    name: &str,
+    options: &PerfModelOptions,
+) -> Result<(), ()> {
+    if let Some(path) = &options.dot {
+        write_file(path, &to_dot(net, name))?;
+    }
+    if let Some(path) = &options.emit_net {
+        write_file(path, &text::print(net))?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory.
+fn write_file(path: &str, text: &str) -> Result<(), ()> {
+    use std::io::Write;
+    let target = Path::new(path);
+    let directory = target
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fail = |error: &dyn std::fmt::Display| eprintln!("error: cannot write '{path}': {error}");
+    let mut file = tempfile::NamedTempFile::new_in(directory).map_err(|e| fail(&e))?;
+    file.write_all(text.as_bytes()).map_err(|e| fail(&e))?;
+    file.persist(target).map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+/// `pgpu perf-model NET.pn`.
+fn simulate_net(options: &PerfModelOptions) -> Result<(), ()> {
+    let (name, source) = read(&options.file)?;
+    let net = text::parse(&source).map_err(|error| {
+        let report = miette::Report::new(NetSyntax {
+            message: error.message.clone(),
+            span: (error.span.0, error.span.1 - error.span.0).into(),
+        })
+        .with_source_code(miette::NamedSource::new(&name, source.clone()));
+        eprintln!("{report:?}");
+    })?;
+    let mut trace = String::new();
+    let outcome = Simulation::new(&net, options.seed)
+        .run_observed(StepLimit::default(), |step, fired| {
+            if options.trace {
+                let names: Vec<&str> = fired
+                    .iter()
+                    .map(|&t| net.transition(t).name.as_str())
+                    .collect();
+                let _ = writeln!(trace, "step {step}: {}", names.join(" "));
+            }
+        })
+        .map_err(|error| eprintln!("error: {name}: {error}"))?;
+    let mut text = trace;
+    let _ = writeln!(
+        text,
+        "{name}: {} places, {} transitions; dead after {} steps, {} idle ({:.1}%), {} firings",
+        net.places().len(),
+        net.transitions().len(),
+        outcome.steps,
+        outcome.idle_steps,
+        100.0 * outcome.idle_share(),
+        outcome.firings
+    );
+    let marked: Vec<String> = net
+        .places()
+        .iter()
+        .zip(&outcome.marking)
+        .filter(|(_, tokens)| **tokens > 0)
+        .map(|(place, tokens)| format!("{}={tokens}", place.name))
+        .collect();
+    let _ = writeln!(
+        text,
+        "dead marking: {}",
+        if marked.is_empty() {
+            "empty".to_string()
+        } else {
+            marked.join(" ")
+        }
+    );
+    write_stdout(&text)?;
+    write_outputs(&net, &name, options)
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("{message}")]
+struct NetSyntax {
+    message: String,
+    #[label("here")]
+    span: miette::SourceSpan,
+}
+
+/// `pgpu perf-calibrate`.
+pub fn calibrate(options: &CalibrateOptions) -> Result<(), ()> {
+    let (name, text) = read(&options.measurements)?;
+    let mut measurements = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut fields = line.split(',').map(str::trim);
+        let steps = fields.next().and_then(|f| f.parse::<f64>().ok());
+        let seconds = fields.next().and_then(|f| f.parse::<f64>().ok());
+        match (steps, seconds) {
+            (Some(steps), Some(seconds)) => measurements.push((steps, seconds)),
+            _ if measurements.is_empty() && index == 0 => {} // a header
+            _ => {
+                eprintln!(
+                    "error: {name}:{}: expected 'steps,seconds[,label]', found '{line}'",
+                    index + 1
+                );
+                return Err(());
+            }
+        }
+    }
+    let fit = Calibration::fit(&options.device, &measurements)
+        .map_err(|error| eprintln!("error: {name}: {error}"))?;
+    write_file(&options.output, &fit.print())?;
+    eprintln!(
+        "{}: seconds = {:e} * steps + {:e} over {} kernels (Spearman {:.3} between steps and seconds)",
+        options.device,
+        fit.seconds_per_step,
+        fit.launch_seconds,
+        fit.samples,
+        spearman(&measurements)
+    );
+    Ok(())
+}
