@@ -201,6 +201,8 @@ struct Analysis<'a> {
     bound_launch: Option<Op>,
     /// Functions whose mix is being counted (recursion).
     counting: Vec<Op>,
+    /// The result whose defining op `result_value` evaluates.
+    current_result: Option<Val>,
 }
 
 impl<'a> Analysis<'a> {
@@ -226,6 +228,7 @@ impl<'a> Analysis<'a> {
             evaluating: HashSet::new(),
             bound_launch: None,
             counting: Vec::new(),
+            current_result: None,
         }
     }
 
@@ -338,7 +341,12 @@ impl<'a> Analysis<'a> {
             });
         }
         let result = match value.defining_op() {
-            Some(op) => self.result_value(op),
+            Some(op) => {
+                let outer = self.current_result.replace(value);
+                let result = self.result_value(op);
+                self.current_result = outer;
+                result
+            }
             None => self.argument_value(value),
         };
         self.evaluating.remove(&value);
@@ -359,6 +367,23 @@ impl<'a> Analysis<'a> {
                 .ok()
                 .and_then(|index| self.args.get(index).copied())
                 .unwrap_or(default));
+        }
+        if name == "scf.if" {
+            // The yielded value of the branch the known condition takes.
+            let condition = self.value(op.operand(0))?;
+            let region = if condition & 1 != 0 { 0 } else { 1 };
+            let index = op
+                .results()
+                .iter()
+                .position(|result| Some(*result) == self.current_result)
+                .unwrap_or(0);
+            let yielded = op
+                .entry_block(region)
+                .and_then(Blk::terminator)
+                .filter(|terminator| index < terminator.num_operands())
+                .map(|terminator| terminator.operand(index))
+                .ok_or_else(|| self.unknown(op, "an 'scf.if' without the yielded value"))?;
+            return self.value(yielded);
         }
         let operands: Vec<Val> = op.operands();
         let evaluate = |analysis: &mut Self, index: usize| analysis.value(operands[index]);

@@ -70,6 +70,9 @@ pub struct PerfModelOptions {
     /// Print the transitions of every step (nets only).
     #[arg(long)]
     trace: bool,
+    /// Give up on a net that has not died after this many steps (nets only).
+    #[arg(long = "max-steps", default_value_t = 100_000_000)]
+    max_steps: u64,
     /// Print the table as comma-separated values.
     #[arg(long)]
     csv: bool,
@@ -371,7 +374,7 @@ fn simulate_net(options: &PerfModelOptions) -> Result<(), ()> {
     })?;
     let mut trace = String::new();
     let outcome = Simulation::new(&net, options.seed)
-        .run_observed(StepLimit::default(), |step, fired| {
+        .run_observed(StepLimit(options.max_steps), |step, fired| {
             if options.trace {
                 let names: Vec<&str> = fired
                     .iter()
