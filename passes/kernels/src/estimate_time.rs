@@ -43,17 +43,9 @@ use pgpu_perf_model::{
 };
 
 /// The pass.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct EstimateTime {
     pub(crate) settings: ModelSettings,
-}
-
-impl Default for EstimateTime {
-    fn default() -> Self {
-        Self {
-            settings: ModelSettings::default(),
-        }
-    }
 }
 
 /// The model's parameters as the pass options give them.
