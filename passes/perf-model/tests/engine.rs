@@ -153,37 +153,29 @@ fn the_text_format_round_trips_and_reports_spans() {
     assert!(parse("idle t\n").is_err());
 }
 
+/// `warps` warps of `mix` on an SM with one scheduler.
+fn one_scheduler(warps: u64, mix: Mix, seed: u64) -> pgpu_perf_model::Outcome {
+    SmModel {
+        schedulers: 1,
+        ..SmModel::default()
+    }
+    .simulate(warps, mix, seed)
+    .unwrap()
+}
+
 /// One warp, one scheduler, one arithmetic instruction: t2 (select), t1
 /// (issue), t7, t15, then t16 (end) = 5 steps; t0 never fires (a
 /// scheduler is free only when p2 is marked).
 #[test]
 fn one_arithmetic_instruction_takes_five_steps() {
-    let model = SmModel {
-        schedulers: 1,
-        ..SmModel::default()
+    let arithmetic = |n| Mix {
+        arithmetic: n,
+        ..Mix::default()
     };
-    let outcome = model
-        .simulate(
-            1,
-            Mix {
-                arithmetic: 1,
-                ..Mix::default()
-            },
-            0,
-        )
-        .unwrap();
-    assert_eq!((outcome.steps, outcome.idle_steps), (5, 0));
+    let one = one_scheduler(1, arithmetic(1), 0);
+    assert_eq!((one.steps, one.idle_steps), (5, 0));
     // Each further arithmetic instruction adds its 4 steps (t2 t1 t7 t15).
-    let three = model
-        .simulate(
-            1,
-            Mix {
-                arithmetic: 3,
-                ..Mix::default()
-            },
-            0,
-        )
-        .unwrap();
+    let three = one_scheduler(1, arithmetic(3), 0);
     assert_eq!((three.steps, three.idle_steps), (13, 0));
 }
 
@@ -193,20 +185,11 @@ fn one_arithmetic_instruction_takes_five_steps() {
 /// end): 22 idle steps.
 #[test]
 fn one_global_access_waits_l1_steps_idle() {
-    let model = SmModel {
-        schedulers: 1,
-        ..SmModel::default()
+    let global = Mix {
+        global: 1,
+        ..Mix::default()
     };
-    let outcome = model
-        .simulate(
-            1,
-            Mix {
-                global: 1,
-                ..Mix::default()
-            },
-            0,
-        )
-        .unwrap();
+    let outcome = one_scheduler(1, global, 0);
     assert_eq!((outcome.steps, outcome.idle_steps), (26, 22));
     assert_eq!(
         outcome.marking.iter().sum::<u64>(),
@@ -219,20 +202,11 @@ fn one_global_access_waits_l1_steps_idle() {
 /// twice, t12, t14, t16 = 8 steps, never idle.
 #[test]
 fn one_shared_access_holds_the_scheduler() {
-    let model = SmModel {
-        schedulers: 1,
-        ..SmModel::default()
+    let shared = Mix {
+        shared: 1,
+        ..Mix::default()
     };
-    let outcome = model
-        .simulate(
-            1,
-            Mix {
-                shared: 1,
-                ..Mix::default()
-            },
-            0,
-        )
-        .unwrap();
+    let outcome = one_scheduler(1, shared, 0);
     assert_eq!((outcome.steps, outcome.idle_steps), (8, 0));
 }
 
@@ -242,16 +216,12 @@ fn one_shared_access_holds_the_scheduler() {
 /// 28 steps.
 #[test]
 fn a_second_warp_hides_most_of_the_latency() {
-    let model = SmModel {
-        schedulers: 1,
-        ..SmModel::default()
-    };
-    let mix = Mix {
+    let global = Mix {
         global: 1,
         ..Mix::default()
     };
     for seed in 0..8 {
-        let outcome = model.simulate(2, mix, seed).unwrap();
+        let outcome = one_scheduler(2, global, seed);
         assert_eq!(outcome.steps, 28, "seed {seed}");
         // Idle from step 6 (both issued, scheduler back after step 5) to
         // step 25 (the first warp's t11 marks its p2 at the step's end),

@@ -265,7 +265,7 @@ fn load_module<'c>(context: &'c Context, name: &str, text: &str) -> Result<Modul
     let is_source = [".bsgp", ".fork", ".c"]
         .iter()
         .any(|extension| name.ends_with(extension));
-    if is_source && has_speculative_loops(&module) {
+    if is_source && has_op(&module, "pgpu.spec.loop") {
         let remarks = REMARK_SPECULATION.load(std::sync::atomic::Ordering::Relaxed);
         let pipeline = format!("builtin.module(pgpu-classify-speculation{{remarks={remarks}}})");
         run_pipeline(context, &mut module, &pipeline, name, text)?;
@@ -273,12 +273,12 @@ fn load_module<'c>(context: &'c Context, name: &str, text: &str) -> Result<Modul
     Ok(module)
 }
 
-/// Whether `module` has a `pgpu.spec.loop`.
-fn has_speculative_loops(module: &Module) -> bool {
+/// Whether `module` has an op named `name`.
+fn has_op(module: &Module, name: &str) -> bool {
     use melior::ir::operation::{WalkOrder, WalkResult};
     let mut found = false;
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
-        found = op.name().as_string_ref().as_str() == Ok("pgpu.spec.loop");
+        found = op.name().as_string_ref().as_str() == Ok(name);
         if found {
             WalkResult::Interrupt
         } else {

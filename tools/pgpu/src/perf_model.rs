@@ -18,9 +18,8 @@
 //!   steps-to-seconds scale to measured kernels (`steps,seconds[,label]`
 //!   per line) and writes the calibration file.
 
-use crate::{PGPU_PASS_CRATES, load_module, read, run_pipeline, write_stdout};
+use crate::{PGPU_PASS_CRATES, has_op, load_module, read, run_pipeline, write_stdout};
 use clap::Args;
-use melior::ir::operation::OperationLike;
 use pgpu_kernel_passes::{KernelPrediction, ModelSettings};
 use pgpu_pass_infra::tool;
 use pgpu_perf_model::{
@@ -138,7 +137,7 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &source)?;
     let is_source = !name.ends_with(".mlir");
-    if is_source || has_spawns(&module) {
+    if is_source || has_op(&module, "pgpu.spawn") {
         run_pipeline(
             &context,
             &mut module,
@@ -173,20 +172,6 @@ fn read_calibration(path: &str) -> Result<Calibration, ()> {
     let text = std::fs::read_to_string(path)
         .map_err(|error| eprintln!("error: cannot read the calibration '{path}': {error}"))?;
     Calibration::parse(&text).map_err(|error| eprintln!("error: {path}: {error}"))
-}
-
-fn has_spawns(module: &melior::ir::Module) -> bool {
-    use melior::ir::operation::{WalkOrder, WalkResult};
-    let mut found = false;
-    module.as_operation().walk(WalkOrder::PreOrder, |op| {
-        found = op.name().as_string_ref().as_str() == Ok("pgpu.spawn");
-        if found {
-            WalkResult::Interrupt
-        } else {
-            WalkResult::Advance
-        }
-    });
-    found
 }
 
 /// The table of `pgpu perf-model`.
