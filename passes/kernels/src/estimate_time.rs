@@ -91,11 +91,10 @@ impl ModelSettings {
                 });
                 let estimate = match (&kernel.threads, launch) {
                     (Err(why), _) => Err(format!("thread count unknown ({why})")),
-                    (Ok(0), _) => Err("the launch has no threads".to_string()),
-                    (Ok(_), Some(launch)) => estimator
+                    (_, Some(launch)) if launch.threads > 0 => estimator
                         .kernel(launch, kernel.mix)
                         .map_err(|error| error.to_string()),
-                    (Ok(_), None) => Err("no launch".to_string()),
+                    _ => Err("the launch has no threads".to_string()),
                 };
                 KernelPrediction {
                     kernel,

@@ -118,7 +118,7 @@ pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
             ));
         } else if op.is("gpu.func") && op.has_attribute("gpu.kernel") {
             let name = kernel_symbol(op);
-            let launches = analysis.launches_of(&name);
+            let launches = analysis.launches.get(&name).cloned().unwrap_or_default();
             if launches.is_empty() {
                 let unknown =
                     Err(analysis.unknown(op, "the kernel has no gpu.launch_func in this module"));
@@ -189,28 +189,32 @@ fn kernel_operand_start(launch: Op) -> Option<usize> {
 }
 
 struct Analysis<'a> {
-    module: Op,
     args: &'a [i64],
     /// Calls of each function, by symbol name.
     calls: HashMap<String, Vec<Op>>,
     /// Functions by symbol name.
     functions: HashMap<String, Op>,
+    /// `gpu.launch_func`s by kernel (`@module::@function`).
+    launches: HashMap<String, Vec<Op>>,
     /// Values being evaluated (breaks cycles through recursive calls).
     evaluating: HashSet<Val>,
     /// The launch whose arguments bind the kernel being analysed.
     bound_launch: Option<Op>,
     /// Functions whose mix is being counted (recursion).
     counting: Vec<Op>,
-    /// The result whose defining op `result_value` evaluates.
-    current_result: Option<Val>,
 }
 
 impl<'a> Analysis<'a> {
     fn new(module: Op, args: &'a [i64]) -> Self {
         let mut calls: HashMap<String, Vec<Op>> = HashMap::new();
         let mut functions = HashMap::new();
+        let mut launches: HashMap<String, Vec<Op>> = HashMap::new();
         for op in module.nested() {
-            if op.is("func.call")
+            if op.is("gpu.launch_func")
+                && let Ok(kernel) = op.melior().attribute("kernel")
+            {
+                launches.entry(kernel.to_string()).or_default().push(op);
+            } else if op.is("func.call")
                 && let Some(callee) = symbol_attribute(op, "callee")
             {
                 calls.entry(callee).or_default().push(op);
@@ -221,14 +225,13 @@ impl<'a> Analysis<'a> {
             }
         }
         Self {
-            module,
             args,
             calls,
             functions,
+            launches,
             evaluating: HashSet::new(),
             bound_launch: None,
             counting: Vec::new(),
-            current_result: None,
         }
     }
 
@@ -237,20 +240,6 @@ impl<'a> Analysis<'a> {
             position: op.source_position(),
             reason: reason.to_string(),
         }
-    }
-
-    fn launches_of(&self, kernel: &str) -> Vec<Op> {
-        self.module
-            .nested()
-            .into_iter()
-            .filter(|op| {
-                op.is("gpu.launch_func")
-                    && op
-                        .melior()
-                        .attribute("kernel")
-                        .is_ok_and(|attribute| attribute.to_string() == kernel)
-            })
-            .collect()
     }
 
     fn kernel(
@@ -262,12 +251,7 @@ impl<'a> Analysis<'a> {
         block: Option<u64>,
     ) -> KernelMix {
         let mut unknown = Vec::new();
-        let mix =
-            if body_of.is("scf.parallel") || body_of.is("gpu.launch") || body_of.is("gpu.func") {
-                self.regions(body_of, &mut unknown)
-            } else {
-                Mix::default()
-            };
+        let mix = self.regions(body_of, &mut unknown);
         KernelMix {
             name,
             position: body_of.source_position(),
@@ -341,19 +325,15 @@ impl<'a> Analysis<'a> {
             });
         }
         let result = match value.defining_op() {
-            Some(op) => {
-                let outer = self.current_result.replace(value);
-                let result = self.result_value(op);
-                self.current_result = outer;
-                result
-            }
+            Some(op) => self.result_value(op, value),
             None => self.argument_value(value),
         };
         self.evaluating.remove(&value);
         result
     }
 
-    fn result_value(&mut self, op: Op) -> Result<i64, Unknown> {
+    /// The value of `result`, a result of `op`.
+    fn result_value(&mut self, op: Op, result: Val) -> Result<i64, Unknown> {
         let name = op.name();
         if name == "arith.constant" {
             return op
@@ -375,7 +355,7 @@ impl<'a> Analysis<'a> {
             let index = op
                 .results()
                 .iter()
-                .position(|result| Some(*result) == self.current_result)
+                .position(|&other| other == result)
                 .unwrap_or(0);
             let yielded = op
                 .entry_block(region)

@@ -62,7 +62,7 @@ use crate::{
     net::{Net, NetError, PlaceId},
     simulate::{Outcome, SimulateError, Simulation, StepLimit},
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, hash_map::Entry};
 
 /// The instruction mix of one thread (and so of its warp): the initial
 /// markings of `p5`, `p7` and `p9`.
@@ -107,6 +107,8 @@ impl Default for SmModel {
 
 /// Names of a warp part's places, `p1` to `p18`.
 const WARP_PLACES: usize = 18;
+/// Index of the `running` place among a warp part's places (after `p18`).
+const RUNNING: usize = WARP_PLACES + 1;
 
 impl SmModel {
     /// The SM net with one warp part per entry of `warps`.
@@ -137,7 +139,7 @@ impl SmModel {
         sm: PlaceId,
         running: PlaceId,
     ) -> Result<PlaceId, NetError> {
-        let mut p = Vec::with_capacity(WARP_PLACES + 1);
+        let mut p = Vec::with_capacity(RUNNING + 1);
         p.push(sm); // p[0] is the SM, so p[k] is the figure's pk.
         for number in 1..=WARP_PLACES {
             let initial = match number {
@@ -149,6 +151,7 @@ impl SmModel {
             };
             p.push(net.add_place(&format!("w{index}.p{number}"), initial)?);
         }
+        p.push(running); // p[RUNNING]: shared by every warp's t16 (and t0).
         let mut transition = |number: u32,
                               inputs: &[(usize, u64)],
                               outputs: &[(usize, u64)],
@@ -157,14 +160,10 @@ impl SmModel {
             let places = |arcs: &[(usize, u64)]| -> Vec<(PlaceId, u64)> {
                 arcs.iter().map(|&(k, w)| (p[k], w)).collect()
             };
-            let mut entries = places(inputs);
-            if number == 16 {
-                entries.push((running, 1));
-            }
             let inhibitors: Vec<PlaceId> = inhibitors.iter().map(|&k| p[k]).collect();
             net.add_transition(
                 &format!("w{index}.t{number}"),
-                &entries,
+                &places(inputs),
                 &places(outputs),
                 &inhibitors,
             )
@@ -201,7 +200,7 @@ impl SmModel {
         transition(12, &access, &[(16, 1)], &[])?;
         transition(14, &[(16, 1)], &[(0, 1), (2, 1), (3, 1)], &[])?;
         transition(15, &[(17, 1)], &[(0, 1), (2, 1), (3, 1)], &[])?;
-        transition(16, &[(1, 1), (2, 1), (3, 1)], &[], &[5, 7, 9])?;
+        transition(16, &[(1, 1), (2, 1), (3, 1), (RUNNING, 1)], &[], &[5, 7, 9])?;
         transition(17, &[(15, 2)], &[(15, 1), (18, 1)], &[])?;
         Ok(p[2])
     }
@@ -276,11 +275,7 @@ pub struct KernelEstimate {
 
 impl KernelEstimate {
     pub fn idle_share(&self) -> f64 {
-        if self.steps == 0 {
-            0.0
-        } else {
-            self.idle_steps as f64 / self.steps as f64
-        }
+        crate::simulate::idle_share(self.idle_steps, self.steps)
     }
 }
 
@@ -303,11 +298,10 @@ impl Estimator {
 
     /// One SM running `warps` warps of `mix` (memoized).
     pub fn sm(&mut self, warps: u64, mix: Mix) -> Result<&Outcome, ModelError> {
-        if !self.simulations.contains_key(&(warps, mix)) {
-            let outcome = self.device.sm.simulate(warps, mix, self.seed)?;
-            self.simulations.insert((warps, mix), outcome);
-        }
-        Ok(&self.simulations[&(warps, mix)])
+        Ok(match self.simulations.entry((warps, mix)) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => new.insert(self.device.sm.simulate(warps, mix, self.seed)?),
+        })
     }
 
     /// The estimate of `launch` with every thread running `mix`.
@@ -315,7 +309,7 @@ impl Estimator {
         if launch.threads == 0 || launch.block == 0 {
             return Err(ModelError::EmptyLaunch(launch.threads, launch.block));
         }
-        let device = self.device.clone();
+        let device = &self.device;
         let warp_size = device.warp_size.max(1);
         let warps = launch.threads.div_ceil(warp_size);
         let blocks = launch.threads.div_ceil(launch.block);

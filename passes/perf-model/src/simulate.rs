@@ -50,13 +50,18 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Idle steps as a share of all steps (0 for a run of no steps).
+    /// Idle steps as a share of all steps.
     pub fn idle_share(&self) -> f64 {
-        if self.steps == 0 {
-            0.0
-        } else {
-            self.idle_steps as f64 / self.steps as f64
-        }
+        idle_share(self.idle_steps, self.steps)
+    }
+}
+
+/// `idle` steps as a share of `steps` (0 for a run of no steps).
+pub fn idle_share(idle: u64, steps: u64) -> f64 {
+    if steps == 0 {
+        0.0
+    } else {
+        idle as f64 / steps as f64
     }
 }
 
@@ -306,27 +311,28 @@ impl<'n> Simulation<'n> {
     /// Runs to the dead marking, calling `observe` with each step's number
     /// (from 1) and fired transitions.
     pub fn run_observed(
-        mut self,
+        self,
         limit: StepLimit,
         mut observe: impl FnMut(u64, &[TransitionId]),
     ) -> Result<Outcome, SimulateError> {
         let mut fired = Vec::new();
-        while !self.is_dead() {
-            if self.steps >= limit.0 {
-                return Err(SimulateError::StepLimit {
-                    steps: self.steps,
-                    firings: self.firings,
-                });
-            }
+        self.run_with(limit, |step, indices| {
             fired.clear();
-            fired.extend(self.step().iter().map(|&t| TransitionId(t as u32)));
-            observe(self.steps, &fired);
-        }
-        Ok(self.finish())
+            fired.extend(indices.iter().map(|&t| TransitionId(t as u32)));
+            observe(step, &fired);
+        })
     }
 
     /// Runs to the dead marking.
-    pub fn run(mut self, limit: StepLimit) -> Result<Outcome, SimulateError> {
+    pub fn run(self, limit: StepLimit) -> Result<Outcome, SimulateError> {
+        self.run_with(limit, |_, _| {})
+    }
+
+    fn run_with(
+        mut self,
+        limit: StepLimit,
+        mut observe: impl FnMut(u64, &[usize]),
+    ) -> Result<Outcome, SimulateError> {
         while !self.is_dead() {
             if self.steps >= limit.0 {
                 return Err(SimulateError::StepLimit {
@@ -335,6 +341,7 @@ impl<'n> Simulation<'n> {
                 });
             }
             self.step();
+            observe(self.steps, &self.fired);
         }
         Ok(self.finish())
     }

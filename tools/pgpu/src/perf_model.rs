@@ -23,13 +23,9 @@ use clap::Args;
 use pgpu_kernel_passes::{KernelPrediction, ModelSettings};
 use pgpu_pass_infra::tool;
 use pgpu_perf_model::{
-    Device, Simulation, SmModel, StepLimit,
-    calibration::{Calibration, spearman},
-    dot::to_dot,
-    text,
+    Device, Simulation, SmModel, StepLimit, calibration::Calibration, dot::to_dot, text,
 };
 use std::fmt::Write;
-use std::path::Path;
 
 /// Options of `pgpu perf-model`.
 #[derive(Args, Debug)]
@@ -317,32 +313,22 @@ fn write_kernel_net(
     write_outputs(&net, &chosen.kernel.name, options)
 }
 
+/// Writes `text` to `path` through a temporary file renamed into place.
+fn write_output(path: &str, text: &str) -> Result<(), ()> {
+    tool::write_output(path, text).map_err(|error| eprintln!("{:?}", miette::Report::new(error)))
+}
+
 fn write_outputs(
     net: &pgpu_perf_model::Net,
     name: &str,
     options: &PerfModelOptions,
 ) -> Result<(), ()> {
     if let Some(path) = &options.dot {
-        write_file(path, &to_dot(net, name))?;
+        write_output(path, &to_dot(net, name))?;
     }
     if let Some(path) = &options.emit_net {
-        write_file(path, &text::print(net))?;
+        write_output(path, &text::print(net))?;
     }
-    Ok(())
-}
-
-/// Writes `text` to `path` through a temporary file in the same directory.
-fn write_file(path: &str, text: &str) -> Result<(), ()> {
-    use std::io::Write;
-    let target = Path::new(path);
-    let directory = target
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fail = |error: &dyn std::fmt::Display| eprintln!("error: cannot write '{path}': {error}");
-    let mut file = tempfile::NamedTempFile::new_in(directory).map_err(|e| fail(&e))?;
-    file.write_all(text.as_bytes()).map_err(|e| fail(&e))?;
-    file.persist(target).map_err(|e| fail(&e))?;
     Ok(())
 }
 
@@ -434,14 +420,10 @@ pub fn calibrate(options: &CalibrateOptions) -> Result<(), ()> {
     }
     let fit = Calibration::fit(&options.device, &measurements)
         .map_err(|error| eprintln!("error: {name}: {error}"))?;
-    write_file(&options.output, &fit.print())?;
+    write_output(&options.output, &fit.print())?;
     eprintln!(
         "{}: seconds = {:e} * steps + {:e} over {} kernels (Spearman {:.3} between steps and seconds)",
-        options.device,
-        fit.seconds_per_step,
-        fit.launch_seconds,
-        fit.samples,
-        spearman(&measurements)
+        options.device, fit.seconds_per_step, fit.launch_seconds, fit.samples, fit.spearman
     );
     Ok(())
 }
