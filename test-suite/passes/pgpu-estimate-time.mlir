@@ -138,3 +138,37 @@ func.func @unknown(%a: memref<?xindex>) {
   }
   return
 }
+
+// -----
+
+// Trip counts fold with the width's semantics (shared with the reference
+// interpreter): -2 as an i8 is 254 unsigned, so divui by 2 is 127 threads
+// (4 warps); remui 254 % 100 is 54 iterations of one store. A shift by
+// the width is poison: that loop's trip count is unknown, counted once
+// (one more store). The addi is the one arithmetic operation.
+// REMARK: remark: narrow kernel 0: predicted {{[0-9]+}} steps (4 warps, 4 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 1, x_s = 0, x_g = 55 (lower bounds: {{.*}}loop with an unknown trip count, counted once ({{.*}}a shift by the width or more (poison)))
+func.func @narrow(%a: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %minus2 = arith.constant -2 : i8
+  %two = arith.constant 2 : i8
+  %hundred = arith.constant 100 : i8
+  %eight = arith.constant 8 : i8
+  %threads8 = arith.divui %minus2, %two : i8
+  %threads = arith.index_castui %threads8 : i8 to index
+  %trips8 = arith.remui %minus2, %hundred : i8
+  %trips = arith.index_castui %trips8 : i8 to index
+  %poison8 = arith.shrui %minus2, %eight : i8
+  %poison = arith.index_castui %poison8 : i8 to index
+  scf.parallel (%i) = (%c0) to (%threads) step (%c1) {
+    scf.for %j = %c0 to %trips step %c1 {
+      memref.store %two, %a[%j] : memref<?xi8>
+    }
+    %x = arith.addi %two, %two : i8
+    scf.for %j = %c0 to %poison step %c1 {
+      memref.store %x, %a[%j] : memref<?xi8>
+    }
+    scf.reduce
+  }
+  return
+}

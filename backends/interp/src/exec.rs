@@ -28,6 +28,7 @@ use crate::memory::{AccessError, AllocKind, Memory};
 use crate::scalar::*;
 use crate::value::*;
 use crate::{InterpError, Note, Options};
+use pgpu_pass_infra::integer::{self, IntegerFault};
 use pgpu_runtime::printf;
 use std::rc::Rc;
 use std::time::Instant;
@@ -506,22 +507,10 @@ impl<'p> Interp<'p> {
             K::CmpI(predicate) => {
                 let width = self.width(op, op.in_ty)?;
                 let result = match (self.int(op, act, 0)?, self.int(op, act, 1)?) {
-                    (Some(a), Some(b)) => {
-                        let (ua, ub) = (zext(a, width), zext(b, width));
-                        bool_val(match predicate {
-                            0 => a == b,
-                            1 => a != b,
-                            2 => a < b,
-                            3 => a <= b,
-                            4 => a > b,
-                            5 => a >= b,
-                            6 => ua < ub,
-                            7 => ua <= ub,
-                            8 => ua > ub,
-                            9 => ua >= ub,
-                            _ => return Err(self.fail(op, "unknown cmpi predicate")),
-                        })
-                    }
+                    (Some(a), Some(b)) => bool_val(
+                        integer::compare(*predicate, a, b, width)
+                            .ok_or_else(|| self.fail(op, "unknown cmpi predicate"))?,
+                    ),
                     _ => Val::Poison,
                 };
                 act.slots[op.results[0] as usize] = result;
@@ -1804,73 +1793,16 @@ impl<'p> Interp<'p> {
     }
 
     fn ibin(&self, op: &Op, kind: IBin, a: i64, b: i64, width: u32) -> R<Val> {
-        let (ua, ub) = (zext(a, width), zext(b, width));
-        let min = if width >= 64 {
-            i64::MIN
-        } else {
-            -(1i64 << (width - 1))
-        };
-        let zero = |this: &Self| this.fail(op, format!("division by zero in '{}'", op.name));
-        let value = match kind {
-            IBin::Add => a.wrapping_add(b),
-            IBin::Sub => a.wrapping_sub(b),
-            IBin::Mul => a.wrapping_mul(b),
-            IBin::DivS | IBin::RemS | IBin::CeilDivS | IBin::FloorDivS => {
-                if b == 0 {
-                    return Err(zero(self));
-                }
-                if a == min && b == -1 {
-                    return Err(self.fail(op, format!("signed division overflow in '{}'", op.name)));
-                }
-                let (q, r) = (a / b, a % b);
-                match kind {
-                    IBin::DivS => q,
-                    IBin::RemS => r,
-                    IBin::CeilDivS => {
-                        if r != 0 && ((a < 0) == (b < 0)) {
-                            q + 1
-                        } else {
-                            q
-                        }
-                    }
-                    _ => {
-                        if r != 0 && ((a < 0) != (b < 0)) {
-                            q - 1
-                        } else {
-                            q
-                        }
-                    }
-                }
+        match kind.evaluate(a, b, width) {
+            Ok(value) => Ok(Val::Int(value)),
+            Err(IntegerFault::ShiftOutOfRange) => Ok(Val::Poison),
+            Err(IntegerFault::DivisionByZero) => {
+                Err(self.fail(op, format!("division by zero in '{}'", op.name)))
             }
-            IBin::DivU | IBin::RemU | IBin::CeilDivU => {
-                if ub == 0 {
-                    return Err(zero(self));
-                }
-                (match kind {
-                    IBin::DivU => ua / ub,
-                    IBin::RemU => ua % ub,
-                    _ => ua.div_ceil(ub),
-                }) as i64
+            Err(IntegerFault::SignedDivisionOverflow) => {
+                Err(self.fail(op, format!("signed division overflow in '{}'", op.name)))
             }
-            IBin::And => a & b,
-            IBin::Or => a | b,
-            IBin::Xor => a ^ b,
-            IBin::Shl | IBin::ShrS | IBin::ShrU => {
-                if ub >= width as u64 {
-                    return Ok(Val::Poison);
-                }
-                match kind {
-                    IBin::Shl => a << ub,
-                    IBin::ShrS => a >> ub,
-                    _ => (ua >> ub) as i64,
-                }
-            }
-            IBin::MaxS => a.max(b),
-            IBin::MinS => a.min(b),
-            IBin::MaxU => ua.max(ub) as i64,
-            IBin::MinU => ua.min(ub) as i64,
-        };
-        Ok(Val::Int(sext(value, width)))
+        }
     }
 
     fn cast(&self, op: &Op, kind: CastOp, value: Val) -> R<Val> {

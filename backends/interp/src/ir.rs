@@ -25,30 +25,9 @@ pub type RegionId = u32;
 pub type FuncId = u32;
 pub type Slot = u32;
 
-/// Integer binary operations (arith).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IBin {
-    Add,
-    Sub,
-    Mul,
-    DivS,
-    DivU,
-    RemS,
-    RemU,
-    CeilDivS,
-    CeilDivU,
-    FloorDivS,
-    And,
-    Or,
-    Xor,
-    Shl,
-    ShrS,
-    ShrU,
-    MaxS,
-    MinS,
-    MaxU,
-    MinU,
-}
+/// Integer binary operations (arith), with the semantics shared with the
+/// compile-time folding of analyses.
+pub use pgpu_pass_infra::integer::IntegerBinary as IBin;
 
 /// Float binary operations (arith and math).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1163,6 +1142,9 @@ impl Converter {
                 .and_then(Comb::from_i64)
                 .ok_or_else(|| self.error(op, format!("'{op_name}': unknown combining kind")))
         };
+        if let Some(kind) = self::IBin::from_op_name(name) {
+            return Ok(IBin(kind));
+        }
         Ok(match name {
             "func.call" => {
                 let callee = attr(op, "callee").and_then(symbol_attr).unwrap_or_default();
@@ -1198,26 +1180,6 @@ impl Converter {
                     ),
                 }
             }
-            "arith.addi" => IBin(self::IBin::Add),
-            "arith.subi" => IBin(self::IBin::Sub),
-            "arith.muli" => IBin(self::IBin::Mul),
-            "arith.divsi" => IBin(self::IBin::DivS),
-            "arith.divui" => IBin(self::IBin::DivU),
-            "arith.remsi" => IBin(self::IBin::RemS),
-            "arith.remui" => IBin(self::IBin::RemU),
-            "arith.ceildivsi" => IBin(self::IBin::CeilDivS),
-            "arith.ceildivui" => IBin(self::IBin::CeilDivU),
-            "arith.floordivsi" => IBin(self::IBin::FloorDivS),
-            "arith.andi" => IBin(self::IBin::And),
-            "arith.ori" => IBin(self::IBin::Or),
-            "arith.xori" => IBin(self::IBin::Xor),
-            "arith.shli" => IBin(self::IBin::Shl),
-            "arith.shrsi" => IBin(self::IBin::ShrS),
-            "arith.shrui" => IBin(self::IBin::ShrU),
-            "arith.maxsi" => IBin(self::IBin::MaxS),
-            "arith.minsi" => IBin(self::IBin::MinS),
-            "arith.maxui" => IBin(self::IBin::MaxU),
-            "arith.minui" => IBin(self::IBin::MinU),
             "arith.addf" => FBin(self::FBin::Add),
             "arith.subf" => FBin(self::FBin::Sub),
             "arith.mulf" => FBin(self::FBin::Mul),

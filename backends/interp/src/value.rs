@@ -97,26 +97,7 @@ impl MemTy {
     }
 }
 
-/// Sign-extends the low `width` bits of `value`.
-#[inline]
-pub fn sext(value: i64, width: u32) -> i64 {
-    if width >= 64 || width == 0 {
-        value
-    } else {
-        let shift = 64 - width;
-        (value << shift) >> shift
-    }
-}
-
-/// Zero-extends the low `width` bits of `value`.
-#[inline]
-pub fn zext(value: i64, width: u32) -> u64 {
-    if width >= 64 || width == 0 {
-        value as u64
-    } else {
-        (value as u64) & ((1u64 << width) - 1)
-    }
-}
+pub use pgpu_pass_infra::integer::{sign_extend as sext, zero_extend as zext};
 
 /// Row-major strides of a contiguous array of `sizes`.
 pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {

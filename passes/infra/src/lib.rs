@@ -22,6 +22,7 @@ use std::{
 };
 
 pub mod diagnostics;
+pub mod integer;
 pub mod tool;
 
 /// The unit attribute of an `scf.execute_region` whose lockstep lanes (a

@@ -47,6 +47,7 @@ use crate::{
     runtime_calls::source_name,
 };
 use melior::ir::{TypeLike, operation::OperationLike, r#type::MemRefType};
+use pgpu_pass_infra::integer::{self, IntegerBinary, IntegerFault, sign_extend, zero_extend};
 use pgpu_perf_model::Mix;
 use std::collections::{HashMap, HashSet};
 
@@ -373,7 +374,7 @@ impl<'a> Analysis<'a> {
                 let value = evaluate(self, 0)?;
                 if name.ends_with("ui") {
                     let source_width = integer_width_of(operands[0]);
-                    zero_extend(value, source_width)
+                    zero_extend(value, source_width) as i64
                 } else {
                     value
                 }
@@ -386,27 +387,29 @@ impl<'a> Analysis<'a> {
             "arith.cmpi" => {
                 let (a, b) = (evaluate(self, 0)?, evaluate(self, 1)?);
                 let predicate = op.integer_attribute("predicate").unwrap_or(-1);
-                let (ua, ub) = (
-                    zero_extend(a, integer_width_of(operands[0])) as u64,
-                    zero_extend(b, integer_width_of(operands[1])) as u64,
-                );
-                i64::from(match predicate {
-                    0 => a == b,
-                    1 => a != b,
-                    2 => a < b,
-                    3 => a <= b,
-                    4 => a > b,
-                    5 => a >= b,
-                    6 => ua < ub,
-                    7 => ua <= ub,
-                    8 => ua > ub,
-                    9 => ua >= ub,
-                    _ => return Err(self.unknown(op, "an unknown comparison")),
-                })
+                let outcome = integer::compare(predicate, a, b, integer_width_of(operands[0]));
+                i64::from(outcome.ok_or_else(|| self.unknown(op, "an unknown comparison"))?)
             }
-            binary if binary.starts_with("arith.") && operands.len() == 2 => {
+            binary if operands.len() == 2 => {
+                let kind = IntegerBinary::from_op_name(binary).ok_or_else(|| {
+                    self.unknown(
+                        op,
+                        &format!("the value of '{name}' is not known at compile time"),
+                    )
+                })?;
                 let (a, b) = (evaluate(self, 0)?, evaluate(self, 1)?);
-                self.binary(op, binary, a, b)?
+                kind.evaluate(a, b, width).map_err(|fault| {
+                    self.unknown(
+                        op,
+                        match fault {
+                            IntegerFault::DivisionByZero => "a division by zero",
+                            IntegerFault::SignedDivisionOverflow => "a signed division overflow",
+                            IntegerFault::ShiftOutOfRange => {
+                                "a shift by the width or more (poison)"
+                            }
+                        },
+                    )
+                })?
             }
             _ => {
                 return Err(self.unknown(
@@ -416,41 +419,6 @@ impl<'a> Analysis<'a> {
             }
         };
         Ok(sign_extend(value, width))
-    }
-
-    fn binary(&self, op: Op, name: &str, a: i64, b: i64) -> Result<i64, Unknown> {
-        let zero = || self.unknown(op, "a division by zero");
-        Ok(match name {
-            "arith.addi" => a.wrapping_add(b),
-            "arith.subi" => a.wrapping_sub(b),
-            "arith.muli" => a.wrapping_mul(b),
-            "arith.divsi" | "arith.divui" if b == 0 => return Err(zero()),
-            "arith.divsi" => a.wrapping_div(b),
-            "arith.divui" => ((a as u64) / (b as u64)) as i64,
-            "arith.ceildivsi" | "arith.floordivsi" | "arith.remsi" | "arith.remui" if b == 0 => {
-                return Err(zero());
-            }
-            "arith.ceildivsi" => a.div_euclid(b) + i64::from(a.rem_euclid(b) != 0 && b > 0),
-            "arith.floordivsi" => a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0),
-            "arith.remsi" => a.wrapping_rem(b),
-            "arith.remui" => ((a as u64) % (b as u64)) as i64,
-            "arith.minsi" => a.min(b),
-            "arith.maxsi" => a.max(b),
-            "arith.minui" => (a as u64).min(b as u64) as i64,
-            "arith.maxui" => (a as u64).max(b as u64) as i64,
-            "arith.andi" => a & b,
-            "arith.ori" => a | b,
-            "arith.xori" => a ^ b,
-            "arith.shli" => a.checked_shl(b as u32).unwrap_or(0),
-            "arith.shrsi" => a >> (b.clamp(0, 63)),
-            "arith.shrui" => ((a as u64).checked_shr(b as u32).unwrap_or(0)) as i64,
-            _ => {
-                return Err(self.unknown(
-                    op,
-                    &format!("the value of '{name}' is not known at compile time"),
-                ));
-            }
-        })
     }
 
     /// A block argument: a function's (all calls agree) or a kernel's (its
@@ -747,24 +715,5 @@ fn result_width(op: Op) -> u32 {
         64
     } else {
         crate::ir::integer_width(ty).unwrap_or(64)
-    }
-}
-
-fn sign_extend(value: i64, width: u32) -> i64 {
-    if width == 0 || width >= 64 {
-        value
-    } else if width == 1 {
-        value & 1
-    } else {
-        let shift = 64 - width;
-        (value << shift) >> shift
-    }
-}
-
-fn zero_extend(value: i64, width: u32) -> i64 {
-    if width == 0 || width >= 64 {
-        value
-    } else {
-        value & ((1i64 << width) - 1)
     }
 }
