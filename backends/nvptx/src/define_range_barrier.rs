@@ -78,7 +78,11 @@
 //! Last, the host module's copies of the `pgpu.block_group` functions that
 //! no host code calls (outlining copied them into the kernel modules) are
 //! erased: they call `@pgpu_range_barrier`, which only kernel modules
-//! define. Modules without the declarations are left alone, and a module
+//! define. So are the host module's `memref.global`s in workgroup memory
+//! that no host code uses: the shared locals that `pgpu-block-groups`
+//! keeps in a block's shared memory, which outlining copied into the
+//! kernel modules (there `convert-gpu-to-nvvm` made them `.shared`
+//! arrays next to the barrier words; a host has no workgroup memory). Modules without the declarations are left alone, and a module
 //! whose functions are defined already has none: the pass is idempotent.
 
 use crate::nvvm_modules::{
@@ -117,6 +121,10 @@ pub const MINIMUM_CHIP: u32 = 70;
 
 /// The attribute of block-group functions.
 const BLOCK_GROUP: &str = "pgpu.block_group";
+
+/// The memory space of the workgroup globals that hold block versions'
+/// shared locals.
+const WORKGROUP_SPACE: &str = "#gpu.address_space<workgroup>";
 
 /// The two functions and the signatures they must be declared with.
 const DECLARED: [(&str, &str, &str); 2] = [
@@ -417,6 +425,41 @@ fn erase_host_block_groups(module: OperationRef) {
     for (name, group) in groups {
         if !live.contains(&name) {
             erase(group);
+        }
+    }
+    erase_host_workgroup_globals(body);
+}
+
+/// Erases the `memref.global`s in workgroup memory at the top of the
+/// module that no host code uses (the shared locals of block versions:
+/// outlining copied them into the kernel modules that use them, where
+/// `convert-gpu-to-nvvm` made them `.shared` arrays; a host has no such
+/// memory).
+fn erase_host_workgroup_globals(body: melior::ir::BlockRef) {
+    let mut globals = Vec::new();
+    let mut used = Vec::new();
+    for current in block_ops(body) {
+        if is_named(current, "memref.global") {
+            let workgroup = current
+                .attribute("type")
+                .is_ok_and(|ty| ty.to_string().contains(WORKGROUP_SPACE));
+            if workgroup {
+                globals.push((symbol(current).unwrap_or_default(), current));
+            }
+        } else if !is_named(current, "gpu.module") {
+            current.walk(WalkOrder::PreOrder, |nested| {
+                if is_named(nested, "memref.get_global")
+                    && let Ok(name) = nested.attribute("name")
+                {
+                    used.push(name.to_string().trim_start_matches('@').to_string());
+                }
+                WalkResult::Advance
+            });
+        }
+    }
+    for (name, global) in globals {
+        if !used.contains(&name) {
+            erase(global);
         }
     }
 }

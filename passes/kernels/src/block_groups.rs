@@ -99,26 +99,48 @@ pub(crate) const BLOCK_THREADS: &str = "pgpu.block_threads";
 /// while the device is busy with other groups.
 pub(crate) const BLOCK_SPLITS: &str = "pgpu.block_splits";
 
+/// The bytes of shared memory a block kernel's range barriers take: the
+/// NVPTX backend's `@pgpu_range_barrier_words`, 2 * 1024 + 1 words of 4
+/// bytes (`pgpu-define-range-barrier`).
+pub(crate) const RANGE_BARRIER_BYTES: u64 = (2 * 1024 + 1) * 4;
+
+/// The memory space of shared locals in block versions (CUDA's shared
+/// memory, NVVM address space 3).
+pub(crate) const WORKGROUP: &str = "#gpu.address_space<workgroup>";
+
+/// The prefix of the workgroup globals holding block versions' shared
+/// locals: `@__shared_<f>_<i>` is the `i`-th of `@f`.
+const SHARED_PREFIX: &str = "__shared_";
+
 /// The pass.
 #[derive(Debug, Default)]
 pub struct BlockGroups {
     max_threads: u64,
+    shared_bytes: u64,
 }
 
 impl Pass for BlockGroups {
     const ARGUMENT: &'static str = "pgpu-block-groups";
     const SUMMARY: &'static str = "Give Fork synchronous functions a version that runs a whole group (and its recursion) in one thread block";
     const ANCHOR: Option<&'static str> = Some("builtin.module");
-    const OPTIONS: &'static [PassOption] = &[PassOption {
-        name: "max-threads",
-        description: "largest group run in one block, besides the device's block capacity: smaller groups leave more of the GPU's multiprocessors to their siblings",
-        default: "256",
-    }];
+    const OPTIONS: &'static [PassOption] = &[
+        PassOption {
+            name: "max-threads",
+            description: "largest group run in one block, besides the device's block capacity: smaller groups leave more of the GPU's multiprocessors to their siblings",
+            default: "256",
+        },
+        PassOption {
+            name: "shared-bytes",
+            description: "static shared memory of one block (48 KiB on every CUDA chip): a block version's shared locals and the range barriers' words must fit",
+            default: "49152",
+        },
+    ];
 
     fn dependent_dialects() -> Vec<melior::dialect::DialectHandle> {
         use melior::dialect::DialectHandle;
         vec![
             DialectHandle::arith(),
+            DialectHandle::gpu(),
             DialectHandle::memref(),
             DialectHandle::scf(),
         ]
@@ -129,7 +151,11 @@ impl Pass for BlockGroups {
         if max_threads == 0 {
             return Err("max-threads must be at least 1".into());
         }
-        Ok(Self { max_threads })
+        let shared_bytes = options.parse("shared-bytes")?;
+        Ok(Self {
+            max_threads,
+            shared_bytes,
+        })
     }
 
     fn run(&self, module: melior::ir::OperationRef) -> Result<(), PassFailure> {
@@ -149,24 +175,25 @@ impl Pass for BlockGroups {
                 plans.insert(name.clone(), plan);
             }
         }
-        // A function whose callee has no block version has none either.
-        loop {
-            let excluded: Vec<String> = plans
-                .iter()
-                .filter(|(_, plan)| {
-                    plan.callees
-                        .iter()
-                        .any(|callee| !plans.contains_key(callee))
-                })
-                .map(|(name, _)| name.clone())
-                .collect();
-            if excluded.is_empty() {
-                break;
-            }
-            for name in excluded {
-                plans.remove(&name);
-            }
+        drop_callers_of_missing(&mut plans);
+        // Shared locals live in the block's shared memory: one copy per
+        // block, so only where one activation at a time uses it, and only
+        // as much as fits beside the range barriers' words.
+        for name in concurrent_shared_locals(&plans) {
+            plans.remove(&name);
         }
+        drop_callers_of_missing(&mut plans);
+        let oversized: Vec<String> = plans
+            .keys()
+            .filter(|name| {
+                shared_bytes(&plans, name) > self.shared_bytes.saturating_sub(RANGE_BARRIER_BYTES)
+            })
+            .cloned()
+            .collect();
+        for name in oversized {
+            plans.remove(&name);
+        }
+        drop_callers_of_missing(&mut plans);
         if plans.is_empty() {
             return Ok(());
         }
@@ -253,6 +280,12 @@ struct Plan {
     single_writer: HashSet<Op>,
     /// Splits on a rank range.
     ranges: HashMap<Op, RankRange>,
+    /// Its shared locals (`pgpu.group.alloc`), which the block version
+    /// keeps in workgroup memory.
+    shared_locals: Vec<Op>,
+    /// Calls placed inside a rank-range split (their callees may run in
+    /// two sub-ranges at once).
+    split_callees: BTreeSet<String>,
 }
 
 impl Plan {
@@ -266,6 +299,8 @@ impl Plan {
             conflicting: HashSet::new(),
             single_writer: HashSet::new(),
             ranges: HashMap::new(),
+            shared_locals: vec![],
+            split_callees: BTreeSet::new(),
         };
         for op in function.nested() {
             let name = op.name();
@@ -313,7 +348,19 @@ impl Plan {
                     if !synchronous || !at_statement_level(op, function, is_uniform) {
                         return None;
                     }
+                    if inside_rank_split(op, function, is_uniform) {
+                        plan.split_callees.insert(callee.clone());
+                    }
                     plan.callees.insert(callee);
+                }
+                "pgpu.group.alloc" => {
+                    if !at_statement_level(op, function, is_uniform)
+                        || workgroup_bytes(op).is_none()
+                        || !only_accessed(op.result(0))
+                    {
+                        return None;
+                    }
+                    plan.shared_locals.push(op);
                 }
                 "memref.get_global" => {
                     if is_descriptor_global(op.result(0)) {
@@ -356,6 +403,121 @@ impl Plan {
         }
         Some(plan)
     }
+}
+
+/// Removes, until none is left, the plans of functions that call one
+/// without a plan: a function whose callee has no block version has none
+/// either.
+fn drop_callers_of_missing(plans: &mut BTreeMap<String, Plan>) {
+    loop {
+        let excluded: Vec<String> = plans
+            .iter()
+            .filter(|(_, plan)| {
+                plan.callees
+                    .iter()
+                    .any(|callee| !plans.contains_key(callee))
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        if excluded.is_empty() {
+            return;
+        }
+        for name in excluded {
+            plans.remove(&name);
+        }
+    }
+}
+
+/// The functions `name` calls, directly or not (itself only when it
+/// recurses).
+fn reachable(plans: &BTreeMap<String, Plan>, name: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut pending: Vec<&String> = plans
+        .get(name)
+        .map(|plan| plan.callees.iter().collect())
+        .unwrap_or_default();
+    while let Some(callee) = pending.pop() {
+        if found.insert(callee.clone())
+            && let Some(plan) = plans.get(callee)
+        {
+            pending.extend(&plan.callees);
+        }
+    }
+    found
+}
+
+/// The functions with shared locals of which two activations may be live
+/// in one block at once: a recursive one (the inner call would use the
+/// outer's memory), and one called, directly or not, from inside a split
+/// on a rank range (both sides may call it at the same time).
+fn concurrent_shared_locals(plans: &BTreeMap<String, Plan>) -> Vec<String> {
+    let mut split_reached: BTreeSet<String> = BTreeSet::new();
+    for plan in plans.values() {
+        for callee in &plan.split_callees {
+            split_reached.insert(callee.clone());
+            split_reached.extend(reachable(plans, callee));
+        }
+    }
+    plans
+        .iter()
+        .filter(|(name, plan)| {
+            !plan.shared_locals.is_empty()
+                && (split_reached.contains(*name) || reachable(plans, name).contains(*name))
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// The bytes of shared memory a block kernel running the block version of
+/// `name` needs for shared locals: its own and those of every function
+/// it calls, directly or not.
+fn shared_bytes(plans: &BTreeMap<String, Plan>, name: &str) -> u64 {
+    std::iter::once(name.to_string())
+        .chain(reachable(plans, name))
+        .filter_map(|function| plans.get(&function))
+        .flat_map(|plan| &plan.shared_locals)
+        .filter_map(|alloc| workgroup_bytes(*alloc))
+        .sum()
+}
+
+/// The bytes the shared local `alloc` takes in shared memory, rounded up
+/// to 16 (the most an array is aligned to); `None` for an element type
+/// of unknown size.
+fn workgroup_bytes(alloc: Op) -> Option<u64> {
+    let memref = MemRefType::try_from(alloc.result(0).melior_type()).ok()?;
+    let element = crate::ir::element_bytes(&memref.element().to_string())?;
+    let count = crate::ir::static_shape(&memref)?
+        .into_iter()
+        .try_fold(1u64, |count, size| {
+            count.checked_mul(u64::try_from(size).ok()?)
+        })?;
+    count
+        .checked_mul(u64::try_from(element).ok()?)?
+        .checked_next_multiple_of(16)
+}
+
+/// Whether `memory` (a shared local) is only loaded from, stored to,
+/// updated atomically or the cell of a multiprefix: uses that take a
+/// memref of any memory space, so that the shared local can move to
+/// workgroup memory without changing them (a call, a cast or a view
+/// would need the same memory space in its own types).
+fn only_accessed(memory: Val) -> bool {
+    memory
+        .uses()
+        .iter()
+        .all(|found| match found.owner.name().as_str() {
+            "memref.load" => found.index == 0,
+            "memref.store" | "memref.atomic_rmw" | "pgpu.multiprefix" => found.index == 1,
+            _ => false,
+        })
+}
+
+/// Whether `op` lies inside a split of `function` on a rank range (a
+/// condition that is not uniform).
+fn inside_rank_split(op: Op, function: Op, is_uniform: &dyn Fn(Val) -> bool) -> bool {
+    std::iter::successors(op.parent(), |parent| parent.parent())
+        .take_while(|parent| *parent != function)
+        .any(|parent| parent.is("pgpu.group.split") && !is_uniform(parent.operand(0)))
 }
 
 /// The type of the claim global of a global of `target_type`: its shape,
@@ -498,6 +660,7 @@ fn build_block_function(
             )
         })
         .collect();
+    let shared_locals: Vec<Op> = plan.shared_locals.iter().map(|op| ops[op]).collect();
     // The signature.
     let old = copy.entry_block(0).ok_or(PassFailure)?;
     let old_return = old
@@ -563,6 +726,9 @@ fn build_block_function(
     }
     placeholder.erase();
     copy.erase();
+    for (index, alloc) in shared_locals.into_iter().enumerate() {
+        place_in_workgroup_memory(alloc, &format!("{SHARED_PREFIX}{name}_{index}"))?;
+    }
     function.set_attribute(
         BLOCK_VERSION,
         at.parse_attribute(&format!("\"{}\"", block_function_name(name)))?,
@@ -593,6 +759,62 @@ fn build_block_function(
     })
 }
 
+/// Replaces the shared local `alloc` of a block version by the workgroup
+/// global `@<global>` (uninitialized, as a fresh shared local), made
+/// before the block version.
+fn place_in_workgroup_memory(alloc: Op, global: &str) -> Built<()> {
+    let at = Builder::before(alloc);
+    let memref = MemRefType::try_from(alloc.result(0).melior_type())
+        .map_err(|_| at.fail("internal error: a shared local that is not a memref"))?;
+    let shape = crate::ir::static_shape(&memref)
+        .ok_or_else(|| at.fail("internal error: a shared local of dynamic shape"))?;
+    let ty: Type = MemRefType::new(
+        memref.element(),
+        &shape,
+        None,
+        Some(at.parse_attribute(WORKGROUP)?),
+    )
+    .into();
+    let function = alloc
+        .enclosing_function()
+        .ok_or_else(|| at.fail("internal error: a shared local outside a function"))?;
+    let module_level = Builder::before(function).at_location_of(alloc);
+    module_level.op(
+        "memref.global",
+        &[],
+        &[],
+        &[
+            ("sym_name", at.parse_attribute(&format!("\"{global}\""))?),
+            ("sym_visibility", at.parse_attribute("\"private\"")?),
+            ("type", TypeAttribute::new(ty).into()),
+            ("initial_value", at.unit_attribute()),
+        ],
+    )?;
+    let address = at.value(
+        "memref.get_global",
+        &[],
+        ty,
+        &[("name", at.parse_attribute(&format!("@{global}"))?)],
+    )?;
+    alloc.result(0).replace_all_uses(address);
+    alloc.erase();
+    Ok(())
+}
+
+/// Whether `op` takes the address of a workgroup global (a block
+/// version's shared local, which kernels reach directly).
+pub(crate) fn is_workgroup_global(op: Op) -> bool {
+    op.is("memref.get_global") && is_workgroup_memory(op.result(0).melior_type())
+}
+
+/// Whether `ty` is a memref in workgroup memory.
+pub(crate) fn is_workgroup_memory(ty: Type) -> bool {
+    MemRefType::try_from(ty)
+        .ok()
+        .and_then(|memref| memref.memory_space())
+        .is_some_and(|space| space.to_string() == WORKGROUP)
+}
+
 impl BlockVersion {
     /// Lowers the body to per-thread code with range barriers, then reads
     /// the globals from the arguments.
@@ -614,7 +836,7 @@ impl BlockVersion {
         let globals = &parameters[own + CONTEXT_ARGUMENTS + scratch.len()..];
         let names: Vec<&String> = plan.globals.keys().collect();
         for op in self.function.nested() {
-            if !op.is("memref.get_global") {
+            if !op.is("memref.get_global") || is_workgroup_global(op) {
                 continue;
             }
             let name = symbol_attribute(op, "name").unwrap_or_default();

@@ -608,7 +608,7 @@ impl Lowering {
 
     /// Calls `pgpu_rt_register_global(address, bytes)` for every global
     /// array of the module (not the global list variables, which hold
-    /// descriptors), so that kernels on the cuda device can use it;
+    /// descriptors, nor workgroup globals), so that kernels on the cuda device can use it;
     /// `pgpu_rt_register_zero_global` for an array initialized to zeros
     /// (C's globals without initializer), whose device copy the runtime
     /// then makes by a memset instead of an upload.
@@ -628,6 +628,11 @@ impl Lowering {
             ) else {
                 continue;
             };
+            // Block versions' shared locals live in each block's shared
+            // memory (`pgpu-block-groups`): no host or device copy.
+            if crate::block_groups::is_workgroup_memory(memref.into()) {
+                continue;
+            }
             let Some(element) = element_bytes(&memref.element().to_string()) else {
                 continue;
             };

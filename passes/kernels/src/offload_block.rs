@@ -39,6 +39,7 @@
 //! blocks and knows no barrier over part of a block.
 
 use crate::{
+    block_groups::is_workgroup_global,
     build::{Builder, Built},
     grid_fuse::runs_on_device,
     inline_spmd::symbol_attribute,
@@ -112,7 +113,9 @@ pub(crate) fn block_callees(spawn: Op, functions: &HashMap<String, Op>) -> Built
         for op in function.nested() {
             if op.is("func.call") {
                 pending.push(op);
-            } else if !runs_on_device(op, &["pgpu.range_barrier"]) || op.is("memref.get_global") {
+            } else if !runs_on_device(op, &["pgpu.range_barrier"])
+                || (op.is("memref.get_global") && !is_workgroup_global(op))
+            {
                 let why = if op.is("memref.get_global") {
                     "takes the address of a global: functions of block kernels get globals as \
                      arguments"
