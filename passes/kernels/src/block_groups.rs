@@ -36,11 +36,46 @@
 //!   barriers; the last rank stores the new value, as in
 //!   `pgpu-lower-synchronous`); one whose results nobody reads is an
 //!   atomic update per member;
-//! * group queries read the context.
+//! * group queries read the context;
+//! * a shared local (`pgpu.group.alloc`, Fork's `sh int a[K];`) lives in
+//!   the block's shared memory: an uninitialized `memref.global "private"
+//!   @__shared_<f>_<i>` in `#gpu.address_space<workgroup>` that the block
+//!   version reaches with `memref.get_global` (not an argument: kernels
+//!   reach it directly). `gpu-kernel-outlining` copies it into the kernel
+//!   module, where `convert-gpu-to-nvvm` makes it a `.shared` array
+//!   beside the range barriers' words (`pgpu-define-range-barrier` erases
+//!   the host module's copy). The Fork paper keeps shared variables in
+//!   global memory because a group may span blocks
+//!   (seeds/fork-to-cuda.txt, Section 3); a block version's group is one
+//!   block.
+//!
+//! A workgroup global is one copy per block, while a shared local is a
+//! fresh allocation per activation of its function. So a function with
+//! shared locals gets a block version only where at most one activation
+//! of it is live in a block at a time: it is not recursive (directly or
+//! through other functions: the inner call would overwrite the outer's
+//! arrays) and no block version calls it, directly or through other
+//! functions, from inside a split on a rank range (the two sides run at
+//! once and could both call it). Calls at statement level of one range
+//! follow one another, and separate block spawns are separate blocks.
+//! Each shared local must be statically shaped, of an element type of
+//! known size, reached by all members together, and used only as the
+//! memory of loads, stores, atomic updates and multiprefix cells (a call,
+//! cast or view would need the workgroup memory space in its own types);
+//! a store to it that may conflict (which would need claims in the same
+//! memory) keeps the function off the block path, as the claims of a
+//! store to any memory but a global do. Last, the shared locals of a
+//! function and of every function it calls, directly or not, each
+//! rounded up to 16 bytes, plus the range barriers' 8196 bytes of words,
+//! must fit the block's static shared memory (`shared-bytes`, 48 KiB on
+//! every CUDA chip). Where these fail the function (and every caller)
+//! keeps today's host path, whose shared locals are global memory; both
+//! paths compute the same results.
 //!
 //! A function gets no block version, and its calls keep the host path of
 //! `pgpu-lower-groups` only, when it (or a synchronous function it calls)
-//! forks, declares shared locals, splits on a private condition that is
+//! forks, declares shared locals that the rules above keep out of shared
+//! memory, splits on a private condition that is
 //! not a rank range, synchronizes under control flow that is not uniform
 //! (a shrinking loop), runs a multiprefix on a location that differs
 //! between members or of floats (the scan's order of additions would
