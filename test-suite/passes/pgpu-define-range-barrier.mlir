@@ -19,7 +19,11 @@
 // (the runtime raises the stack limit), the kernel that enters nvvm.maxntid
 // = 1024. The host's copy of the block-group function goes (outlining
 // copied it into the kernel module); a block-group function host code
-// calls stays.
+// calls stays. So does a global in host memory, while a workgroup global
+// (a block version's shared local) goes: outlining copied it too.
+// CHECK-NOT: @__shared_scan_0
+// CHECK: memref.global "private" @host_table : memref<8xi32>
+// CHECK-NOT: @__shared_scan_0
 // CHECK-LABEL: func.func @host_caller
 // CHECK: call @still_called
 // CHECK-LABEL: func.func private @still_called
@@ -117,6 +121,8 @@
 // TWICE-LABEL: gpu.module @plain
 
 module attributes {gpu.container_module} {
+  memref.global "private" @__shared_scan_0 : memref<8xi32, #gpu.address_space<workgroup>> = uninitialized
+  memref.global "private" @host_table : memref<8xi32> = uninitialized
   func.func @host_caller(%a: memref<?xi32>) {
     %c0 = arith.constant 0 : index
     call @still_called(%c0, %a) : (index, memref<?xi32>) -> ()

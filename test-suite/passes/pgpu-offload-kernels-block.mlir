@@ -16,9 +16,13 @@
 // CHECK-DAG: func.func private @pgpu_rt_block_unavailable()
 // CHECK-LABEL: func.func private @half(
 // CHECK-SAME: %[[T:[^:]*]]: index, %[[FIRST:[^:]*]]: index, %[[COUNT:[^:]*]]: index, %[[SLOT:[^:]*]]: index, %[[A:[^:]*]]: memref<?xi32>) attributes {pgpu.block_group}
+// A workgroup global (a block version's shared local) stays: the kernel
+// reaches it directly.
+// CHECK-NEXT: %[[SHARED:.*]] = memref.get_global @__shared_half_0 : memref<1024xi32, #gpu.address_space<workgroup>>
 // CHECK-NOT: pgpu_rt_to_host
 // CHECK: func.call @half(%[[T]], %[[FIRST]], %{{.*}}, %{{.*}}, %[[A]])
 // CHECK-NEXT: func.call @pgpu_range_barrier(%[[FIRST]], %[[COUNT]], %[[SLOT]]) : (index, index, index) -> ()
+// CHECK: memref.store %{{.*}}, %[[SHARED]][%[[T]]] : memref<1024xi32, #gpu.address_space<workgroup>>
 // CHECK-NOT: pgpu_rt_to_host
 // CHECK: return
 // CHECK-LABEL: func.func @main
@@ -56,8 +60,14 @@
 
 // After outlining: the kernel's gpu.module holds the kernel, the two
 // declarations that pgpu-define-range-barrier defines and a copy of the
-// recursive block-group function; the host asks the runtime for the
-// capacity and launches one block of %n threads.
+// recursive block-group function and of the workgroup global it uses; the
+// host asks the runtime for the capacity and launches one block of %n
+// threads. The runtime learns of the global array @table (16 bytes), not of
+// the workgroup global, which has no host or device copy.
+// OUTLINED-LABEL: func.func @main(
+// OUTLINED: call @pgpu_rt_register_global(%{{.*}}, %c16_i64)
+// OUTLINED-NOT: call @pgpu_rt_register
+// OUTLINED: call @pgpu_main()
 // OUTLINED-LABEL: func.func @pgpu_main
 // OUTLINED: %[[N:.*]] = arith.index_cast
 // OUTLINED: call @pgpu_rt_block_capacity() : () -> index
@@ -72,12 +82,16 @@
 // OUTLINED-DAG: func.func private @pgpu_range_barrier(index, index, index)
 // OUTLINED-DAG: func.func private @half(
 // OUTLINED-DAG: func.call @half(
+// OUTLINED-DAG: memref.global "private" @__shared_half_0 : memref<1024xi32, #gpu.address_space<workgroup>> = uninitialized
 
 memref.global "private" constant @table : memref<4xi32> = dense<[1, 2, 3, 4]>
+memref.global "private" @__shared_half_0 : memref<1024xi32, #gpu.address_space<workgroup>> = uninitialized
 
 // Each range [first, first + count) hands its left half to the recursion,
-// synchronizes, and copies its first element over itself.
+// synchronizes, and copies its first element over itself, keeping a copy
+// in the block's shared memory.
 func.func private @half(%t: index, %first: index, %count: index, %slot: index, %a: memref<?xi32>) attributes {pgpu.block_group} {
+  %shared = memref.get_global @__shared_half_0 : memref<1024xi32, #gpu.address_space<workgroup>>
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %more = arith.cmpi ugt, %count, %c1 : index
@@ -89,6 +103,7 @@ func.func private @half(%t: index, %first: index, %count: index, %slot: index, %
     pgpu.range_barrier %first, %count, %slot
     %x = memref.load %a[%first] : memref<?xi32>
     memref.store %x, %a[%t] : memref<?xi32>
+    memref.store %x, %shared[%t] : memref<1024xi32, #gpu.address_space<workgroup>>
   }
   return
 }

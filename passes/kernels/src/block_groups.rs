@@ -60,8 +60,10 @@
 //! follow one another, and separate block spawns are separate blocks.
 //! Each shared local must be statically shaped, of an element type of
 //! known size, reached by all members together, and used only as the
-//! memory of loads, stores, atomic updates and multiprefix cells (a call,
-//! cast or view would need the workgroup memory space in its own types);
+//! memory of loads, stores, atomic updates and multiprefix cells, directly
+//! or through views (`memref.reinterpret_cast`, as Fork's `mpadd(&s, v)`
+//! makes, `memref.subview`, `memref.cast`), which move to workgroup memory
+//! with it (a call would need the memory space in its callee's types);
 //! a store to it that may conflict (which would need claims in the same
 //! memory) keeps the function off the block path, as the claims of a
 //! store to any memory but a global do. Last, the shared locals of a
@@ -531,20 +533,45 @@ fn workgroup_bytes(alloc: Op) -> Option<u64> {
         .checked_next_multiple_of(16)
 }
 
-/// Whether `memory` (a shared local) is only loaded from, stored to,
-/// updated atomically or the cell of a multiprefix: uses that take a
-/// memref of any memory space, so that the shared local can move to
-/// workgroup memory without changing them (a call, a cast or a view
-/// would need the same memory space in its own types).
+/// The ops that make a view of a memref (their operand 0) whose memory
+/// space is the source's: a moved shared local takes them along.
+const VIEWS: [&str; 3] = ["memref.reinterpret_cast", "memref.subview", "memref.cast"];
+
+/// Whether `memory` (a shared local, or a view of it) is only loaded from,
+/// stored to, updated atomically, the cell of a multiprefix (Fork's
+/// `mpadd(&s, v)` views a shared scalar) or viewed for such uses: uses
+/// that take a memref of any memory space, so that the shared local can
+/// move to workgroup memory with only its views' types changed (a call or
+/// anything else would need the memory space in its own types).
 fn only_accessed(memory: Val) -> bool {
-    memory
-        .uses()
-        .iter()
-        .all(|found| match found.owner.name().as_str() {
+    memory.uses().iter().all(|found| {
+        let owner = found.owner;
+        match owner.name().as_str() {
             "memref.load" => found.index == 0,
             "memref.store" | "memref.atomic_rmw" | "pgpu.multiprefix" => found.index == 1,
+            name if VIEWS.contains(&name) => found.index == 0 && only_accessed(owner.result(0)),
             _ => false,
-        })
+        }
+    })
+}
+
+/// Gives the views of `memory` (now in workgroup memory), and theirs, the
+/// workgroup memory space.
+fn move_views(at: &Builder, memory: Val) -> Built<()> {
+    for found in memory.uses() {
+        let view = found.owner;
+        if !VIEWS.contains(&view.name().as_str()) {
+            continue;
+        }
+        let result = view.result(0);
+        let text = result.melior_type().to_string();
+        let Some(open) = text.strip_suffix('>') else {
+            return Err(at.fail(&format!("internal error: a view of type {text}")));
+        };
+        result.set_type(at.parse_type(&format!("{open}, {WORKGROUP}>"))?);
+        move_views(at, result)?;
+    }
+    Ok(())
 }
 
 /// Whether `op` lies inside a split of `function` on a rank range (a
@@ -833,7 +860,7 @@ fn place_in_workgroup_memory(alloc: Op, global: &str) -> Built<()> {
     )?;
     alloc.result(0).replace_all_uses(address);
     alloc.erase();
-    Ok(())
+    move_views(&at, address)
 }
 
 /// Whether `op` takes the address of a workgroup global (a block

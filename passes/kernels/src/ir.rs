@@ -455,6 +455,13 @@ impl Val {
         unsafe { Type::from_raw(self.r#type()) }
     }
 
+    /// Changes the value's type in place; the caller keeps its users
+    /// valid.
+    pub fn set_type(self, ty: Type) {
+        // SAFETY: live value, and a type of the same context.
+        unsafe { mlir_sys::mlirValueSetType(self.0, ty.to_raw()) }
+    }
+
     /// The operation defining the value, or `None` for a block argument.
     pub fn defining_op(self) -> Option<Op> {
         // SAFETY: live value.
