@@ -26,7 +26,7 @@
 //! work (nothing on the cpu device).
 
 use crate::error::{RtError, guard};
-use std::sync::atomic::{AtomicI8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// A device a program can run on.
@@ -249,6 +249,23 @@ fn join_starter() {
         .take();
     if let Some(thread) = thread {
         let _ = thread.join();
+    }
+}
+
+/// Set once a launch has waited for the background start-up.
+static START_UP_AWAITED: AtomicBool = AtomicBool::new(false);
+
+/// Waits, before the program's first kernel launch, until the background
+/// start-up has ended: its warm-up launch holds the driver for its
+/// first-launch work (4-5 ms on the H200), and a launch issued meanwhile
+/// waits inside the driver, which `PGPU_PROFILE=kernels` counted as that
+/// kernel's device time (its start event was already recorded). Never
+/// called on the start-up thread (its warm-up launches through the driver
+/// directly).
+pub fn await_start_up_before_launch() {
+    if !START_UP_AWAITED.load(Ordering::Relaxed) {
+        join_starter();
+        START_UP_AWAITED.store(true, Ordering::Relaxed);
     }
 }
 

@@ -695,6 +695,7 @@ impl Runtime {
                 return Err(failed(code));
             }
         }
+        crate::device::await_start_up_before_launch();
         let timing = if crate::profile::times_kernels() {
             Some(kernel_times::start(self)?)
         } else {
