@@ -697,6 +697,7 @@ impl Runtime {
         }
         crate::device::await_start_up_before_launch();
         let timing = if crate::profile::times_kernels() {
+            warm_up::warm_up_this_thread(self)?;
             Some(kernel_times::start(self)?)
         } else {
             None
