@@ -410,7 +410,10 @@ pub(crate) fn as_atomic_update(op: Op) -> Built<Option<Op>> {
 /// The `arith::AtomicRMWKind` (MLIR 22 numbering) that combines like the
 /// integer multiprefix `op` in any order, if there is one.
 pub(crate) fn atomic_kind(op: Op) -> Option<i64> {
-    if op.result(0).melior_type().is_float() {
+    // `memref.atomic_rmw` takes signless integers and floats (floats not
+    // here: the order of additions would differ), not `index`.
+    let ty = op.result(0).melior_type();
+    if ty.is_float() || ty.is_index() {
         return None;
     }
     let kind = combining_kind(op)?;
