@@ -60,13 +60,15 @@ module attributes {gpu.container_module} {
 // Host kernels (the kernel stage): the thread count and the inner trip
 // count come from @main through @scale's arguments; argi 0 defaults to
 // 1000. Per thread: index_cast + 5 x mulf = 6 arithmetic, 5 x (load,
-// store) = 10 global accesses. 1000 threads in blocks of 256: 4 blocks on
-// 4 multiprocessors, 8 warps on the busiest.
+// store) = 10 global accesses. The runtime's block size for 1000 threads
+// on 132 multiprocessors is one warp (8 threads each, rounded up to 32):
+// 32 blocks on 32 multiprocessors, one warp each; 4096 threads are 128
+// such blocks.
 // CHECK-LABEL: func.func @scale
 // CHECK: scf.parallel
 // CHECK: pgpu.estimate = {idle_steps = {{[0-9]+}} : i64, steps = {{[0-9]+}} : i64, warps = 32 : i64, x_a = 6 : i64, x_g = 10 : i64, x_s = 0 : i64}
-// REMARK: remark: scale kernel 0: predicted {{[0-9]+}} steps (32 warps, 8 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 6, x_s = 0, x_g = 10
-// ARGS: remark: scale kernel 0: predicted {{[0-9]+}} steps (128 warps, 8 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 6, x_s = 0, x_g = 10
+// REMARK: remark: scale kernel 0: predicted {{[0-9]+}} steps (32 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 6, x_s = 0, x_g = 10
+// ARGS: remark: scale kernel 0: predicted {{[0-9]+}} steps (128 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 6, x_s = 0, x_g = 10
 // One thread loading and storing once, by hand as in the model's unit
 // tests: per access t4, t1, t5, 20 x t8, t9, t11 (25 steps), then t16:
 // 51 steps. t0 fires whenever a scheduler is free and the warp is not
@@ -109,7 +111,7 @@ func.func @main() -> i32 {
 // bounds: the while loop's compare and add, the bound's load, the inner
 // load and store), and a kernel whose thread count is read from memory gets no
 // prediction.
-// REMARK: remark: unknown kernel 0: predicted {{[0-9]+}} steps (4 warps, 4 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 2, x_s = 0, x_g = 3 (lower bounds: {{.*}}'scf.while' loop: unknown trip count, counted once; {{.*}}loop with an unknown trip count, counted once ({{.*}}the value of 'memref.load' is not known at compile time))
+// REMARK: remark: unknown kernel 0: predicted {{[0-9]+}} steps (4 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 2, x_s = 0, x_g = 3 (lower bounds: {{.*}}'scf.while' loop: unknown trip count, counted once; {{.*}}loop with an unknown trip count, counted once ({{.*}}the value of 'memref.load' is not known at compile time))
 // REMARK: remark: unknown kernel 1: no prediction: thread count unknown ({{.*}}the value of 'memref.load' is not known at compile time); per thread x_a = 0, x_s = 0, x_g = 1
 func.func @unknown(%a: memref<?xindex>) {
   %c0 = arith.constant 0 : index
@@ -146,7 +148,7 @@ func.func @unknown(%a: memref<?xindex>) {
 // (4 warps); remui 254 % 100 is 54 iterations of one store. A shift by
 // the width is poison: that loop's trip count is unknown, counted once
 // (one more store). The addi is the one arithmetic operation.
-// REMARK: remark: narrow kernel 0: predicted {{[0-9]+}} steps (4 warps, 4 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 1, x_s = 0, x_g = 55 (lower bounds: {{.*}}loop with an unknown trip count, counted once ({{.*}}a shift by the width or more (poison)))
+// REMARK: remark: narrow kernel 0: predicted {{[0-9]+}} steps (4 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 1, x_s = 0, x_g = 55 (lower bounds: {{.*}}loop with an unknown trip count, counted once ({{.*}}a shift by the width or more (poison)))
 func.func @narrow(%a: memref<?xi8>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -31,6 +31,7 @@
 
 use crate::instruction_mix::{KernelMix, kernel_mixes};
 use crate::ir::Op;
+use crate::model_block_size::{MODEL_BLOCK_SIZE, runtime_block_size};
 use melior::ir::{
     Attribute, Identifier, OperationRef,
     attribute::{DictionaryAttribute, IntegerAttribute},
@@ -79,81 +80,8 @@ pub struct KernelPrediction {
 }
 
 impl ModelSettings {
-    /// Predicts every kernel of `module`.
-    pub fn predict(&self, module: OperationRef) -> Vec<KernelPrediction> {
-        let mut estimator = Estimator::new(self.device.clone(), self.seed);
-        kernel_mixes(Op::of(module), &self.args)
-            .into_iter()
-            .map(|kernel| {
-                let launch = kernel.threads.as_ref().ok().map(|&threads| Launch {
-                    threads,
-                    block: kernel.block.unwrap_or(self.block_size).max(1),
-                });
-                let estimate = match (&kernel.threads, launch) {
-                    (Err(why), _) => Err(format!("thread count unknown ({why})")),
-                    (_, Some(launch)) if launch.threads > 0 => estimator
-                        .kernel(launch, kernel.mix)
-                        .map_err(|error| error.to_string()),
-                    _ => Err("the launch has no threads".to_string()),
-                };
-                KernelPrediction {
-                    kernel,
-                    launch,
-                    estimate,
-                }
-            })
-            .collect()
-    }
-}
-
-impl Pass for EstimateTime {
-    const ARGUMENT: &'static str = "pgpu-estimate-time";
-    const SUMMARY: &'static str = "Predict each kernel's steps with the Petri-net GPU model (seeds/petri-net-gpu-model.txt) from its instruction mix; set pgpu.estimate and emit a remark";
-    const ANCHOR: Option<&'static str> = Some("builtin.module");
-    const OPTIONS: &'static [PassOption] = &[
-        PassOption {
-            name: "multiprocessors",
-            description: "multiprocessors of the device",
-            default: "132",
-        },
-        PassOption {
-            name: "schedulers",
-            description: "warp schedulers per multiprocessor (tokens of p0)",
-            default: "4",
-        },
-        PassOption {
-            name: "l1",
-            description: "global-memory latency in steps",
-            default: "20",
-        },
-        PassOption {
-            name: "l2",
-            description: "shared-memory latency in steps",
-            default: "2",
-        },
-        PassOption {
-            name: "block-size",
-            description: "threads per block where the launch does not say",
-            default: "256",
-        },
-        PassOption {
-            name: "seed",
-            description: "seed of the conflict resolution's permutations",
-            default: "1",
-        },
-        PassOption {
-            name: "args",
-            description: "the program's arguments for pgpu.argi, comma-separated",
-            default: "",
-        },
-        PassOption {
-            name: "calibration",
-            description: "a calibration file (pgpu perf-calibrate) to predict seconds",
-            default: "",
-        },
-    ];
-
-    fn from_options(options: &PassOptions) -> Result<Self, String> {
+    /// The settings of the model passes' options ([`MODEL_OPTIONS`]).
+    pub(crate) fn from_options(options: &PassOptions) -> Result<Self, String> {
         let positive = |name: &str| -> Result<u64, String> {
             let value: u64 = options.parse(name)?;
             if value == 0 {
@@ -187,22 +115,121 @@ impl Pass for EstimateTime {
         if block_size > 1024 {
             return Err(format!("block-size {block_size} is above 1024"));
         }
-        Ok(Self {
-            settings: ModelSettings {
-                device: Device {
-                    multiprocessors: positive("multiprocessors")?,
-                    sm: SmModel {
-                        schedulers: positive("schedulers")?,
-                        global_latency: options.parse("l1")?,
-                        shared_latency: options.parse("l2")?,
-                    },
-                    ..Device::default()
+        Ok(ModelSettings {
+            device: Device {
+                multiprocessors: positive("multiprocessors")?,
+                sm: SmModel {
+                    schedulers: positive("schedulers")?,
+                    global_latency: options.parse("l1")?,
+                    shared_latency: options.parse("l2")?,
                 },
-                block_size,
-                seed: options.parse("seed")?,
-                args,
-                calibration,
+                ..Device::default()
             },
+            block_size,
+            seed: options.parse("seed")?,
+            args,
+            calibration,
+        })
+    }
+
+    /// The block size `kernel` runs with: its launch's, the one
+    /// `pgpu-model-block-size` chose, or for a host kernel the runtime's
+    /// (`pgpu_rt_kernel_block_size`, at most `block_size`).
+    fn block_of(&self, kernel: &KernelMix, threads: u64) -> u64 {
+        let chosen = kernel
+            .anchor
+            .integer_attribute(MODEL_BLOCK_SIZE)
+            .and_then(|block| u64::try_from(block).ok());
+        kernel
+            .block
+            .or(chosen)
+            .unwrap_or_else(|| {
+                runtime_block_size(threads, self.block_size, self.device.multiprocessors)
+            })
+            .max(1)
+    }
+
+    /// Predicts every kernel of `module`.
+    pub fn predict(&self, module: OperationRef) -> Vec<KernelPrediction> {
+        let mut estimator = Estimator::new(self.device.clone(), self.seed);
+        kernel_mixes(Op::of(module), &self.args)
+            .into_iter()
+            .map(|kernel| {
+                let launch = kernel.threads.as_ref().ok().map(|&threads| Launch {
+                    threads,
+                    block: self.block_of(&kernel, threads),
+                });
+                let estimate = match (&kernel.threads, launch) {
+                    (Err(why), _) => Err(format!("thread count unknown ({why})")),
+                    (_, Some(launch)) if launch.threads > 0 => estimator
+                        .kernel(launch, kernel.mix)
+                        .map_err(|error| error.to_string()),
+                    _ => Err("the launch has no threads".to_string()),
+                };
+                KernelPrediction {
+                    kernel,
+                    launch,
+                    estimate,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The options of the passes that run the model (`pgpu-estimate-time`,
+/// `pgpu-model-block-size`).
+pub(crate) const MODEL_OPTIONS: &[PassOption] = &[
+    PassOption {
+        name: "multiprocessors",
+        description: "multiprocessors of the device",
+        default: "132",
+    },
+    PassOption {
+        name: "schedulers",
+        description: "warp schedulers per multiprocessor (tokens of p0)",
+        default: "4",
+    },
+    PassOption {
+        name: "l1",
+        description: "global-memory latency in steps",
+        default: "20",
+    },
+    PassOption {
+        name: "l2",
+        description: "shared-memory latency in steps",
+        default: "2",
+    },
+    PassOption {
+        name: "block-size",
+        description: "threads per block where the launch does not say",
+        default: "256",
+    },
+    PassOption {
+        name: "seed",
+        description: "seed of the conflict resolution's permutations",
+        default: "1",
+    },
+    PassOption {
+        name: "args",
+        description: "the program's arguments for pgpu.argi, comma-separated",
+        default: "",
+    },
+    PassOption {
+        name: "calibration",
+        description: "a calibration file (pgpu perf-calibrate) to predict seconds",
+        default: "",
+    },
+];
+
+impl Pass for EstimateTime {
+    const ARGUMENT: &'static str = "pgpu-estimate-time";
+    const SUMMARY: &'static str = "Predict each kernel's steps with the Petri-net GPU model (seeds/petri-net-gpu-model.txt) from its instruction mix; set pgpu.estimate and emit a remark";
+    const ANCHOR: Option<&'static str> = Some("builtin.module");
+    const OPTIONS: &'static [PassOption] = MODEL_OPTIONS;
+
+    fn from_options(options: &PassOptions) -> Result<Self, String> {
+        Ok(Self {
+            settings: ModelSettings::from_options(options)?,
         })
     }
 

@@ -82,6 +82,9 @@ pub struct KernelMix {
     pub threads: Result<u64, Unknown>,
     /// Threads per block, when the launch fixes it.
     pub block: Option<u64>,
+    /// Whether the thread count reads the program's arguments
+    /// (`pgpu.argi`): it then holds for those arguments only.
+    pub threads_read_arguments: bool,
     /// Loops counted once and calls left out: the mix is a lower bound
     /// when this is not empty.
     pub unknown: Vec<Unknown>,
@@ -89,7 +92,10 @@ pub struct KernelMix {
     pub(crate) anchor: Op,
 }
 
-/// The kernels of `module` and their mixes; `args` are the program's
+/// The kernels of `module` and their mixes: host kernels (outermost
+/// `scf.parallel`, and the grid and block spawns the cuda target launches
+/// whole, numbered with them as the runtime's launch sites are),
+/// `gpu.launch` and `gpu.func` kernels; `args` are the program's
 /// arguments (`pgpu.argi i` is `args[i]`, or its default beyond them).
 pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
     let mut analysis = Analysis::new(module, args);
@@ -101,11 +107,31 @@ pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
             *counter += 1;
             *counter - 1
         };
-        if op.is("scf.parallel") && is_host_kernel(op) {
+        let spawn_kernel = op.is("pgpu.spawn")
+            && (op.has_attribute("block") || op.has_attribute("grid"))
+            && is_host_kernel(op);
+        if (op.is("scf.parallel") || spawn_kernel) && is_host_kernel(op) {
             let function = op.enclosing_function().map(source_name).unwrap_or_default();
             let k = number(&mut numbers, &function);
-            let threads = analysis.parallel_trips(op);
-            kernels.push(analysis.kernel(op, op, format!("{function} kernel {k}"), threads, None));
+            analysis.read_arguments = false;
+            let threads = if spawn_kernel {
+                analysis.value(op.operand(0)).and_then(|n| {
+                    u64::try_from(n).map_err(|_| analysis.unknown(op, "a negative thread count"))
+                })
+            } else {
+                analysis.parallel_trips(op)
+            };
+            // A block spawn is one block of all its threads.
+            let block = if op.has_attribute("block") {
+                threads.as_ref().ok().copied()
+            } else {
+                None
+            };
+            let read_arguments = analysis.read_arguments;
+            let mut kernel =
+                analysis.kernel(op, op, format!("{function} kernel {k}"), threads, block);
+            kernel.threads_read_arguments = read_arguments;
+            kernels.push(kernel);
         } else if op.is("gpu.launch") {
             let function = op.enclosing_function().map(source_name).unwrap_or_default();
             let k = number(&mut numbers, &format!("{function} launch"));
@@ -203,6 +229,8 @@ struct Analysis<'a> {
     bound_launch: Option<Op>,
     /// Functions whose mix is being counted (recursion).
     counting: Vec<Op>,
+    /// Set when an evaluation reads a `pgpu.argi`.
+    read_arguments: bool,
 }
 
 impl<'a> Analysis<'a> {
@@ -233,6 +261,7 @@ impl<'a> Analysis<'a> {
             evaluating: HashSet::new(),
             bound_launch: None,
             counting: Vec::new(),
+            read_arguments: false,
         }
     }
 
@@ -259,6 +288,7 @@ impl<'a> Analysis<'a> {
             mix,
             threads,
             block,
+            threads_read_arguments: false,
             unknown,
             anchor,
         }
@@ -342,6 +372,7 @@ impl<'a> Analysis<'a> {
                 .ok_or_else(|| self.unknown(op, "a constant that is not an integer"));
         }
         if name == "pgpu.argi" {
+            self.read_arguments = true;
             let index = self.value(op.operand(0))?;
             let default = self.value(op.operand(1))?;
             return Ok(usize::try_from(index)

@@ -73,6 +73,7 @@ mod lower_speculation;
 mod lower_synchronous;
 mod lower_to_runtime;
 mod memory_effects;
+mod model_block_size;
 mod narrow_guarded_kernels;
 mod offload_block;
 mod offload_grid;
@@ -102,6 +103,7 @@ pub use lower_groups::LowerGroups;
 pub use lower_speculation::LowerSpeculation;
 pub use lower_synchronous::LowerSynchronous;
 pub use lower_to_runtime::LowerToRuntime;
+pub use model_block_size::ModelBlockSize;
 pub use narrow_guarded_kernels::NarrowGuardedKernels;
 pub use offload_kernels::OffloadKernels;
 pub use outline_cpu_kernels::OutlineCpuKernels;
@@ -170,5 +172,6 @@ pgpu_pass_infra::declare_passes![
     LowerSynchronous,
     ClassifySpeculation,
     LowerSpeculation,
-    EstimateTime
+    EstimateTime,
+    ModelBlockSize
 ];

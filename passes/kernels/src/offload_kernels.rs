@@ -9,7 +9,8 @@
 //!   pgpu_rt_launch_site("f kernel k", file, line, col)
 //!   %view = device view of every list the kernel uses (pgpu_rt_to_device)
 //!   %stream = gpu.wait async
-//!   %b = pgpu_rt_kernel_block_size(n, N)   (N, or less for a small kernel)
+//!   %b = pgpu_rt_kernel_block_size(n, N)   (N, or less for a small kernel;
+//!         the kernel's pgpu.block_size where pgpu-model-block-size set one)
 //!   gpu.launch async [%stream] blocks(ceil(n / %b)) threads(%b) {
 //!     %j = block_id * %b + thread_id
 //!     scf.if (%j < n) { body with %i = lb + j * step, on the views }
@@ -63,6 +64,7 @@ use crate::{
     build::{Builder, Built},
     inline_spmd::symbol_attribute,
     ir::{Op, Val, sort_writes_keys},
+    model_block_size::MODEL_BLOCK_SIZE,
     offload_block::{BLOCK_GROUP, block_callees, module_functions},
     outline_cpu_kernels::is_host_code,
     outline_cpu_kernels::is_index_constant,
@@ -691,6 +693,11 @@ impl Offload {
         trips: Val,
         kernel: Op,
     ) -> Built<(Builder<'c>, Val)> {
+        if let Some(chosen) = kernel.integer_attribute(MODEL_BLOCK_SIZE) {
+            // `pgpu-model-block-size` chose it with the performance model.
+            let block_size = inside.index(chosen)?;
+            return launch_blocks_of(inside, trips, block_size, kernel);
+        }
         let most = inside.index(self.block_size)?;
         let block_size = self.runtime.call(
             inside,

@@ -63,6 +63,16 @@ pub struct NativeOptions {
     /// larger ones save launches.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub block_threads: u64,
+    /// Choose each kernel's block size with the Petri-net performance
+    /// model (`pgpu-model-block-size`; cuda target), with a remark per
+    /// kernel. Kernels whose thread count depends on the program's
+    /// arguments are chosen for `--model-args`, or left to the runtime.
+    #[arg(long)]
+    pub model_block_size: bool,
+    /// The program's arguments the model's choices are tuned for
+    /// (comma-separated integers, as `pgpu.argi` reads them).
+    #[arg(long, requires = "model_block_size", value_name = "ARGS")]
+    pub model_args: Option<String>,
 }
 
 impl NativeOptions {
@@ -72,6 +82,19 @@ impl NativeOptions {
             eprintln!(
                 "error: --grid-barriers needs --target cuda (the cpu device has no grid barriers)"
             );
+            return Err(());
+        }
+        if self.model_block_size && self.target != Target::Cuda {
+            eprintln!("error: --model-block-size needs --target cuda (block sizes are the GPU's)");
+            return Err(());
+        }
+        if let Some(args) = &self.model_args
+            && let Some(bad) = args
+                .split(',')
+                .map(str::trim)
+                .find(|arg| arg.parse::<i64>().is_err())
+        {
+            eprintln!("error: --model-args: '{bad}' is not an integer");
             return Err(());
         }
         Ok(())
@@ -114,7 +137,16 @@ impl NativeOptions {
     pub fn kernel_pipeline(&self) -> String {
         let block_groups =
             (self.target == Target::Cuda && !self.no_block_groups).then_some(self.block_threads);
-        pgpu_kernel_passes::kernel_pipeline(self.grid_barriers, block_groups)
+        let pipeline = pgpu_kernel_passes::kernel_pipeline(self.grid_barriers, block_groups);
+        if !self.model_block_size {
+            return pipeline;
+        }
+        let args = self.model_args.as_deref().unwrap_or("");
+        // The choice is made on the kernel stage, which the offload reads.
+        match pipeline.strip_suffix(')') {
+            Some(passes) => format!("{passes},pgpu-model-block-size{{args={args}}})"),
+            None => pipeline,
+        }
     }
 }
 

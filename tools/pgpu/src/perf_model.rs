@@ -137,7 +137,9 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
         run_pipeline(
             &context,
             &mut module,
-            pgpu_kernel_passes::KERNEL_PIPELINE,
+            // The cuda target's kernel stage (Fork groups that fit a block
+            // as block kernels), as `pgpu compile --target cuda` builds it.
+            &pgpu_kernel_passes::kernel_pipeline(false, Some(256)),
             &name,
             &source,
         )?;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the validation cases of the Petri-net model (cases.txt) here,
+# where pgpu is built; bench/perf-model/measure.sh times them on the GPU
+# machine and bench/perf-model/compare.py joins the two (PERF.md,
+# "Validation on the H200"). For each case:
+#   bin/<name>               pgpu compile --target cuda, stripped
+#   bin/<name>.args          its arguments
+#   predicted/<name>.csv     pgpu perf-model --csv with the same arguments
+# and bin.tar.xz, the executables in one archive to carry to the GPU
+# machine (about 40 executables of 10 MB each would not fit a carry).
+# Run from the repository root: bench/perf-model/build.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PGPU=${PGPU:-target/debug/pgpu}
+here=bench/perf-model
+rm -rf "$here/bin" "$here/predicted"
+mkdir -p "$here/bin" "$here/predicted"
+grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args; do
+  [ -n "$name" ] || continue
+  "$PGPU" compile --target cuda "$program" -o "$here/bin/$name.full"
+  strip -o "$here/bin/$name" "$here/bin/$name.full"
+  rm "$here/bin/$name.full"
+  echo "$args" > "$here/bin/$name.args"
+  # shellcheck disable=SC2086
+  "$PGPU" perf-model --csv "$program" -- $args > "$here/predicted/$name.csv"
+done
+tar -C "$here" -cJf "$here/bin.tar.xz" bin
+ls -la "$here/bin.tar.xz"

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Joins the Petri-net model's predictions with the H200's measurements.
+
+Inputs (bench/perf-model/README in PERF.md, "Validation on the H200"):
+predicted/<case>.csv from build.sh (pgpu perf-model --csv) and
+measured/<case>.<r>.txt from measure.sh (PGPU_PROFILE=kernels lines:
+`pgpu-profile-kernel MS ms N launches NAME`). A kernel's measured time is
+its device time per launch, the median over the runs. Kernels of the
+runtime's collectives are measured but not modelled (the model sees only
+the program's own kernels); they are counted, not joined.
+
+The roofline estimate of a kernel is max(threads * x_a / OPS, threads *
+x_g * 4 B / BW): every arithmetic operation one lane-instruction at the
+chip's rate and every global access 4 bytes through the measured copy
+bandwidth (OPS and BW below, for the H200), with the same instruction mix
+as the model. Ranks are what Spearman's coefficient compares, so neither
+estimate needs a scale; the model's steps are also fitted to seconds
+(least squares, as `pgpu perf-calibrate` does, which writes the file).
+
+Prints the table and the correlations as markdown; with --steps-seconds F
+writes `steps,seconds,label` lines for pgpu perf-calibrate.
+"""
+
+import argparse
+import csv
+import glob
+import os
+import statistics
+import sys
+
+# H200: 132 multiprocessors x 128 lanes x 1.98 GHz; bandwidth of a large
+# device-to-device copy measured on the GPU machine (PERF.md, issue 5).
+OPS_PER_SECOND = 132 * 128 * 1.98e9
+BYTES_PER_SECOND = 4182e9
+BYTES_PER_ACCESS = 4
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    result = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            result[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return result
+
+
+def spearman(xs, ys):
+    if len(xs) < 2:
+        return float("nan")
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    vx = sum((a - mx) ** 2 for a in rx)
+    vy = sum((b - my) ** 2 for b in ry)
+    return cov / (vx * vy) ** 0.5 if vx and vy else float("nan")
+
+
+def fit(xs, ys):
+    """Least squares y = a x + b."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    a = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    return a, my - a * mx
+
+
+def measured(here, case):
+    """Kernel name -> (median microseconds per launch, launches)."""
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(here, "measured", f"{case}.*.txt"))):
+        for line in open(path):
+            fields = line.split()
+            if len(fields) < 6 or fields[0] != "pgpu-profile-kernel":
+                continue
+            ms, launches, name = float(fields[1]), int(fields[3]), " ".join(fields[5:])
+            runs.setdefault(name, []).append((ms * 1e3 / launches, launches))
+    return {
+        name: (statistics.median(t for t, _ in samples), samples[0][1])
+        for name, samples in runs.items()
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", default=os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--steps-seconds", help="write steps,seconds,label lines here")
+    parser.add_argument(
+        "--floor-us",
+        type=float,
+        default=20.0,
+        help="the second correlation keeps kernels measured above this (launch floor)",
+    )
+    options = parser.parse_args()
+    here = options.dir
+    rows, unmodelled, unpredicted, unmeasured = [], 0, [], []
+    for path in sorted(glob.glob(os.path.join(here, "predicted", "*.csv"))):
+        case = os.path.basename(path)[: -len(".csv")]
+        times = measured(here, case)
+        predicted_names = set()
+        for row in csv.DictReader(open(path)):
+            name = row["kernel"]
+            predicted_names.add(name)
+            if row["steps"] in ("", "-"):
+                unpredicted.append(f"{case}: {name}")
+                continue
+            if name not in times:
+                unmeasured.append(f"{case}: {name}")
+                continue
+            threads = int(row["threads"])
+            x_a, x_s, x_g = int(row["x_a"]), int(row["x_s"]), int(row["x_g"])
+            roofline = max(
+                threads * x_a / OPS_PER_SECOND,
+                threads * x_g * BYTES_PER_ACCESS / BYTES_PER_SECOND,
+            )
+            us, launches = times[name]
+            rows.append(
+                {
+                    "case": case,
+                    "kernel": name,
+                    "threads": threads,
+                    "x_a": x_a,
+                    "x_s": x_s,
+                    "x_g": x_g,
+                    "steps": int(row["steps"]),
+                    "roofline_us": roofline * 1e6,
+                    "measured_us": us,
+                    "launches": launches,
+                    "bound": "lower bound" in row.get("notes", ""),
+                }
+            )
+        unmodelled += sum(1 for name in times if name not in predicted_names)
+    if not rows:
+        sys.exit("no kernel is both predicted and measured")
+    a, b = fit([r["steps"] for r in rows], [r["measured_us"] for r in rows])
+    if options.steps_seconds:
+        with open(options.steps_seconds, "w") as out:
+            out.write("steps,seconds,label\n")
+            for r in rows:
+                out.write(f"{r['steps']},{r['measured_us'] * 1e-6:.9g},{r['case']}: {r['kernel']}\n")
+
+    def correlations(subset):
+        measured_us = [r["measured_us"] for r in subset]
+        return (
+            len(subset),
+            spearman([r["steps"] for r in subset], measured_us),
+            spearman([r["roofline_us"] for r in subset], measured_us),
+        )
+
+    print("| case | kernel | threads | x_a | x_s | x_g | steps | model us | roofline us | measured us | launches |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in sorted(rows, key=lambda r: r["measured_us"]):
+        print(
+            f"| {r['case']} | {r['kernel']}{' (lower bound)' if r['bound'] else ''} | {r['threads']} "
+            f"| {r['x_a']} | {r['x_s']} | {r['x_g']} | {r['steps']} "
+            f"| {a * r['steps'] + b:.1f} | {r['roofline_us']:.2f} | {r['measured_us']:.1f} | {r['launches']} |"
+        )
+    print()
+    above = [r for r in rows if r["measured_us"] > options.floor_us]
+    exact = [r for r in rows if not r["bound"]]
+    print("| kernels | n | Spearman (model steps) | Spearman (roofline) |")
+    print("|---|---:|---:|---:|")
+    for label, subset in [
+        ("all joined", rows),
+        (f"measured above {options.floor_us:g} us", above),
+        ("exact mixes (no lower bounds)", exact),
+    ]:
+        n, model, roofline = correlations(subset)
+        print(f"| {label} | {n} | {model:.3f} | {roofline:.3f} |")
+    print()
+    print(f"fit: measured us = {a * 1e3:.4f} ns/step x steps + {b:.2f} us")
+    print(
+        f"{len(rows)} kernels joined; {len(unpredicted)} without a prediction (unknown thread count); "
+        f"{len(unmeasured)} predicted but not launched; {unmodelled} measured kernels not modelled "
+        "(the runtime's collectives)"
+    )
+    for name in unmeasured:
+        print(f"  not launched: {name}")
+
+
+if __name__ == "__main__":
+    main()
