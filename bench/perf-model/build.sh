@@ -6,6 +6,7 @@
 #   bin/<name>               pgpu compile --target cuda, stripped
 #   bin/<name>.args          its arguments
 #   predicted/<name>.csv     pgpu perf-model --csv with the same arguments
+#                            (cases without compile flags)
 # and bin.tar.xz, the executables in one archive to carry to the GPU
 # machine (about 40 executables of 10 MB each would not fit a carry).
 # Run from the repository root: bench/perf-model/build.sh
@@ -15,12 +16,15 @@ PGPU=${PGPU:-target/debug/pgpu}
 here=bench/perf-model
 rm -rf "$here/bin" "$here/predicted"
 mkdir -p "$here/bin" "$here/predicted"
-grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args; do
+grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args flags; do
   [ -n "$name" ] || continue
-  "$PGPU" compile --target cuda "$program" -o "$here/bin/$name.full"
+  # shellcheck disable=SC2086
+  "$PGPU" compile --target cuda $flags "$program" -o "$here/bin/$name.full"
   strip -o "$here/bin/$name" "$here/bin/$name.full"
   rm "$here/bin/$name.full"
   echo "$args" > "$here/bin/$name.args"
+  # Cases with compile flags are the decision's; the plain case predicts.
+  [ -z "$flags" ] || continue
   # shellcheck disable=SC2086
   "$PGPU" perf-model --csv "$program" -- $args > "$here/predicted/$name.csv"
 done
