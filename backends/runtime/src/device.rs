@@ -418,8 +418,9 @@ pub extern "C" fn pgpu_rt_kernel_block_size(threads: i64, most: i64) -> i64 {
     })
 }
 
-/// The block size of [`pgpu_rt_kernel_block_size`] on `multiprocessors`.
-fn spread_block_size(threads: i64, most: i64, multiprocessors: i64) -> i64 {
+/// The block size of [`pgpu_rt_kernel_block_size`] on `multiprocessors`
+/// (also what the performance model predicts host kernels with).
+pub fn spread_block_size(threads: i64, most: i64, multiprocessors: i64) -> i64 {
     if most <= 32 || multiprocessors <= 0 {
         return most.max(1);
     }

@@ -107,9 +107,8 @@ pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
             *counter += 1;
             *counter - 1
         };
-        let spawn_kernel = op.is("pgpu.spawn")
-            && (op.has_attribute("block") || op.has_attribute("grid"))
-            && is_host_kernel(op);
+        let spawn_kernel =
+            op.is("pgpu.spawn") && (op.has_attribute("block") || op.has_attribute("grid"));
         if (op.is("scf.parallel") || spawn_kernel) && is_host_kernel(op) {
             let function = op.enclosing_function().map(source_name).unwrap_or_default();
             let k = number(&mut numbers, &function);

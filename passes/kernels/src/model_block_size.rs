@@ -59,15 +59,17 @@ pub struct ModelBlockSize {
     settings: ModelSettings,
 }
 
-/// The runtime's block size for `threads` (`pgpu_rt_kernel_block_size` of
-/// the runtime crate, which this mirrors): `most`, or the smallest
-/// multiple of 32 that gives every multiprocessor a block.
+/// The runtime's block size for `threads` (`pgpu_rt_kernel_block_size`):
+/// `most`, or the smallest multiple of 32 that gives every multiprocessor
+/// a block.
 pub(crate) fn runtime_block_size(threads: u64, most: u64, multiprocessors: u64) -> u64 {
-    if most <= 32 || multiprocessors == 0 {
-        return most.max(1);
-    }
-    let per_multiprocessor = threads.max(1).div_ceil(multiprocessors);
-    (per_multiprocessor.div_ceil(32) * 32).clamp(32, most)
+    let signed = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+    let block = pgpu_runtime::device::spread_block_size(
+        signed(threads),
+        signed(most),
+        signed(multiprocessors),
+    );
+    u64::try_from(block).unwrap_or(1)
 }
 
 impl Pass for ModelBlockSize {
@@ -183,19 +185,5 @@ impl Pass for ModelBlockSize {
             emit_diagnostic(location, Severity::Remark, &message);
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::runtime_block_size;
-
-    #[test]
-    fn mirrors_the_runtime_heuristic() {
-        assert_eq!(runtime_block_size(8192, 256, 132), 64);
-        assert_eq!(runtime_block_size(1, 256, 132), 32);
-        assert_eq!(runtime_block_size(1 << 20, 256, 132), 256);
-        assert_eq!(runtime_block_size(132 * 200, 256, 132), 224);
-        assert_eq!(runtime_block_size(8192, 16, 132), 16);
     }
 }

@@ -130,23 +130,17 @@ impl NativeOptions {
     /// range barriers would deadlock a lockstep wave whose lanes wait for
     /// different ranges), and nothing is grid-fused.
     pub fn amdgpu_kernel_pipeline(&self) -> String {
-        pgpu_kernel_passes::kernel_pipeline(false, None)
+        pgpu_kernel_passes::kernel_pipeline(false, None, None)
     }
 
     /// The pipeline from the frontend's IR to the kernel stage.
     pub fn kernel_pipeline(&self) -> String {
         let block_groups =
             (self.target == Target::Cuda && !self.no_block_groups).then_some(self.block_threads);
-        let pipeline = pgpu_kernel_passes::kernel_pipeline(self.grid_barriers, block_groups);
-        if !self.model_block_size {
-            return pipeline;
-        }
-        let args = self.model_args.as_deref().unwrap_or("");
-        // The choice is made on the kernel stage, which the offload reads.
-        match pipeline.strip_suffix(')') {
-            Some(passes) => format!("{passes},pgpu-model-block-size{{args={args}}})"),
-            None => pipeline,
-        }
+        let model_block_size = self
+            .model_block_size
+            .then(|| self.model_args.as_deref().unwrap_or(""));
+        pgpu_kernel_passes::kernel_pipeline(self.grid_barriers, block_groups, model_block_size)
     }
 }
 

@@ -139,7 +139,7 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
             &mut module,
             // The cuda target's kernel stage (Fork groups that fit a block
             // as block kernels), as `pgpu compile --target cuda` builds it.
-            &pgpu_kernel_passes::kernel_pipeline(false, Some(256)),
+            &pgpu_kernel_passes::kernel_pipeline(false, Some(256), None),
             &name,
             &source,
         )?;

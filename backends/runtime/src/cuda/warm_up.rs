@@ -142,25 +142,7 @@ pub fn warm_up(runtime: &Runtime) -> Result<(), RtError> {
         unsafe { (driver.cuModuleGetFunction)(&mut function, module, c"pgpu_warm_up".as_ptr()) };
     runtime.check("cuModuleGetFunction", code)?;
     WARM_UP_FUNCTION.store(function as usize, Ordering::Relaxed);
-    let mut flag: u64 = 0;
-    let mut params = [(&raw mut flag).cast::<c_void>()];
-    // SAFETY: the kernel takes one u64 parameter; one block of 32.
-    let code = unsafe {
-        (driver.cuLaunchKernel)(
-            function,
-            1,
-            1,
-            1,
-            32,
-            1,
-            1,
-            0,
-            runtime.stream,
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    };
-    runtime.check("cuLaunchKernel", code)?;
+    launch_empty(runtime, function, runtime.stream)?;
     // SAFETY: the runtime's stream.
     let code = unsafe { (driver.cuStreamSynchronize)(runtime.stream) };
     // The module stays loaded, as the program's do: what the driver set
@@ -194,10 +176,16 @@ pub fn warm_up_this_thread(runtime: &Runtime) -> Result<(), RtError> {
     if function.is_null() {
         return Ok(());
     }
+    launch_empty(runtime, function, runtime.current_stream())
+}
+
+/// Launches the warm-up kernel `function` with flag 0 (it returns at
+/// once, its assertion untaken): one block of 32 on `stream`.
+fn launch_empty(runtime: &Runtime, function: CUfunction, stream: CUstream) -> Result<(), RtError> {
     let mut flag: u64 = 0;
     let mut params = [(&raw mut flag).cast::<c_void>()];
-    // SAFETY: the loaded warm-up kernel takes one u64 parameter (0: it
-    // returns at once); one block of 32 on the thread's stream.
+    // SAFETY: the warm-up kernel takes one u64 parameter, which the
+    // driver copies during the call.
     let code = unsafe {
         (runtime.driver.cuLaunchKernel)(
             function,
@@ -208,7 +196,7 @@ pub fn warm_up_this_thread(runtime: &Runtime) -> Result<(), RtError> {
             1,
             1,
             0,
-            runtime.current_stream(),
+            stream,
             params.as_mut_ptr(),
             std::ptr::null_mut(),
         )
