@@ -106,12 +106,13 @@ func.func @main() -> i32 {
 
 // -----
 
-// Unknown trip counts are reported, not guessed: a while loop and a loop
-// bounded by a value loaded from memory count once (the figures are lower
-// bounds: the while loop's compare and add, the bound's load, the inner
-// load and store), and a kernel whose thread count is read from memory gets no
-// prediction.
-// REMARK: remark: unknown kernel 0: predicted {{[0-9]+}} steps (4 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 2, x_s = 0, x_g = 3 (lower bounds: {{.*}}'scf.while' loop: unknown trip count, counted once; {{.*}}loop with an unknown trip count, counted once ({{.*}}the value of 'memref.load' is not known at compile time))
+// Unknown trip counts are reported, not guessed: a loop bounded by a value
+// loaded from memory counts once (the figures are lower bounds: the
+// bound's load, the inner load and store), and a kernel whose thread count
+// is read from memory gets no prediction. The while loop from the thread's
+// index to 100 is counted: thread 0, the busiest, runs it 100 times (101
+// compares and 100 adds).
+// REMARK: remark: unknown kernel 0: predicted {{[0-9]+}} steps (4 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 201, x_s = 0, x_g = 3 (lower bounds: {{[0-9]+}}:{{[0-9]+}}: loop with an unknown trip count, counted once ({{.*}}the value of 'memref.load' is not known at compile time))
 // REMARK: remark: unknown kernel 1: no prediction: thread count unknown ({{.*}}the value of 'memref.load' is not known at compile time); per thread x_a = 0, x_s = 0, x_g = 1
 func.func @unknown(%a: memref<?xindex>) {
   %c0 = arith.constant 0 : index

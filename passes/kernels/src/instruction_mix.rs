@@ -24,13 +24,17 @@
 //!   (`memref.alloca` in the kernel, `#gpu.address_space<private>`), which
 //!   live in registers.
 //!
-//! `scf.for` multiplies its body by its trip count when its bounds are
-//! known: constants, `pgpu.argi` (the program's argument or its default),
-//! pure integer arithmetic on known values, a function's argument that all
-//! its calls pass the same known value, a kernel's argument that its
-//! launch passes a known value. A loop whose trip count is not known
-//! (`scf.while`, bounds from memory or loop variables) counts its body
-//! once, and the kernel's report lists it: its mix is then a lower bound.
+//! A loop multiplies its body by its trip count (`instruction_mix/loops.rs`:
+//! `scf.for`, counted `scf.while` loops in closed form, others stepped
+//! through) when its bounds are known: constants, `pgpu.argi` (the
+//! program's argument or its default), pure integer arithmetic on known
+//! values, a function's argument that all its calls pass the same known
+//! value, a kernel's argument that its launch passes a known value, the
+//! thread's rank, an enclosing loop's variable (the body is then counted
+//! iteration by iteration). Counts that depend on the thread are taken for
+//! the busiest of the first, middle and last thread. A loop whose trip
+//! count is not known (bounds from memory) counts its body once, and the
+//! kernel's report lists it: its mix is then a lower bound.
 //! Both sides of an `scf.if` count, as a warp whose threads diverge runs
 //! both (the SIMT worst case; a one-sided guard such as the bounds test of
 //! a kernel costs nothing more). A call of a function defined in the
@@ -50,6 +54,8 @@ use melior::ir::{TypeLike, operation::OperationLike, r#type::MemRefType};
 use pgpu_pass_infra::integer::{self, IntegerBinary, IntegerFault, sign_extend, zero_extend};
 use pgpu_perf_model::Mix;
 use std::collections::{HashMap, HashSet};
+
+mod loops;
 
 /// Something the analysis could not know statically, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,6 +236,18 @@ struct Analysis<'a> {
     counting: Vec<Op>,
     /// Set when an evaluation reads a `pgpu.argi`.
     read_arguments: bool,
+    /// Values of block arguments: the sampled thread's loop indices and
+    /// loop variables counted iteration by iteration (an error where a
+    /// variable's value is not known).
+    bindings: HashMap<Val, Result<i64, Unknown>>,
+    /// The rank of the thread whose mix is being counted (`pgpu.rank`).
+    thread: Option<i64>,
+    /// The loop indices of the host kernel being counted, for `thread`.
+    thread_indices: HashMap<Val, Result<i64, Unknown>>,
+    /// Set when an evaluation reads the thread's rank.
+    read_thread: bool,
+    /// Per-iteration body walks left to the thread being counted.
+    walks_left: u64,
 }
 
 impl<'a> Analysis<'a> {
@@ -261,6 +279,11 @@ impl<'a> Analysis<'a> {
             bound_launch: None,
             counting: Vec::new(),
             read_arguments: false,
+            bindings: HashMap::new(),
+            thread: None,
+            thread_indices: HashMap::new(),
+            read_thread: false,
+            walks_left: loops::ITERATION_WALKS,
         }
     }
 
@@ -271,6 +294,10 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// The kernel `body_of` of `threads` threads. Its mix is the busiest
+    /// of the threads sampled (the first, the middle and the last one)
+    /// when the counts read the thread's rank (`pgpu.rank`, a host
+    /// kernel's loop index); SIMT warps run as long as their busiest lane.
     fn kernel(
         &mut self,
         body_of: Op,
@@ -279,8 +306,29 @@ impl<'a> Analysis<'a> {
         threads: Result<u64, Unknown>,
         block: Option<u64>,
     ) -> KernelMix {
-        let mut unknown = Vec::new();
-        let mix = self.regions(body_of, &mut unknown);
+        let count = threads.as_ref().map_or(1, |&count| count.max(1));
+        let mut samples = vec![0, count / 2, count - 1];
+        samples.dedup();
+        let mut busiest: Option<(Mix, Vec<Unknown>)> = None;
+        for rank in samples {
+            self.bind_thread(body_of, rank as i64);
+            self.read_thread = false;
+            self.walks_left = loops::ITERATION_WALKS;
+            let mut unknown = Vec::new();
+            let mix = self.regions(body_of, &mut unknown);
+            self.thread = None;
+            self.thread_indices.clear();
+            if busiest
+                .as_ref()
+                .is_none_or(|(most, _)| mix.instructions() > most.instructions())
+            {
+                busiest = Some((mix, unknown));
+            }
+            if !self.read_thread {
+                break;
+            }
+        }
+        let (mix, unknown) = busiest.unwrap_or_default();
         KernelMix {
             name,
             position: body_of.source_position(),
@@ -291,6 +339,33 @@ impl<'a> Analysis<'a> {
             unknown,
             anchor,
         }
+    }
+
+    /// Makes `rank` the thread being counted: `pgpu.rank`, and the loop
+    /// indices of a host kernel's `scf.parallel` (the last dimension the
+    /// fastest).
+    fn bind_thread(&mut self, kernel: Op, rank: i64) {
+        self.thread = Some(rank);
+        if !kernel.is("scf.parallel") {
+            return;
+        }
+        let Some(indices) = kernel.entry_block(0).map(|body| body.arguments()) else {
+            return;
+        };
+        let dims = indices.len();
+        let mut rest = rank;
+        let mut values = vec![Ok(0); dims];
+        for dim in (0..dims).rev() {
+            let (lower, step) = (kernel.operand(dim), kernel.operand(2 * dims + dim));
+            let trips = self.trips(kernel, lower, kernel.operand(dims + dim), step);
+            values[dim] = trips.and_then(|trips| {
+                let trips = (trips.max(1)) as i64;
+                let index = rest % trips;
+                rest /= trips;
+                Ok(self.value(lower)? + index * self.value(step)?)
+            });
+        }
+        self.thread_indices = indices.into_iter().zip(values).collect();
     }
 
     /// Threads of a host kernel: the product of its trip counts.
@@ -348,6 +423,13 @@ impl<'a> Analysis<'a> {
 
     /// The compile-time value of an integer or index value.
     fn value(&mut self, value: Val) -> Result<i64, Unknown> {
+        if let Some(bound) = self.bindings.get(&value) {
+            return bound.clone();
+        }
+        if let Some(index) = self.thread_indices.get(&value) {
+            self.read_thread = true;
+            return index.clone();
+        }
         if !self.evaluating.insert(value) {
             return Err(Unknown {
                 position: String::new(),
@@ -378,6 +460,12 @@ impl<'a> Analysis<'a> {
                 .ok()
                 .and_then(|index| self.args.get(index).copied())
                 .unwrap_or(default));
+        }
+        if name == "pgpu.rank"
+            && let Some(rank) = self.thread
+        {
+            self.read_thread = true;
+            return Ok(rank);
         }
         if name == "scf.if" {
             // The yielded value of the branch the known condition takes.
@@ -515,13 +603,7 @@ impl<'a> Analysis<'a> {
     fn regions(&mut self, op: Op, unknown: &mut Vec<Unknown>) -> Mix {
         let mut mix = Mix::default();
         for region in 0..op.num_regions() {
-            let mut block = op.entry_block(region);
-            while let Some(current) = block {
-                for inner in current.ops() {
-                    add(&mut mix, self.op_mix(inner, unknown));
-                }
-                block = current.next_in_region();
-            }
+            add(&mut mix, self.region_mix(op, region, unknown));
         }
         mix
     }
@@ -529,22 +611,7 @@ impl<'a> Analysis<'a> {
     fn op_mix(&mut self, op: Op, unknown: &mut Vec<Unknown>) -> Mix {
         let name = op.name();
         match name.as_str() {
-            "scf.for" => {
-                let body = self.regions(op, unknown);
-                match self.trips(op, op.operand(0), op.operand(1), op.operand(2)) {
-                    Ok(trips) => scale(body, trips),
-                    Err(why) => {
-                        unknown.push(Unknown {
-                            position: op.source_position(),
-                            reason: format!(
-                                "loop with an unknown trip count, counted once ({})",
-                                why
-                            ),
-                        });
-                        body
-                    }
-                }
-            }
+            "scf.for" => self.for_mix(op, unknown),
             "scf.parallel" => {
                 let body = self.regions(op, unknown);
                 match self.parallel_trips(op) {
@@ -558,11 +625,7 @@ impl<'a> Analysis<'a> {
                     }
                 }
             }
-            "scf.while" => {
-                unknown
-                    .push(self.unknown(op, "'scf.while' loop: unknown trip count, counted once"));
-                self.regions(op, unknown)
-            }
+            "scf.while" => self.while_mix(op, unknown),
             "func.call" => self.call_mix(op, unknown),
             _ if op.num_regions() > 0 => {
                 let mut mix = self.regions(op, unknown);
@@ -695,6 +758,8 @@ fn costs_nothing(name: &str) -> bool {
             | "scf.reduce"
             | "scf.reduce.return"
             | "scf.condition"
+            | "pgpu.yield"
+            | "pgpu.group.merge"
             | "gpu.terminator"
             | "gpu.return"
             | "gpu.yield"
