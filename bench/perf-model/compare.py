@@ -34,6 +34,13 @@ OPS_PER_SECOND = 132 * 128 * 1.98e9
 BYTES_PER_SECOND = 4182e9
 BYTES_PER_ACCESS = 4
 
+# The radix-sort variants of the model's paper (Section 5): the kernel that
+# sorts, and the case names (variant + group suffix) whose order the model
+# should reproduce.
+RADIX_KERNEL = "__group_radix_sort kernel 0"
+RADIX_VARIANTS = ["radix_global", "radix_shared_count", "radix_shared_scatter"]
+RADIX_GROUPS = ["", "_p64"]
+
 
 def ranks(values):
     order = sorted(range(len(values)), key=lambda i: values[i])
@@ -84,20 +91,10 @@ def measured(here, case):
     }
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", default=os.path.dirname(os.path.abspath(__file__)))
-    parser.add_argument("--steps-seconds", help="write steps,seconds,label lines here")
-    parser.add_argument(
-        "--floor-us",
-        type=float,
-        default=20.0,
-        help="the second correlation keeps kernels measured above this (launch floor)",
-    )
-    options = parser.parse_args()
-    here = options.dir
+def join(here, predicted):
+    """The kernels both predicted (csv files in `predicted`) and measured."""
     rows, unmodelled, unpredicted, unmeasured = [], 0, [], []
-    for path in sorted(glob.glob(os.path.join(here, "predicted", "*.csv"))):
+    for path in sorted(glob.glob(os.path.join(predicted, "*.csv"))):
         case = os.path.basename(path)[: -len(".csv")]
         times = measured(here, case)
         predicted_names = set()
@@ -133,6 +130,65 @@ def main():
                 }
             )
         unmodelled += sum(1 for name in times if name not in predicted_names)
+    return rows, unmodelled, unpredicted, unmeasured
+
+
+def correlations(subset):
+    measured_us = [r["measured_us"] for r in subset]
+    return (
+        len(subset),
+        spearman([r["steps"] for r in subset], measured_us),
+        spearman([r["roofline_us"] for r in subset], measured_us),
+    )
+
+
+def subsets(rows, floor_us):
+    return [
+        ("all joined", rows),
+        (f"measured above {floor_us:g} us", [r for r in rows if r["measured_us"] > floor_us]),
+        ("exact mixes (no lower bounds)", [r for r in rows if not r["bound"]]),
+    ]
+
+
+def radix_orders(rows):
+    """For each group of the radix-sort variants (RADIX_GROUPS): the
+    variants in measured order and in the model's order."""
+    kernels = {r["case"]: r for r in rows if r["kernel"] == RADIX_KERNEL}
+    orders = []
+    for suffix in RADIX_GROUPS:
+        group = [kernels[v + suffix] for v in RADIX_VARIANTS if v + suffix in kernels]
+        if len(group) < 2:
+            continue
+        by = lambda key: [r["case"] for r in sorted(group, key=lambda r: r[key])]
+        orders.append((suffix, by("measured_us"), by("steps")))
+    return orders
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", default=os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument(
+        "--predicted", help="the folder of predictions (default: DIR/predicted)"
+    )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="summarize every DIR/predicted-l1-<L> folder of sweep.sh instead",
+    )
+    parser.add_argument("--steps-seconds", help="write steps,seconds,label lines here")
+    parser.add_argument(
+        "--floor-us",
+        type=float,
+        default=20.0,
+        help="the second correlation keeps kernels measured above this (launch floor)",
+    )
+    options = parser.parse_args()
+    here = options.dir
+    if options.sweep:
+        return sweep(here, options.floor_us)
+    rows, unmodelled, unpredicted, unmeasured = join(
+        here, options.predicted or os.path.join(here, "predicted")
+    )
     if not rows:
         sys.exit("no kernel is both predicted and measured")
     a, b = fit([r["steps"] for r in rows], [r["measured_us"] for r in rows])
@@ -141,14 +197,6 @@ def main():
             out.write("steps,seconds,label\n")
             for r in rows:
                 out.write(f"{r['steps']},{r['measured_us'] * 1e-6:.9g},{r['case']}: {r['kernel']}\n")
-
-    def correlations(subset):
-        measured_us = [r["measured_us"] for r in subset]
-        return (
-            len(subset),
-            spearman([r["steps"] for r in subset], measured_us),
-            spearman([r["roofline_us"] for r in subset], measured_us),
-        )
 
     print("| case | kernel | threads | x_a | x_s | x_g | steps | model us | roofline us | measured us | launches |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -159,26 +207,56 @@ def main():
             f"| {a * r['steps'] + b:.1f} | {r['roofline_us']:.2f} | {r['measured_us']:.1f} | {r['launches']} |"
         )
     print()
-    above = [r for r in rows if r["measured_us"] > options.floor_us]
-    exact = [r for r in rows if not r["bound"]]
     print("| kernels | n | Spearman (model steps) | Spearman (roofline) |")
     print("|---|---:|---:|---:|")
-    for label, subset in [
-        ("all joined", rows),
-        (f"measured above {options.floor_us:g} us", above),
-        ("exact mixes (no lower bounds)", exact),
-    ]:
+    for label, subset in subsets(rows, options.floor_us):
         n, model, roofline = correlations(subset)
         print(f"| {label} | {n} | {model:.3f} | {roofline:.3f} |")
     print()
+    for suffix, measured_order, model_order in radix_orders(rows):
+        verdict = "same order" if measured_order == model_order else "DIFFERENT order"
+        print(
+            f"radix variants{suffix or ''}: measured {' < '.join(measured_order)}; "
+            f"model {' < '.join(model_order)} ({verdict})"
+        )
     print(f"fit: measured us = {a * 1e3:.4f} ns/step x steps + {b:.2f} us")
     print(
         f"{len(rows)} kernels joined; {len(unpredicted)} without a prediction (unknown thread count); "
         f"{len(unmeasured)} predicted but not launched; {unmodelled} measured kernels not modelled "
         "(the runtime's collectives)"
     )
+    by_case = {}
     for name in unmeasured:
-        print(f"  not launched: {name}")
+        case = name.split(":", 1)[0]
+        by_case[case] = by_case.get(case, 0) + 1
+    if by_case:
+        print(
+            "  not launched (the other version of a kernel, or a branch not taken): "
+            + ", ".join(f"{case} {count}" for case, count in sorted(by_case.items()))
+        )
+
+
+def sweep(here, floor_us):
+    """One line per predicted-l1-<L> folder: the correlations and whether
+    the radix variants come in the measured order."""
+    folders = glob.glob(os.path.join(here, "predicted-l1-*"))
+    if not folders:
+        sys.exit("no predicted-l1-<L> folders: run bench/perf-model/sweep.sh first")
+    folders.sort(key=lambda f: int(f.rsplit("-", 1)[1]))
+    labels = [label for label, _ in subsets([], floor_us)]
+    print("| l1 | " + " | ".join(f"{label}: n, model, roofline" for label in labels) + " | radix order |")
+    print("|---:|" + "---|" * (len(labels) + 1))
+    for folder in folders:
+        rows = join(here, folder)[0]
+        cells = []
+        for _, subset in subsets(rows, floor_us):
+            n, model, roofline = correlations(subset)
+            cells.append(f"{n}, {model:.3f}, {roofline:.3f}")
+        radix = ", ".join(
+            ("same" if m == p else "different") + (s or "")
+            for s, m, p in radix_orders(rows)
+        )
+        print(f"| {folder.rsplit('-', 1)[1]} | " + " | ".join(cells) + f" | {radix} |")
 
 
 if __name__ == "__main__":

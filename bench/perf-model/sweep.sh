@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Predicts every validation case (cases.txt, those without compile flags)
+# at several global-memory latencies l1, into predicted-l1-<L>/, for
+# compare.py --sweep (PERF.md, "Validation on the H200": fitting l1 to
+# the device). Needs no GPU: the measurements are measure.sh's.
+# Run from the repository root after building a release pgpu:
+#   bench/perf-model/sweep.sh [L1 ...]    (default 20 50 100 200 400 800)
+# PGPU (default target/release/pgpu), L2 (default 2) and JOBS (default
+# the cores) are taken from the environment.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PGPU=${PGPU:-target/release/pgpu}
+L2=${L2:-2}
+JOBS=${JOBS:-$(nproc)}
+here=bench/perf-model
+latencies=("$@")
+[ ${#latencies[@]} -gt 0 ] || latencies=(20 50 100 200 400 800)
+for l1 in "${latencies[@]}"; do
+  out="$here/predicted-l1-$l1"
+  rm -rf "$out"
+  mkdir -p "$out"
+  grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args flags; do
+    [ -n "$name" ] && [ -z "$flags" ] || continue
+    printf '%s\0%s\0%s\0' "$name" "$program" "$args"
+  done | xargs -0 -n 3 -P "$JOBS" sh -c '
+    # $0 pgpu, $1 l1, $2 l2, $3 output folder, $4 case, $5 program, $6 args
+    # shellcheck disable=SC2086
+    "$0" perf-model --csv --l1 "$1" --l2 "$2" "$5" -- $6 > "$3/$4.csv"
+  ' "$PGPU" "$l1" "$L2" "$out"
+  echo "l1 = $l1: $(ls "$out" | wc -l) cases predicted"
+done
