@@ -22,7 +22,8 @@
 //! the figures are then lower bounds.
 //!
 //! Options: the device (`multiprocessors`, `schedulers`), the latencies
-//! `l1` (global) and `l2` (shared), `block-size` for kernels whose launch
+//! `l1` (global) and `l2` (shared; by default the calibration file's, else
+//! the paper's 20 and 2), `block-size` for kernels whose launch
 //! does not fix one, `seed` of the conflict resolution, `args` (the
 //! program's arguments as `pgpu.argi` reads them, comma-separated) and
 //! `calibration` (a file of `pgpu perf-calibrate`).
@@ -111,6 +112,13 @@ impl ModelSettings {
                 )
             }
         };
+        // A latency not given is the calibration's, else the paper's.
+        let latency = |name: &str, calibrated: Option<u64>, paper: u64| -> Result<u64, String> {
+            match options.string(name)?.trim() {
+                "" => Ok(calibrated.unwrap_or(paper)),
+                _ => options.parse(name),
+            }
+        };
         let block_size = positive("block-size")?;
         if block_size > 1024 {
             return Err(format!("block-size {block_size} is above 1024"));
@@ -120,8 +128,16 @@ impl ModelSettings {
                 multiprocessors: positive("multiprocessors")?,
                 sm: SmModel {
                     schedulers: positive("schedulers")?,
-                    global_latency: options.parse("l1")?,
-                    shared_latency: options.parse("l2")?,
+                    global_latency: latency(
+                        "l1",
+                        calibration.as_ref().and_then(|c| c.global_latency),
+                        20,
+                    )?,
+                    shared_latency: latency(
+                        "l2",
+                        calibration.as_ref().and_then(|c| c.shared_latency),
+                        2,
+                    )?,
                 },
                 ..Device::default()
             },
@@ -191,13 +207,13 @@ pub(crate) const MODEL_OPTIONS: &[PassOption] = &[
     },
     PassOption {
         name: "l1",
-        description: "global-memory latency in steps",
-        default: "20",
+        description: "global-memory latency in steps (default: the calibration's, else 20)",
+        default: "",
     },
     PassOption {
         name: "l2",
-        description: "shared-memory latency in steps",
-        default: "2",
+        description: "shared-memory latency in steps (default: the calibration's, else 2)",
+        default: "",
     },
     PassOption {
         name: "block-size",

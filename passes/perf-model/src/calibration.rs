@@ -1,4 +1,5 @@
-//! A steps-to-seconds scale per device, fitted to measured kernel times.
+//! A steps-to-seconds scale per device, fitted to measured kernel times,
+//! and the latencies the steps were predicted with.
 //!
 //! The model counts steps of one multiprocessor; a device turns them into
 //! time at some rate, plus a fixed cost per launch. [`Calibration::fit`]
@@ -7,7 +8,11 @@
 //! launch_seconds` by least squares (through the origin when the free fit
 //! gives a negative intercept or slope). It also reports how well the
 //! steps rank the measured times (Spearman's rank correlation), the
-//! figure the model is judged by.
+//! figure the model is judged by. The latencies l1 and l2 are the
+//! device's too: the steps, and so the scale, depend on them, and the one
+//! that ranks a device's kernels best is chosen by predicting them at
+//! several (`bench/perf-model/sweep.sh`); the file records them, and the
+//! tools predict with them unless told otherwise.
 //!
 //! The file is a few `key = value` lines (`#` starts a comment):
 //!
@@ -17,6 +22,8 @@
 //! launch_seconds = 3.2e-6
 //! samples = 41
 //! spearman = 0.93
+//! global_latency = 400
+//! shared_latency = 2
 //! ```
 
 use std::fmt::Write;
@@ -31,6 +38,9 @@ pub struct Calibration {
     pub samples: usize,
     /// Spearman's rank correlation of steps and seconds over them.
     pub spearman: f64,
+    /// l1 and l2 of the steps fitted, when recorded.
+    pub global_latency: Option<u64>,
+    pub shared_latency: Option<u64>,
 }
 
 /// A bad calibration file or measurement set.
@@ -81,6 +91,8 @@ impl Calibration {
             launch_seconds: intercept,
             samples: measurements.len(),
             spearman: spearman(measurements),
+            global_latency: None,
+            shared_latency: None,
         })
     }
 
@@ -96,6 +108,7 @@ impl Calibration {
         let mut launch = None;
         let mut samples = 0;
         let mut rank = f64::NAN;
+        let (mut global_latency, mut shared_latency) = (None, None);
         for (index, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or_default().trim();
             if line.is_empty() {
@@ -121,6 +134,16 @@ impl Calibration {
                 "seconds_per_step" => per_step = Some(number()?),
                 "launch_seconds" => launch = Some(number()?),
                 "samples" => samples = number()? as usize,
+                "global_latency" | "shared_latency" => {
+                    let latency = value
+                        .parse::<u64>()
+                        .map_err(|_| syntax(format!("'{key}' needs a whole number of steps")))?;
+                    if key == "global_latency" {
+                        global_latency = Some(latency);
+                    } else {
+                        shared_latency = Some(latency);
+                    }
+                }
                 "spearman" => {
                     rank = value
                         .parse()
@@ -135,6 +158,8 @@ impl Calibration {
             launch_seconds: launch.unwrap_or(0.0),
             samples,
             spearman: rank,
+            global_latency,
+            shared_latency,
         })
     }
 
@@ -148,6 +173,12 @@ impl Calibration {
         let _ = writeln!(text, "launch_seconds = {:e}", self.launch_seconds);
         let _ = writeln!(text, "samples = {}", self.samples);
         let _ = writeln!(text, "spearman = {:.4}", self.spearman);
+        if let Some(latency) = self.global_latency {
+            let _ = writeln!(text, "global_latency = {latency}");
+        }
+        if let Some(latency) = self.shared_latency {
+            let _ = writeln!(text, "shared_latency = {latency}");
+        }
         text
     }
 }

@@ -346,6 +346,27 @@ fn calibration_fits_a_line_and_reads_back() {
     let back = Calibration::parse(&fit.print()).unwrap();
     assert_eq!(back.device, "test device");
     assert!((back.seconds(1000) - 3e-6).abs() < 1e-12);
+    assert_eq!((back.global_latency, back.shared_latency), (None, None));
+    // The latencies the steps were predicted with read back.
+    let with_latencies = Calibration {
+        global_latency: Some(400),
+        shared_latency: Some(8),
+        ..fit
+    };
+    let back = Calibration::parse(&with_latencies.print()).unwrap();
+    assert_eq!(
+        (back.global_latency, back.shared_latency),
+        (Some(400), Some(8))
+    );
+    assert!(
+        Calibration::parse(
+            "device = x
+seconds_per_step = 1
+global_latency = 2.5
+"
+        )
+        .is_err()
+    );
     assert!(Calibration::fit("d", &[(1.0, 1.0)]).is_err());
     assert!(Calibration::parse("device = x\nseconds_per_step = -1\n").is_err());
     assert!(Calibration::parse("seconds_per_step = 1\n").is_err());

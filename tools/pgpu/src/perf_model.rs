@@ -38,12 +38,14 @@ pub struct PerfModelOptions {
     /// Warp schedulers per multiprocessor (tokens of p0).
     #[arg(long, default_value_t = 4)]
     schedulers: u64,
-    /// Global-memory latency l1, in steps.
-    #[arg(long, default_value_t = 20)]
-    l1: u64,
-    /// Shared-memory latency l2, in steps.
-    #[arg(long, default_value_t = 2)]
-    l2: u64,
+    /// Global-memory latency l1, in steps [default: the calibration's,
+    /// else 20].
+    #[arg(long)]
+    l1: Option<u64>,
+    /// Shared-memory latency l2, in steps [default: the calibration's,
+    /// else 2].
+    #[arg(long)]
+    l2: Option<u64>,
     /// Threads per block where the launch does not say.
     #[arg(long = "block-size", default_value_t = 256)]
     block_size: u64,
@@ -88,15 +90,34 @@ pub struct CalibrateOptions {
     /// The device the times were measured on.
     #[arg(long)]
     device: String,
+    /// The global-memory latency the steps were predicted with, recorded
+    /// in the file for the tools to predict with.
+    #[arg(long)]
+    l1: Option<u64>,
+    /// The shared-memory latency the steps were predicted with.
+    #[arg(long)]
+    l2: Option<u64>,
 }
 
 pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
+    let calibration = match &options.calibration {
+        Some(path) => Some(read_calibration(path)?),
+        None => None,
+    };
+    // Latencies not given are the calibration's, else the paper's.
+    let calibrated = |pick: fn(&Calibration) -> Option<u64>| calibration.as_ref().and_then(pick);
     let device = Device {
         multiprocessors: positive("--multiprocessors", options.multiprocessors)?,
         sm: SmModel {
             schedulers: positive("--schedulers", options.schedulers)?,
-            global_latency: options.l1,
-            shared_latency: options.l2,
+            global_latency: options
+                .l1
+                .or(calibrated(|c| c.global_latency))
+                .unwrap_or(SmModel::default().global_latency),
+            shared_latency: options
+                .l2
+                .or(calibrated(|c| c.shared_latency))
+                .unwrap_or(SmModel::default().shared_latency),
         },
         ..Device::default()
     };
@@ -118,10 +139,6 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
                 .map_err(|_| eprintln!("error: the program argument '{arg}' is not an integer"))
         })
         .collect::<Result<Vec<i64>, ()>>()?;
-    let calibration = match &options.calibration {
-        Some(path) => Some(read_calibration(path)?),
-        None => None,
-    };
     let settings = ModelSettings {
         device,
         block_size: options.block_size,
@@ -420,8 +437,12 @@ pub fn calibrate(options: &CalibrateOptions) -> Result<(), ()> {
             }
         }
     }
-    let fit = Calibration::fit(&options.device, &measurements)
-        .map_err(|error| eprintln!("error: {name}: {error}"))?;
+    let fit = Calibration {
+        global_latency: options.l1,
+        shared_latency: options.l2,
+        ..Calibration::fit(&options.device, &measurements)
+            .map_err(|error| eprintln!("error: {name}: {error}"))?
+    };
     write_output(&options.output, &fit.print())?;
     eprintln!(
         "{}: seconds = {:e} * steps + {:e} over {} kernels (Spearman {:.3} between steps and seconds)",
