@@ -10,9 +10,14 @@
 # and bin.tar.xz, the executables in one archive to carry to the GPU
 # machine (about 40 executables of 10 MB each would not fit a carry).
 # Run from the repository root: bench/perf-model/build.sh
+# PROFILE=release builds with the release pgpu (faster predictions).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PGPU=${PGPU:-target/debug/pgpu}
+# pgpu links executables with the runtime archive beside it, which only a
+# workspace build refreshes (`cargo build -p pgpu` leaves a stale one).
+profile=${PROFILE:-debug}
+cargo build --quiet --workspace --bins --lib $([ "$profile" = release ] && echo --release) </dev/null
+PGPU=target/$profile/pgpu
 here=bench/perf-model
 rm -rf "$here/bin" "$here/predicted"
 mkdir -p "$here/bin" "$here/predicted"

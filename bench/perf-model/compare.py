@@ -75,10 +75,13 @@ def fit(xs, ys):
     return a, my - a * mx
 
 
+MEASURED = "measured"
+
+
 def measured(here, case):
     """Kernel name -> (median microseconds per launch, launches)."""
     runs = {}
-    for path in sorted(glob.glob(os.path.join(here, "measured", f"{case}.*.txt"))):
+    for path in sorted(glob.glob(os.path.join(here, MEASURED, f"{case}.*.txt"))):
         for line in open(path):
             fields = line.split()
             if len(fields) < 6 or fields[0] != "pgpu-profile-kernel":
@@ -142,11 +145,26 @@ def correlations(subset):
     )
 
 
+# Thresholds (us) of the subsets chosen on the model's side: kernels whose
+# predicted execution, the fitted seconds per step times their steps (the
+# launch intercept left out), exceeds them. A kernel predicted far below
+# the launch floor (3-30 us measured for one-warp kernels) is measured as
+# launch noise, which no model ranks.
+PREDICTED_US_THRESHOLDS = [1, 10]
+
+
 def subsets(rows, floor_us):
+    us_per_step = fit([r["steps"] for r in rows], [r["measured_us"] for r in rows])[0] if len(rows) > 1 else 0
     return [
         ("all joined", rows),
         (f"measured above {floor_us:g} us", [r for r in rows if r["measured_us"] > floor_us]),
         ("exact mixes (no lower bounds)", [r for r in rows if not r["bound"]]),
+    ] + [
+        (
+            f"predicted above {us:g} us",
+            [r for r in rows if r["steps"] * us_per_step > us],
+        )
+        for us in PREDICTED_US_THRESHOLDS
     ]
 
 
@@ -175,6 +193,9 @@ def main():
         action="store_true",
         help="summarize every DIR/predicted-l1-<L> folder of sweep.sh instead",
     )
+    parser.add_argument(
+        "--measured", default="measured", help="the folder of measure.sh's runs, in DIR"
+    )
     parser.add_argument("--steps-seconds", help="write steps,seconds,label lines here")
     parser.add_argument(
         "--floor-us",
@@ -184,6 +205,8 @@ def main():
     )
     options = parser.parse_args()
     here = options.dir
+    global MEASURED
+    MEASURED = options.measured
     if options.sweep:
         return sweep(here, options.floor_us)
     rows, unmodelled, unpredicted, unmeasured = join(

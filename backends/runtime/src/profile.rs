@@ -24,8 +24,8 @@
 //! kernel, most device time first, and their total:
 //!
 //! ```text
-//! pgpu-profile-kernel 0.412 ms 4 launches pgpu_coll_sort_idx_i32_sweep_mid
-//! pgpu-profile-kernels 1.032 ms 36 launches
+//! pgpu-profile-kernel 0.4120 ms 4 launches pgpu_coll_sort_idx_i32_sweep_mid
+//! pgpu-profile-kernels 1.0320 ms 36 launches
 //! ```
 //!
 //! `tasks` counts the tasks (`pgpu.task`, Fork's sibling subgroups) that

@@ -10,8 +10,9 @@
 //! The versioned names (`cuMemAlloc_v2`, `cuStreamDestroy_v2`, ...) are the
 //! ones `cuda.h` maps the plain names to since CUDA 3.2 / 4.0; the
 //! unversioned `cuMemcpyAsync` and `cuMemsetD*Async` have no `_v2`. Only
-//! `cuLaunchKernelEx` (CUDA 11.8, thread-block clusters) and
-//! `cuEventElapsedTime` (which CUDA 12.8 versioned) are optional.
+//! `cuLaunchKernelEx` (CUDA 11.8, thread-block clusters),
+//! `cuEventElapsedTime` (which CUDA 12.8 versioned), the memory pools and
+//! the stream wait of the profile's launch gate are optional.
 //!
 //! Every driver function returns a `CUresult`; [`Driver::error_text`] turns
 //! a code into its name (`CUDA_ERROR_LAUNCH_FAILED`) and description
@@ -257,6 +258,8 @@ driver_table! {
         cuMemFreeAsync(CUdeviceptr, CUstream);
         cuDeviceGetDefaultMemPool(*mut CUmemoryPool, CUdevice);
         cuMemPoolSetAttribute(CUmemoryPool, c_int, *mut c_void);
+        cuMemHostGetDevicePointer_v2(*mut CUdeviceptr, *mut c_void, c_uint);
+        cuStreamWaitValue32_v2(CUstream, CUdeviceptr, u32, c_uint);
     }
 }
 

@@ -11,6 +11,19 @@
 //! kernels' own (the gaps between kernels are the run's device time minus
 //! their sum).
 //!
+//! **The launch gate.** On an idle stream the start event completes as
+//! soon as it is recorded, and the kernel follows only when the host's
+//! launch call has submitted it: the interval counted the host's launch
+//! latency (7-10 us on the H200 machine for a kernel of one warp). So
+//! before the start event the stream waits (`cuStreamWaitValue32`) for a
+//! host word to reach the launch's number, and the host writes that
+//! number after it has recorded the end event: start event, kernel and
+//! end event then run back to back. The word is pinned host memory the
+//! device reads; numbers only grow (`fetch_max`), so launches of several
+//! threads release each other at worst early, never late, and a launch
+//! that fails releases its gate when its timing is dropped. Without the
+//! driver's stream waits or pinned mapping the launches are not gated.
+//!
 //! With `PGPU_TIMELINE`, the first timed launch also records an *origin*
 //! event, and each launch keeps its interval since the origin and its
 //! stream; [`report`] writes them with the host's timed driver calls as a
@@ -22,7 +35,8 @@
 use super::{Runtime, driver::*};
 use crate::error::RtError;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Folded when this many launches are pending.
 const FOLD_AT: usize = 1024;
@@ -71,8 +85,75 @@ fn recorded_event(runtime: &Runtime) -> Result<CUevent, RtError> {
     Ok(event)
 }
 
-/// The event before a launch.
-pub fn start(runtime: &Runtime) -> Result<CUevent, RtError> {
+/// The host word timed launches wait for, and its device address.
+struct Gate {
+    word: &'static AtomicU32,
+    device: CUdeviceptr,
+    wait: unsafe extern "C" fn(CUstream, CUdeviceptr, u32, std::ffi::c_uint) -> CUresult,
+    /// The last launch number handed out.
+    issued: AtomicU32,
+}
+
+/// `cuMemHostRegister`'s flag: map the pages into the device's space.
+const CU_MEMHOSTREGISTER_DEVICEMAP: std::ffi::c_uint = 0x02;
+/// `cuStreamWaitValue32`'s flag: wait until `*word >= value`.
+const CU_STREAM_WAIT_VALUE_GEQ: std::ffi::c_uint = 0x0;
+
+/// The gate, made on first use; `None` where the driver cannot.
+fn gate(runtime: &Runtime) -> Option<&'static Gate> {
+    static GATE: OnceLock<Option<Gate>> = OnceLock::new();
+    GATE.get_or_init(|| {
+        let driver = &runtime.driver;
+        let (wait, device_pointer) = (
+            driver.cuStreamWaitValue32_v2?,
+            driver.cuMemHostGetDevicePointer_v2?,
+        );
+        // One page of its own, pinned for the life of the process.
+        let layout = std::alloc::Layout::from_size_align(4096, 4096).ok()?;
+        // SAFETY: a non-zero size.
+        let page = unsafe { std::alloc::alloc_zeroed(layout) };
+        if page.is_null() {
+            return None;
+        }
+        // SAFETY: the page just allocated, never freed.
+        let code = unsafe {
+            (driver.cuMemHostRegister_v2)(page.cast(), 4096, CU_MEMHOSTREGISTER_DEVICEMAP)
+        };
+        let mut device = 0;
+        // SAFETY: the registered page.
+        if code != CUDA_SUCCESS || unsafe { device_pointer(&mut device, page.cast(), 0) } != CUDA_SUCCESS
+        {
+            return None;
+        }
+        Some(Gate {
+            // SAFETY: page-aligned, zeroed, leaked: a valid AtomicU32 forever.
+            word: unsafe { &*page.cast::<AtomicU32>() },
+            device,
+            wait,
+            issued: AtomicU32::new(0),
+        })
+    })
+    .as_ref()
+}
+
+/// A timed launch between [`start`] and [`finish`]: its start event and
+/// the gate number its stream waits for (released when dropped).
+pub struct Timing {
+    start: CUevent,
+    gate: Option<(&'static Gate, u32)>,
+}
+
+impl Drop for Timing {
+    fn drop(&mut self) {
+        if let Some((gate, number)) = self.gate {
+            gate.word.fetch_max(number, Ordering::AcqRel);
+        }
+    }
+}
+
+/// The event before a launch, after the stream's wait at the gate (and
+/// with a timeline, the origin before both, on the first launch).
+pub fn start(runtime: &Runtime) -> Result<Timing, RtError> {
     if crate::profile::timeline_path().is_some() {
         let mut guard = times();
         let times = guard.get_or_insert_with(Times::default);
@@ -80,12 +161,34 @@ pub fn start(runtime: &Runtime) -> Result<CUevent, RtError> {
             times.origin = Some((recorded_event(runtime)?, crate::profile::since_start()));
         }
     }
-    recorded_event(runtime)
+    let gate = gate(runtime).and_then(|gate| {
+        let number = gate.issued.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        // SAFETY: the gate's mapped word; the current stream.
+        let code = unsafe {
+            (gate.wait)(
+                runtime.current_stream(),
+                gate.device,
+                number,
+                CU_STREAM_WAIT_VALUE_GEQ,
+            )
+        };
+        (code == CUDA_SUCCESS).then_some((gate, number))
+    });
+    // From here on the gate is released whatever happens.
+    let mut timing = Timing {
+        start: std::ptr::null_mut(),
+        gate,
+    };
+    timing.start = recorded_event(runtime)?;
+    Ok(timing)
 }
 
-/// The event after the launch of `kernel` that `start` preceded.
-pub fn finish(runtime: &Runtime, kernel: &str, start: CUevent) -> Result<(), RtError> {
+/// The event after the launch of `kernel` that `timing` preceded; then
+/// the gate opens.
+pub fn finish(runtime: &Runtime, kernel: &str, timing: Timing) -> Result<(), RtError> {
     let end = recorded_event(runtime)?;
+    let start = timing.start;
+    drop(timing);
     let mut guard = times();
     let times = guard.get_or_insert_with(Times::default);
     times.pending.push(Pending {
@@ -153,13 +256,13 @@ pub fn report(runtime: &Runtime) -> Result<Vec<String>, RtError> {
     let mut lines: Vec<String> = rows
         .iter()
         .map(|(kernel, (launches, ms))| {
-            format!("pgpu-profile-kernel {ms:.3} ms {launches} launches {kernel}")
+            format!("pgpu-profile-kernel {ms:.4} ms {launches} launches {kernel}")
         })
         .collect();
     let launches: u64 = rows.iter().map(|row| row.1.0).sum();
     let ms: f64 = rows.iter().map(|row| row.1.1).sum();
     lines.push(format!(
-        "pgpu-profile-kernels {ms:.3} ms {launches} launches"
+        "pgpu-profile-kernels {ms:.4} ms {launches} launches"
     ));
     if let Some(path) = crate::profile::timeline_path() {
         write_timeline(path, times)?;
