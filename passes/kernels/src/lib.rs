@@ -129,9 +129,10 @@ pub const KERNEL_PIPELINE: &str = "builtin.module(pgpu-lower-speculation,pgpu-in
 /// and with `pgpu-block-groups{max-threads=N}` before `pgpu-lower-groups`
 /// for `block_groups: Some(N)` (the cuda target's default, N = 256): Fork
 /// group calls of at most N members run, recursion included, as one
-/// kernel of one thread block; and with `pgpu-model-block-size{args=A}`
-/// last for `model_block_size: Some(A)` (`pgpu compile --model-block-size
-/// --model-args A`): the model chooses host kernels' block sizes on the
+/// kernel of one thread block; and with `pgpu-model-block-size{O}` last
+/// for `model_block_size: Some(O)`, O its options (`pgpu compile
+/// --model-block-size --model-args A --model-calibration F`: `args=A
+/// calibration=F`): the model chooses host kernels' block sizes on the
 /// kernel stage, which the offload reads.
 pub fn kernel_pipeline(
     grid_barriers: bool,
@@ -139,10 +140,10 @@ pub fn kernel_pipeline(
     model_block_size: Option<&str>,
 ) -> String {
     let mut pipeline = KERNEL_PIPELINE.to_string();
-    if let Some(args) = model_block_size {
+    if let Some(options) = model_block_size {
         pipeline = pipeline.replace(
             "pgpu-narrow-guarded-kernels)",
-            &format!("pgpu-narrow-guarded-kernels,pgpu-model-block-size{{args={args}}})"),
+            &format!("pgpu-narrow-guarded-kernels,pgpu-model-block-size{{{options}}})"),
         );
     }
     if grid_barriers {

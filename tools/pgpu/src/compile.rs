@@ -73,6 +73,10 @@ pub struct NativeOptions {
     /// (comma-separated integers, as `pgpu.argi` reads them).
     #[arg(long, requires = "model_block_size", value_name = "ARGS")]
     pub model_args: Option<String>,
+    /// A calibration file (`pgpu perf-calibrate`) whose latencies the
+    /// model predicts with (the device's fitted l1 and l2).
+    #[arg(long, requires = "model_block_size", value_name = "FILE")]
+    pub model_calibration: Option<String>,
 }
 
 impl NativeOptions {
@@ -96,6 +100,19 @@ impl NativeOptions {
         {
             eprintln!("error: --model-args: '{bad}' is not an integer");
             return Err(());
+        }
+        if let Some(path) = &self.model_calibration {
+            // The path goes into a textual pass option.
+            if path.contains([' ', '{', '}', '=', '\'', '"']) {
+                eprintln!(
+                    "error: --model-calibration: '{path}' has a space, brace, quote or '=', which a pass option cannot hold"
+                );
+                return Err(());
+            }
+            if let Err(error) = std::fs::read_to_string(path) {
+                eprintln!("error: --model-calibration: cannot read '{path}': {error}");
+                return Err(());
+            }
         }
         Ok(())
     }
@@ -137,10 +154,18 @@ impl NativeOptions {
     pub fn kernel_pipeline(&self) -> String {
         let block_groups =
             (self.target == Target::Cuda && !self.no_block_groups).then_some(self.block_threads);
-        let model_block_size = self
-            .model_block_size
-            .then(|| self.model_args.as_deref().unwrap_or(""));
-        pgpu_kernel_passes::kernel_pipeline(self.grid_barriers, block_groups, model_block_size)
+        let model_block_size = self.model_block_size.then(|| {
+            let mut options = format!("args={}", self.model_args.as_deref().unwrap_or(""));
+            if let Some(path) = &self.model_calibration {
+                options.push_str(&format!(" calibration={path}"));
+            }
+            options
+        });
+        pgpu_kernel_passes::kernel_pipeline(
+            self.grid_barriers,
+            block_groups,
+            model_block_size.as_deref(),
+        )
     }
 }
 
