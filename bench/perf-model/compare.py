@@ -68,11 +68,16 @@ def spearman(xs, ys):
 
 
 def fit(xs, ys):
-    """Least squares y = a x + b."""
+    """Least squares y = a x + b, through the origin when b or a comes out
+    negative (as `pgpu perf-calibrate` fits)."""
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
     a = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
-    return a, my - a * mx
+    b = my - a * mx
+    if a <= 0 or b < 0:
+        squares = sum(x * x for x in xs)
+        a, b = (sum(x * y for x, y in zip(xs, ys)) / squares if squares else 0.0), 0.0
+    return a, b
 
 
 MEASURED = "measured"
