@@ -121,7 +121,8 @@ fn gate(runtime: &Runtime) -> Option<&'static Gate> {
         };
         let mut device = 0;
         // SAFETY: the registered page.
-        if code != CUDA_SUCCESS || unsafe { device_pointer(&mut device, page.cast(), 0) } != CUDA_SUCCESS
+        if code != CUDA_SUCCESS
+            || unsafe { device_pointer(&mut device, page.cast(), 0) } != CUDA_SUCCESS
         {
             return None;
         }
