@@ -15,6 +15,18 @@
 //! concurrent. Inhibitors are tested against `M`, where every listed
 //! transition was enabled.
 //!
+//! A step that fires every enabled transition had no conflict, and the
+//! order did not matter. Such a step often repeats unchanged (warps
+//! counting down their latencies while the others wait):
+//! [`Simulation::run`] then computes how many more steps would fire
+//! exactly the same set without a conflict, before one of its transitions
+//! runs out of tokens or another one becomes enabled (the marking moves by
+//! the same amount each step, so each condition is a threshold), and
+//! executes them at once, moving the generator on past the numbers their
+//! permutations would have drawn (SplitMix64 adds a constant per number).
+//! The outcome is the step-by-step run's, to the marking and the idle
+//! steps, at the cost of one step.
+//!
 //! The run ends at the dead marking (no transition enabled). Its result is
 //! the number of steps and the number of idle steps: steps in which the
 //! net's idle transition (the GPU model's t0) fired.
@@ -78,13 +90,21 @@ pub enum SimulateError {
 #[derive(Debug, Clone)]
 struct SplitMix64(u64);
 
+/// SplitMix64's increment per number.
+const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
 impl SplitMix64 {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        self.0 = self.0.wrapping_add(GOLDEN_GAMMA);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// Moves on as `count` calls of [`Self::next`] would.
+    fn skip(&mut self, count: u64) {
+        self.0 = self.0.wrapping_add(GOLDEN_GAMMA.wrapping_mul(count));
     }
 
     /// A uniform number below `bound` (> 0), by multiply-shift.
@@ -153,6 +173,10 @@ impl Compiled {
         &self.outputs[self.output_start[transition]..self.output_start[transition + 1]]
     }
 
+    fn inhibitors_of(&self, transition: usize) -> &[usize] {
+        &self.inhibitors[self.inhibitor_start[transition]..self.inhibitor_start[transition + 1]]
+    }
+
     fn readers(&self, place: usize) -> &[usize] {
         &self.readers[self.reader_start[place]..self.reader_start[place + 1]]
     }
@@ -181,11 +205,19 @@ pub struct Simulation<'n> {
     steps: u64,
     idle_steps: u64,
     firings: u64,
+    /// Whether the last step had no conflict (it fired every enabled
+    /// transition).
+    conflict_free: bool,
     // Scratch space reused by every step.
     order: Vec<usize>,
     fired: Vec<usize>,
     touched: Vec<usize>,
     stamp: Vec<u64>,
+    /// Per place: tokens demanded in a step, and the change of a repeated
+    /// step (zero between uses); the places set.
+    demand: Vec<u64>,
+    change: Vec<i64>,
+    places_used: Vec<usize>,
 }
 
 impl<'n> Simulation<'n> {
@@ -205,10 +237,14 @@ impl<'n> Simulation<'n> {
             steps: 0,
             idle_steps: 0,
             firings: 0,
+            conflict_free: false,
             order: Vec::new(),
             fired: Vec::new(),
             touched: Vec::new(),
             stamp: vec![0; count],
+            demand: vec![0; net.places().len()],
+            change: vec![0; net.places().len()],
+            places_used: Vec::new(),
         };
         for transition in 0..count {
             simulation.update(transition);
@@ -251,14 +287,7 @@ impl<'n> Simulation<'n> {
         if self.enabled.is_empty() {
             return &self.fired;
         }
-        self.order.clear();
-        self.order.extend_from_slice(&self.enabled);
-        // The enabled list's order depends only on the run so far, so the
-        // permutation is a function of the seed.
-        for last in (1..self.order.len()).rev() {
-            let pick = self.random.below(last + 1);
-            self.order.swap(last, pick);
-        }
+        self.permute_enabled();
         for index in 0..self.order.len() {
             let transition = self.order[index];
             let inputs = self.compiled.inputs(transition);
@@ -272,6 +301,8 @@ impl<'n> Simulation<'n> {
                 self.fired.push(transition);
             }
         }
+        // No transition left out: the entries summed were available.
+        self.conflict_free = self.fired.len() == self.order.len();
         for &transition in &self.fired {
             for &(place, weight) in self.compiled.outputs(transition) {
                 self.marking[place] += weight;
@@ -285,18 +316,44 @@ impl<'n> Simulation<'n> {
             self.idle_steps += 1;
         }
         // Test again every reader of a place the step changed.
-        self.touched.clear();
-        for &transition in &self.fired {
-            for &(place, _) in self
-                .compiled
+        self.update_readers_of_fired();
+        &self.fired
+    }
+
+    /// Draws the step's permutation of the enabled transitions into
+    /// `order`. The enabled list's order depends only on the run so far,
+    /// so the permutation is a function of the seed.
+    fn permute_enabled(&mut self) {
+        self.order.clear();
+        self.order.extend_from_slice(&self.enabled);
+        for last in (1..self.order.len()).rev() {
+            let pick = self.random.below(last + 1);
+            self.order.swap(last, pick);
+        }
+    }
+
+    /// Tests again every reader of a place the fired transitions changed,
+    /// in the order they fired.
+    fn update_readers_of_fired(&mut self) {
+        let Self {
+            compiled,
+            fired,
+            touched,
+            stamp,
+            steps,
+            ..
+        } = self;
+        touched.clear();
+        for &transition in fired.iter() {
+            for &(place, _) in compiled
                 .inputs(transition)
                 .iter()
-                .chain(self.compiled.outputs(transition))
+                .chain(compiled.outputs(transition))
             {
-                for &reader in self.compiled.readers(place) {
-                    if self.stamp[reader] != self.steps {
-                        self.stamp[reader] = self.steps;
-                        self.touched.push(reader);
+                for &reader in compiled.readers(place) {
+                    if stamp[reader] != *steps {
+                        stamp[reader] = *steps;
+                        touched.push(reader);
                     }
                 }
             }
@@ -305,7 +362,143 @@ impl<'n> Simulation<'n> {
             let transition = self.touched[index];
             self.update(transition);
         }
-        &self.fired
+    }
+
+    /// After a conflict-free step: how many further steps would fire
+    /// exactly the same transitions without a conflict (`u64::MAX` when
+    /// the marking no longer changes: the net is live). A step `j` (1 the
+    /// next) starts from `M + (j - 1) d`, `d` the step's change.
+    fn repeats(&mut self) -> u64 {
+        if !self.conflict_free
+            || self.enabled.len() != self.fired.len()
+            || self.fired.iter().any(|&t| self.position[t].is_none())
+        {
+            return 0;
+        }
+        for index in 0..self.fired.len() {
+            let transition = self.fired[index];
+            for &(place, weight) in self.compiled.inputs(transition) {
+                if self.change[place] == 0 && self.demand[place] == 0 {
+                    self.places_used.push(place);
+                }
+                self.change[place] -= weight as i64;
+                self.demand[place] += weight;
+            }
+            for &(place, weight) in self.compiled.outputs(transition) {
+                if self.change[place] == 0 && self.demand[place] == 0 {
+                    self.places_used.push(place);
+                }
+                self.change[place] += weight as i64;
+            }
+        }
+        let mut bound = u64::MAX;
+        // The same transitions keep their tokens without a conflict.
+        for &place in &self.places_used {
+            let (tokens, demand, change) =
+                (self.marking[place], self.demand[place], self.change[place]);
+            if demand > tokens {
+                bound = 0;
+            } else if change < 0 {
+                bound = bound.min((tokens - demand) / change.unsigned_abs() + 1);
+            }
+        }
+        // No other transition becomes enabled (the fired ones' inhibitor
+        // places are empty and stay so unless they change).
+        for index in 0..self.places_used.len() {
+            let place = self.places_used[index];
+            if self.change[place] == 0 || bound == 0 {
+                continue;
+            }
+            for &reader in self.compiled.readers(place) {
+                if self.position[reader].is_some() {
+                    if self.compiled.inhibitors_of(reader).contains(&place) {
+                        bound = bound.min(1);
+                    }
+                    continue;
+                }
+                if let Some(first) = self.first_enabled(reader) {
+                    bound = bound.min(first - 1);
+                }
+            }
+        }
+        for &place in &self.places_used {
+            self.change[place] = 0;
+            self.demand[place] = 0;
+        }
+        self.places_used.clear();
+        bound
+    }
+
+    /// The first step `j >= 1` at which the disabled `transition` would be
+    /// enabled if the last step repeated (its conditions are thresholds in
+    /// `j`); `None` if never.
+    fn first_enabled(&self, transition: usize) -> Option<u64> {
+        let (mut low, mut high) = (1u64, u64::MAX);
+        for &(place, weight) in self.compiled.inputs(transition) {
+            let (tokens, change) = (self.marking[place], self.change[place]);
+            match change.cmp(&0) {
+                std::cmp::Ordering::Equal if tokens < weight => return None,
+                std::cmp::Ordering::Greater if tokens < weight => {
+                    low = low.max(1 + (weight - tokens).div_ceil(change as u64));
+                }
+                std::cmp::Ordering::Less if tokens < weight => return None,
+                std::cmp::Ordering::Less => {
+                    high = high.min(1 + (tokens - weight) / change.unsigned_abs());
+                }
+                _ => {}
+            }
+        }
+        for &place in self.compiled.inhibitors_of(transition) {
+            let (tokens, change) = (self.marking[place], self.change[place]);
+            match change.cmp(&0) {
+                std::cmp::Ordering::Equal if tokens > 0 => return None,
+                std::cmp::Ordering::Greater if tokens > 0 => return None,
+                std::cmp::Ordering::Greater => high = high.min(1),
+                std::cmp::Ordering::Less => {
+                    let step = change.unsigned_abs();
+                    if tokens % step != 0 {
+                        return None;
+                    }
+                    low = low.max(1 + tokens / step);
+                    high = high.min(1 + tokens / step);
+                }
+                _ => {}
+            }
+        }
+        (low <= high).then_some(low)
+    }
+
+    /// Executes `count` more steps that fire what the last one fired.
+    fn repeat(&mut self, count: u64) {
+        // Exits first: a place a transition both takes from and puts into
+        // stays non-negative throughout.
+        for &transition in &self.fired {
+            for &(place, weight) in self.compiled.outputs(transition) {
+                self.marking[place] += weight * count;
+            }
+        }
+        for &transition in &self.fired {
+            for &(place, weight) in self.compiled.inputs(transition) {
+                self.marking[place] -= weight * count;
+            }
+        }
+        // The permutations all but the last of those steps would have
+        // drawn (the generator only adds a constant per number); the last
+        // one's is drawn, as it orders the firings and so the updates of
+        // the enabled list that follow.
+        let draws = (self.fired.len() as u64).saturating_sub(1);
+        self.random.skip(draws.wrapping_mul(count - 1));
+        self.permute_enabled();
+        self.fired.clear();
+        self.fired.extend_from_slice(&self.order);
+        self.steps += count;
+        self.firings += self.fired.len() as u64 * count;
+        if let Some(idle) = self.net.idle()
+            && self.fired.contains(&(idle.0 as usize))
+        {
+            self.idle_steps += count;
+        }
+        self.update_readers_of_fired();
     }
 
     /// Runs to the dead marking, calling `observe` with each step's number
@@ -323,8 +516,27 @@ impl<'n> Simulation<'n> {
         })
     }
 
-    /// Runs to the dead marking.
-    pub fn run(self, limit: StepLimit) -> Result<Outcome, SimulateError> {
+    /// Runs to the dead marking, repeated conflict-free steps at once.
+    pub fn run(mut self, limit: StepLimit) -> Result<Outcome, SimulateError> {
+        while !self.is_dead() {
+            if self.steps >= limit.0 {
+                return Err(SimulateError::StepLimit {
+                    steps: self.steps,
+                    firings: self.firings,
+                });
+            }
+            self.step();
+            let repeats = self.repeats().min(limit.0.saturating_sub(self.steps));
+            if repeats > 0 {
+                self.repeat(repeats);
+            }
+        }
+        Ok(self.finish())
+    }
+
+    /// Runs to the dead marking one step at a time (for comparison with
+    /// [`Self::run`], which must give the same outcome).
+    pub fn run_step_by_step(self, limit: StepLimit) -> Result<Outcome, SimulateError> {
         self.run_with(limit, |_, _| {})
     }
 
