@@ -509,7 +509,7 @@ impl<'n> Simulation<'n> {
         mut observe: impl FnMut(u64, &[TransitionId]),
     ) -> Result<Outcome, SimulateError> {
         let mut fired = Vec::new();
-        self.run_with(limit, |step, indices| {
+        self.run_with(limit, false, |step, indices| {
             fired.clear();
             fired.extend(indices.iter().map(|&t| TransitionId(t as u32)));
             observe(step, &fired);
@@ -517,32 +517,21 @@ impl<'n> Simulation<'n> {
     }
 
     /// Runs to the dead marking, repeated conflict-free steps at once.
-    pub fn run(mut self, limit: StepLimit) -> Result<Outcome, SimulateError> {
-        while !self.is_dead() {
-            if self.steps >= limit.0 {
-                return Err(SimulateError::StepLimit {
-                    steps: self.steps,
-                    firings: self.firings,
-                });
-            }
-            self.step();
-            let repeats = self.repeats().min(limit.0.saturating_sub(self.steps));
-            if repeats > 0 {
-                self.repeat(repeats);
-            }
-        }
-        Ok(self.finish())
+    pub fn run(self, limit: StepLimit) -> Result<Outcome, SimulateError> {
+        self.run_with(limit, true, |_, _| {})
     }
 
     /// Runs to the dead marking one step at a time (for comparison with
     /// [`Self::run`], which must give the same outcome).
     pub fn run_step_by_step(self, limit: StepLimit) -> Result<Outcome, SimulateError> {
-        self.run_with(limit, |_, _| {})
+        self.run_with(limit, false, |_, _| {})
     }
 
+    /// Runs to the dead marking, repeated steps `at_once` or each observed.
     fn run_with(
         mut self,
         limit: StepLimit,
+        at_once: bool,
         mut observe: impl FnMut(u64, &[usize]),
     ) -> Result<Outcome, SimulateError> {
         while !self.is_dead() {
@@ -554,6 +543,12 @@ impl<'n> Simulation<'n> {
             }
             self.step();
             observe(self.steps, &self.fired);
+            if at_once {
+                let repeats = self.repeats().min(limit.0.saturating_sub(self.steps));
+                if repeats > 0 {
+                    self.repeat(repeats);
+                }
+            }
         }
         Ok(self.finish())
     }
