@@ -112,11 +112,11 @@ impl ModelSettings {
                 )
             }
         };
-        // A latency not given is the calibration's, else the paper's.
-        let latency = |name: &str, calibrated: Option<u64>, paper: u64| -> Result<u64, String> {
+        // Empty: the calibration's latency, else the paper's.
+        let latency = |name: &str| -> Result<Option<u64>, String> {
             match options.string(name)?.trim() {
-                "" => Ok(calibrated.unwrap_or(paper)),
-                _ => options.parse(name),
+                "" => Ok(None),
+                _ => options.parse(name).map(Some),
             }
         };
         let block_size = positive("block-size")?;
@@ -126,19 +126,12 @@ impl ModelSettings {
         Ok(ModelSettings {
             device: Device {
                 multiprocessors: positive("multiprocessors")?,
-                sm: SmModel {
-                    schedulers: positive("schedulers")?,
-                    global_latency: latency(
-                        "l1",
-                        calibration.as_ref().and_then(|c| c.global_latency),
-                        20,
-                    )?,
-                    shared_latency: latency(
-                        "l2",
-                        calibration.as_ref().and_then(|c| c.shared_latency),
-                        2,
-                    )?,
-                },
+                sm: SmModel::with_latencies(
+                    positive("schedulers")?,
+                    latency("l1")?,
+                    latency("l2")?,
+                    calibration.as_ref(),
+                ),
                 ..Device::default()
             },
             block_size,

@@ -59,6 +59,7 @@
 //! kernel's per-thread mix.
 
 use crate::{
+    calibration::Calibration,
     net::{Net, NetError, PlaceId},
     simulate::{Outcome, SimulateError, Simulation, StepLimit},
 };
@@ -203,6 +204,26 @@ impl SmModel {
         transition(16, &[(1, 1), (2, 1), (3, 1), (RUNNING, 1)], &[], &[5, 7, 9])?;
         transition(17, &[(15, 2)], &[(15, 1), (18, 1)], &[])?;
         Ok(p[2])
+    }
+
+    /// The SM of `schedulers` schedulers with the latencies given, else
+    /// the ones `calibration` was fitted with, else the paper's.
+    pub fn with_latencies(
+        schedulers: u64,
+        global: Option<u64>,
+        shared: Option<u64>,
+        calibration: Option<&Calibration>,
+    ) -> Self {
+        let paper = Self::default();
+        Self {
+            schedulers,
+            global_latency: global
+                .or(calibration.and_then(|c| c.global_latency))
+                .unwrap_or(paper.global_latency),
+            shared_latency: shared
+                .or(calibration.and_then(|c| c.shared_latency))
+                .unwrap_or(paper.shared_latency),
+        }
     }
 
     /// Simulates `warps` warps of mix `mix` on one SM to the dead marking.

@@ -104,21 +104,14 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
         Some(path) => Some(read_calibration(path)?),
         None => None,
     };
-    // Latencies not given are the calibration's, else the paper's.
-    let calibrated = |pick: fn(&Calibration) -> Option<u64>| calibration.as_ref().and_then(pick);
     let device = Device {
         multiprocessors: positive("--multiprocessors", options.multiprocessors)?,
-        sm: SmModel {
-            schedulers: positive("--schedulers", options.schedulers)?,
-            global_latency: options
-                .l1
-                .or(calibrated(|c| c.global_latency))
-                .unwrap_or(SmModel::default().global_latency),
-            shared_latency: options
-                .l2
-                .or(calibrated(|c| c.shared_latency))
-                .unwrap_or(SmModel::default().shared_latency),
-        },
+        sm: SmModel::with_latencies(
+            positive("--schedulers", options.schedulers)?,
+            options.l1,
+            options.l2,
+            calibration.as_ref(),
+        ),
         ..Device::default()
     };
     if options.file.ends_with(".pn") {

@@ -39,25 +39,34 @@ impl Analysis<'_> {
     pub(super) fn for_mix(&mut self, op: Op, unknown: &mut Vec<Unknown>) -> Mix {
         let trips = match self.trips(op, op.operand(0), op.operand(1), op.operand(2)) {
             Ok(trips) => trips,
-            Err(why) => {
-                let body = self.regions(op, unknown);
-                unknown.push(Unknown {
-                    position: op.source_position(),
-                    reason: format!("loop with an unknown trip count, counted once ({why})"),
-                });
-                return body;
-            }
+            Err(why) => return self.counted_once(op, "loop", why, unknown),
         };
         let mut unbound = Vec::new();
         let body = self.region_mix(op, 0, &mut unbound);
-        if unbound.is_empty() {
-            return scale(body, trips);
+        if !unbound.is_empty() {
+            if let Some(mix) = self.for_by_iteration(op, trips, unbound.len(), unknown) {
+                return mix;
+            }
+            unknown.extend(unbound);
         }
-        if let Some(mix) = self.for_by_iteration(op, trips, unbound.len(), unknown) {
-            return mix;
-        }
-        unknown.extend(unbound);
         scale(body, trips)
+    }
+
+    /// A loop whose trip count is unknown (`why`): its regions once, and
+    /// the report of it.
+    fn counted_once(
+        &mut self,
+        op: Op,
+        what: &str,
+        why: Unknown,
+        unknown: &mut Vec<Unknown>,
+    ) -> Mix {
+        let mix = self.regions(op, unknown);
+        unknown.push(self.unknown(
+            op,
+            &format!("{what} with an unknown trip count, counted once ({why})"),
+        ));
+        mix
     }
 
     /// The body of `scf.for` counted per iteration; `None` when binding
@@ -107,29 +116,18 @@ impl Analysis<'_> {
     pub(super) fn while_mix(&mut self, op: Op, unknown: &mut Vec<Unknown>) -> Mix {
         let trips = match self.while_trips(op) {
             Ok(trips) => trips,
-            Err(why) => {
-                let mix = self.regions(op, unknown);
-                unknown.push(Unknown {
-                    position: op.source_position(),
-                    reason: format!(
-                        "'scf.while' loop with an unknown trip count, counted once ({why})"
-                    ),
-                });
-                return mix;
-            }
+            Err(why) => return self.counted_once(op, "'scf.while' loop", why, unknown),
         };
         let mut unbound = Vec::new();
         let before = self.region_mix(op, 0, &mut unbound);
         let after = self.region_mix(op, 1, &mut unbound);
-        if unbound.is_empty() {
-            let mut mix = scale(before, trips.saturating_add(1));
-            add(&mut mix, scale(after, trips));
-            return mix;
+        if !unbound.is_empty() {
+            if let Some(mix) = self.while_by_iteration(op, trips, unbound.len(), unknown) {
+                return mix;
+            }
+            unknown.extend(unbound);
         }
-        if let Some(mix) = self.while_by_iteration(op, trips, unbound.len(), unknown) {
-            return mix;
-        }
-        unknown.extend(unbound);
+        // The condition runs once more than the body.
         let mut mix = scale(before, trips.saturating_add(1));
         add(&mut mix, scale(after, trips));
         mix
