@@ -824,10 +824,10 @@ mod tests {
     #[test]
     fn zero_static_blocks_upload_only_the_pages_the_host_touched() {
         let page = 4096;
-        // Fresh zero pages from the allocator (large enough to be mapped
-        // for it), as a global without initializer has.
-        let mut global = vec![0u8; 64 * page];
-        let base = global.as_mut_ptr() as usize;
+        // Fresh zero pages, as a global without initializer has.
+        let mut fresh = crate::pages::fresh::FreshPages::new(64 * page);
+        let base = fresh.base as usize;
+        let global = fresh.bytes_mut();
         let mut fake = Fake::new();
         let mut mirrors = Mirrors::new();
         mirrors.register_static(base, global.len(), true);
@@ -839,7 +839,7 @@ mod tests {
             .filter_map(|entry| entry.strip_prefix("up "))
             .map(|bytes| bytes.parse::<usize>().unwrap())
             .sum();
-        // SAFETY: the vector's own bytes.
+        // SAFETY: the mapping's own bytes.
         if unsafe { crate::pages::touched_runs(base, global.len()) }.is_some() {
             assert!(uploaded <= 2 * page, "uploaded {uploaded} bytes");
         } else {

@@ -80,9 +80,76 @@ pub unsafe fn touched_runs(base: usize, len: usize) -> Option<Vec<Range<usize>>>
     Some(runs)
 }
 
+/// Test support: fresh, untouched anonymous pages.
+#[cfg(test)]
+pub(crate) mod fresh {
+    use std::ffi::{c_int, c_void};
+
+    unsafe extern "C" {
+        fn mmap(
+            addr: *mut c_void,
+            len: usize,
+            prot: c_int,
+            flags: c_int,
+            fd: c_int,
+            off: i64,
+        ) -> *mut c_void;
+        fn munmap(addr: *mut c_void, len: usize) -> c_int;
+        fn madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int;
+    }
+    const PROT_READ_WRITE: c_int = 0x1 | 0x2;
+    const MAP_PRIVATE_ANONYMOUS: c_int = 0x02 | 0x20;
+    const MADV_NOHUGEPAGE: c_int = 15;
+
+    /// Fresh anonymous pages, none touched yet: a heap allocation may reuse
+    /// memory another test (or `calloc`'s memset) already touched, and a
+    /// transparent huge page would map its neighbours with it.
+    pub(crate) struct FreshPages {
+        pub base: *mut u8,
+        pub len: usize,
+    }
+
+    impl FreshPages {
+        pub fn new(len: usize) -> FreshPages {
+            // SAFETY: a new private mapping; nothing else refers to it.
+            let base = unsafe {
+                mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    PROT_READ_WRITE,
+                    MAP_PRIVATE_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert!(!base.is_null() && base as isize != -1, "mmap failed");
+            // SAFETY: the mapping just made; failure only leaves THP on.
+            unsafe { madvise(base, len, MADV_NOHUGEPAGE) };
+            FreshPages {
+                base: base.cast(),
+                len,
+            }
+        }
+
+        pub fn bytes_mut(&mut self) -> &mut [u8] {
+            // SAFETY: the whole mapping, readable and writable, borrowed
+            // mutably from self.
+            unsafe { std::slice::from_raw_parts_mut(self.base, self.len) }
+        }
+    }
+
+    impl Drop for FreshPages {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`, unmapped once.
+            unsafe { munmap(self.base.cast(), self.len) };
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::fresh::FreshPages;
     use super::*;
 
     #[test]
@@ -90,37 +157,21 @@ mod tests {
         let Some(page) = page_size() else {
             return; // swap configured: no answer by design
         };
-        // Large enough that the allocator maps fresh zero pages for it.
-        let mut memory = vec![0u8; 64 * page];
-        let base = memory.as_mut_ptr() as usize;
-        // SAFETY: the vector's own bytes.
-        let before = unsafe { touched_runs(base, memory.len()) }.unwrap();
-        let at = 40 * page - (base & (page - 1)) + 3;
-        memory[at] = 1;
+        let memory = FreshPages::new(64 * page);
+        let base = memory.base as usize;
+        // SAFETY: the mapping's own pages.
+        let before = unsafe { touched_runs(base, memory.len) }.unwrap();
+        assert_eq!(before, Vec::new(), "fresh pages reported as touched");
+        let written = base + 40 * page + 3;
+        // SAFETY: inside the mapping, which is readable and writable.
+        unsafe { std::ptr::write_volatile(written as *mut u8, 1) };
         // SAFETY: as above.
-        let after = unsafe { touched_runs(base, memory.len()) }.unwrap();
-        let page_of = |addr: usize| addr & !(page - 1);
-        let written = base + at;
-        assert!(
-            after
-                .iter()
-                .any(|run| run.start <= written && written < run.end)
-        );
-        assert!(
-            after
-                .iter()
-                .all(|run| run.start >= base && run.end <= base + memory.len())
-        );
-        // The written page is the only one that became touched.
-        let newly: usize = after.iter().map(|run| run.len()).sum::<usize>()
-            - before.iter().map(|run| run.len()).sum::<usize>();
-        assert!(newly <= page, "{before:?} -> {after:?}");
-        assert!(
-            !before
-                .iter()
-                .any(|run| run.start <= page_of(written) && page_of(written) < run.end)
-        );
-        std::hint::black_box(&memory);
+        let after = unsafe { touched_runs(base, memory.len) }.unwrap();
+        assert_eq!(after, vec![base + 40 * page..base + 41 * page]);
+        // An unaligned window reports only its own bytes of that page.
+        // SAFETY: as above.
+        let inner = unsafe { touched_runs(base + 40 * page + 1, 100) }.unwrap();
+        assert_eq!(inner, vec![base + 40 * page + 1..base + 40 * page + 101]);
     }
 
     #[test]
