@@ -11,6 +11,8 @@
 # machine (about 40 executables of 10 MB each would not fit a carry).
 # Run from the repository root: bench/perf-model/build.sh
 # PROFILE=release builds with the release pgpu (faster predictions).
+# CYCLES=1 compiles every case with --count-sm-cycles, so that measure.sh
+# also records each kernel's busiest multiprocessor span in cycles.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # pgpu links executables with the runtime archive beside it, which only a
@@ -24,7 +26,7 @@ mkdir -p "$here/bin" "$here/predicted"
 grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args flags; do
   [ -n "$name" ] || continue
   # shellcheck disable=SC2086
-  "$PGPU" compile --target cuda $flags "$program" -o "$here/bin/$name.full"
+  "$PGPU" compile --target cuda $flags ${CYCLES:+--count-sm-cycles} "$program" -o "$here/bin/$name.full"
   strip -o "$here/bin/$name" "$here/bin/$name.full"
   rm "$here/bin/$name.full"
   echo "$args" > "$here/bin/$name.args"

@@ -60,17 +60,26 @@ pgpu-check-division,pgpu-report-run-time-errors";
 /// (`pgpu-define-grid-barrier`), block kernels our range barriers and a
 /// larger stack (`pgpu-define-range-barrier`). With
 /// `wait_grid_dependencies` (sm_90 and later) kernels may start as
-/// programmatic dependent launches (`pgpu-wait-grid-dependencies`).
-pub fn cuda_pipeline(
-    checked: bool,
-    chip: &str,
-    opt_level: u8,
-    block_size: u32,
-    wait_grid_dependencies: bool,
-) -> String {
+/// programmatic dependent launches (`pgpu-wait-grid-dependencies`); with
+/// `count_sm_cycles` kernels record their multiprocessors' busy cycles for
+/// the runtime's profile (`pgpu-count-sm-cycles`).
+pub fn cuda_pipeline(target: &CudaPipeline) -> String {
+    let CudaPipeline {
+        checked,
+        chip,
+        opt_level,
+        block_size,
+        wait_grid_dependencies,
+        count_sm_cycles,
+    } = *target;
     // Programmatic dependent launch (sm_90+): see pgpu-wait-grid-dependencies.
     let wait = if wait_grid_dependencies {
         "pgpu-wait-grid-dependencies,"
+    } else {
+        ""
+    };
+    let cycles = if count_sm_cycles {
+        "pgpu-count-sm-cycles,"
     } else {
         ""
     };
@@ -80,9 +89,26 @@ pub fn cuda_pipeline(
         "pgpu-reconverge-warps,",
         &format!(
             "nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
-pgpu-relax-atomics,pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}"
+pgpu-relax-atomics,pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}{cycles}"
         ),
     )
+}
+
+/// The choices of [`cuda_pipeline`].
+#[derive(Debug, Clone, Copy)]
+pub struct CudaPipeline<'a> {
+    /// Run-time checks ([`RUN_TIME_CHECKS`]).
+    pub checked: bool,
+    /// The `sm_XX` chip of the PTX.
+    pub chip: &'a str,
+    /// LLVM's optimization level of the device code.
+    pub opt_level: u8,
+    /// Threads per block of offloaded kernels.
+    pub block_size: u32,
+    /// Programmatic dependent launches (sm_90 and later).
+    pub wait_grid_dependencies: bool,
+    /// Per-kernel cycle counts on the multiprocessors.
+    pub count_sm_cycles: bool,
 }
 
 /// The pipeline from the kernel stage to `gpu.binary` ops holding AMDGCN
@@ -309,12 +335,25 @@ mod tests {
 
     #[test]
     fn cuda_pipeline_defines_the_grid_barrier_after_the_nvvm_lowering() {
-        let waiting = cuda_pipeline(true, "sm_90", 3, 256, true);
+        let sm_90 = CudaPipeline {
+            checked: true,
+            chip: "sm_90",
+            opt_level: 3,
+            block_size: 256,
+            wait_grid_dependencies: true,
+            count_sm_cycles: false,
+        };
+        let waiting = cuda_pipeline(&sm_90);
         assert!(waiting.contains(
             "gpu.module(convert-gpu-to-nvvm),pgpu-relax-atomics,pgpu-define-device-math,\
              pgpu-define-grid-barrier,pgpu-define-range-barrier,pgpu-wait-grid-dependencies,"
         ));
-        let older = cuda_pipeline(false, "sm_80", 3, 256, false);
+        let older = cuda_pipeline(&CudaPipeline {
+            checked: false,
+            chip: "sm_80",
+            wait_grid_dependencies: false,
+            ..sm_90
+        });
         assert!(older.contains(
             "gpu.module(convert-gpu-to-nvvm),pgpu-relax-atomics,pgpu-define-device-math,\
              pgpu-define-grid-barrier,pgpu-define-range-barrier,convert-arith-to-llvm,finalize-memref"
@@ -322,5 +361,14 @@ mod tests {
         // Warps reconverge after marked regions before the regions are
         // lowered to branches.
         assert!(waiting.contains("gpu-kernel-outlining,pgpu-reconverge-warps,convert-scf-to-cf,"));
+        // Cycle counting comes last, after the wait for grid dependencies.
+        let counting = cuda_pipeline(&CudaPipeline {
+            count_sm_cycles: true,
+            ..sm_90
+        });
+        assert!(
+            counting.contains("pgpu-wait-grid-dependencies,pgpu-count-sm-cycles,convert-arith")
+        );
+        assert!(!waiting.contains("pgpu-count-sm-cycles"));
     }
 }

@@ -21,6 +21,7 @@
 //!    leaves the PTX text in each `gpu.binary`, which [`extract_ptx`] reads.
 
 pub mod collectives;
+mod count_sm_cycles;
 mod define_device_math;
 mod define_grid_barrier;
 mod define_range_barrier;
@@ -30,6 +31,7 @@ mod reconverge_warps;
 mod relax_atomics;
 mod wait_grid_dependencies;
 
+pub use count_sm_cycles::{CountSmCycles, TABLE as SM_CYCLES_TABLE};
 pub use define_device_math::{
     DefineDeviceMath, EXACT as EXACT_MATH_FUNCTIONS, LIBDEVICE_PREFIX,
     PREFIX as DEVICE_MATH_PREFIX, WIDENED as WIDENED_MATH_FUNCTIONS,
@@ -54,7 +56,8 @@ pgpu_pass_infra::declare_passes![
     DefineRangeBarrier,
     ReconvergeWarps,
     RelaxAtomics,
-    WaitGridDependencies
+    WaitGridDependencies,
+    CountSmCycles
 ];
 
 /// Whether kernels for `chip` (`sm_XX`) get `pgpu-wait-grid-dependencies`:

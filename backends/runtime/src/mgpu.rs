@@ -90,6 +90,9 @@ struct Loaded {
     /// Whether the module defines [`COOPERATIVE_LAUNCH_MARKER`]: its
     /// kernels have grid barriers.
     cooperative: bool,
+    /// The address of the module's [`SM_CYCLES_TABLE`], if it has one of
+    /// the right size.
+    sm_cycles: Option<CUdeviceptr>,
 }
 
 /// The global that `pgpu-wait-grid-dependencies` adds to a module whose
@@ -106,6 +109,15 @@ pub const COOPERATIVE_LAUNCH_MARKER: &str = "pgpu_cooperative_launch";
 /// may recurse, so loading the module raises the threads' stack limit
 /// (`Runtime::raise_stack_for_block_kernels`).
 pub const BLOCK_KERNEL_MARKER: &str = "pgpu_block_kernels";
+
+/// The table that `pgpu-count-sm-cycles` adds to a module whose kernels
+/// record each multiprocessor's first and last cycle: [`SM_CYCLES_SLOTS`]
+/// starts, then as many ends (u64 each), indexed by `%smid` modulo the
+/// slot count.
+pub const SM_CYCLES_TABLE: &str = "pgpu_sm_cycles";
+
+/// Slots per half of [`SM_CYCLES_TABLE`].
+pub const SM_CYCLES_SLOTS: usize = 256;
 
 /// Threads per multiprocessor that a grid kernel is compiled to fit
 /// (`nvvm.minctasm` = this / block size caps its registers), so that
@@ -229,7 +241,7 @@ impl Module {
             });
         }
         loaded.module = module as usize;
-        let defines = |marker: &str| {
+        let global = |marker: &str| {
             let marker = format!("{marker}\0");
             let (mut address, mut bytes): (CUdeviceptr, usize) = (0, 0);
             // SAFETY: a loaded module, valid out-pointers, a NUL-terminated
@@ -242,9 +254,13 @@ impl Module {
                     marker.as_ptr().cast(),
                 )
             };
-            code == CUDA_SUCCESS
+            (code == CUDA_SUCCESS).then_some((address, bytes))
         };
+        let defines = |marker: &str| global(marker).is_some();
         loaded.waits = defines(GRID_DEPENDENCY_MARKER);
+        loaded.sm_cycles = global(SM_CYCLES_TABLE)
+            .filter(|(_, bytes)| *bytes == 2 * SM_CYCLES_SLOTS * 8)
+            .map(|(address, _)| address);
         loaded.cooperative = defines(COOPERATIVE_LAUNCH_MARKER);
         if defines(BLOCK_KERNEL_MARKER) {
             runtime.raise_stack_for_block_kernels()?;
@@ -270,7 +286,15 @@ impl Module {
         loaded
             .functions
             .insert(name.to_bytes().to_vec(), function as usize);
-        cuda::name_function(function, &kernel, loaded.waits, loaded.cooperative);
+        cuda::name_function(
+            function,
+            &kernel,
+            cuda::KernelKind {
+                waits: loaded.waits,
+                cooperative: loaded.cooperative,
+                sm_cycles: loaded.sm_cycles,
+            },
+        );
         Ok(function)
     }
 }

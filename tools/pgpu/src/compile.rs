@@ -77,6 +77,12 @@ pub struct NativeOptions {
     /// model predicts with (the device's fitted l1 and l2).
     #[arg(long, requires = "model_block_size", value_name = "FILE")]
     pub model_calibration: Option<String>,
+    /// Make every kernel record its multiprocessors' first and last cycle
+    /// (cuda target; `pgpu-count-sm-cycles`): with `PGPU_PROFILE=kernels`
+    /// the profile then also reports each kernel's busiest multiprocessor
+    /// span in cycles, without the launch's own time.
+    #[arg(long)]
+    pub count_sm_cycles: bool,
 }
 
 impl NativeOptions {
@@ -86,6 +92,10 @@ impl NativeOptions {
             eprintln!(
                 "error: --grid-barriers needs --target cuda (the cpu device has no grid barriers)"
             );
+            return Err(());
+        }
+        if self.count_sm_cycles && self.target != Target::Cuda {
+            eprintln!("error: --count-sm-cycles needs --target cuda (it counts the GPU's cycles)");
             return Err(());
         }
         if self.model_block_size && self.target != Target::Cuda {
@@ -207,13 +217,16 @@ impl Native {
 
     /// The cuda target's lowering pipeline (also what `--stage ptx` runs).
     fn cuda_pipeline(&self) -> String {
-        pgpu_backend_host::cuda_pipeline(
-            !self.options.unchecked,
-            self.options.cuda_chip(),
-            self.options.opt_level,
-            pgpu_backend_nvptx::Options::default().block_size,
-            pgpu_backend_nvptx::waits_for_grid_dependencies(self.options.cuda_chip()),
-        )
+        pgpu_backend_host::cuda_pipeline(&pgpu_backend_host::CudaPipeline {
+            checked: !self.options.unchecked,
+            chip: self.options.cuda_chip(),
+            opt_level: self.options.opt_level,
+            block_size: pgpu_backend_nvptx::Options::default().block_size,
+            wait_grid_dependencies: pgpu_backend_nvptx::waits_for_grid_dependencies(
+                self.options.cuda_chip(),
+            ),
+            count_sm_cycles: self.options.count_sm_cycles,
+        })
     }
 
     /// Lowers `module` (at the kernel stage) to optimized LLVM IR and hands

@@ -24,6 +24,18 @@
 //! that fails releases its gate when its timing is dropped. Without the
 //! driver's stream waits or pinned mapping the launches are not gated.
 //!
+//! **Cycles on the multiprocessors.** A kernel compiled with
+//! `pgpu-count-sm-cycles` records each multiprocessor's first and last
+//! cycle in its module's table ([`crate::mgpu::SM_CYCLES_TABLE`]). For such
+//! a launch [`start`] also resets the table on the stream (before the
+//! gate, so outside the timed interval) and holds [`SM_CYCLES_LOCK`], and
+//! after the launch [`CycleCount::collect`] waits for the stream, reads the
+//! table and adds the busiest multiprocessor's span to the kernel's cycle
+//! total (`pgpu-profile-kernel-cycles` lines). The lock keeps launches of
+//! instrumented kernels from sharing a table; the wait makes each launch
+//! synchronous, which changes the program's wall time but not the device
+//! times.
+//!
 //! With `PGPU_TIMELINE`, the first timed launch also records an *origin*
 //! event, and each launch keeps its interval since the origin and its
 //! stream; [`report`] writes them with the host's timed driver calls as a
@@ -36,7 +48,7 @@ use super::{Runtime, driver::*};
 use crate::error::RtError;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Folded when this many launches are pending.
 const FOLD_AT: usize = 1024;
@@ -66,6 +78,9 @@ struct Times {
     pending: Vec<Pending>,
     /// Per kernel: launches and device milliseconds.
     totals: BTreeMap<String, (u64, f64)>,
+    /// Per instrumented kernel: launches and the busiest multiprocessor's
+    /// cycles, summed over them.
+    cycles: BTreeMap<String, (u64, u64)>,
     /// With a timeline: the origin event and its host time
     /// ([`crate::profile::since_start`]), and the folded launches.
     origin: Option<(CUevent, f64)>,
@@ -137,11 +152,87 @@ fn gate(runtime: &Runtime) -> Option<&'static Gate> {
     .as_ref()
 }
 
-/// A timed launch between [`start`] and [`finish`]: its start event and
-/// the gate number its stream waits for (released when dropped).
+/// A timed launch between [`start`] and [`finish`]: its start event, the
+/// gate number its stream waits for (released when dropped), and for an
+/// instrumented kernel its cycle table.
 pub struct Timing {
     start: CUevent,
     gate: Option<(&'static Gate, u32)>,
+    sm_cycles: Option<CycleTable>,
+}
+
+/// Held from the reset of an instrumented kernel's cycle table to its read.
+static SM_CYCLES_LOCK: Mutex<()> = Mutex::new(());
+
+/// The cycle table of a launch, and the lock that keeps it the launch's.
+struct CycleTable {
+    address: CUdeviceptr,
+    _held: MutexGuard<'static, ()>,
+}
+
+/// The table of a finished launch, to read once it has run.
+pub struct CycleCount {
+    kernel: String,
+    table: CycleTable,
+}
+
+const SLOTS: usize = crate::mgpu::SM_CYCLES_SLOTS;
+
+/// Resets `address`'s table on the current stream: every start to all
+/// ones, every end to zero.
+fn reset_cycle_table(runtime: &Runtime, address: CUdeviceptr) -> Result<(), RtError> {
+    let words = SLOTS * 2; // u32 words per half
+    let stream = runtime.current_stream();
+    for (offset, value) in [(0, u32::MAX), (SLOTS * 8, 0)] {
+        // SAFETY: a half of the module's table, which has 2 * SLOTS u64.
+        let code = unsafe {
+            (runtime.driver.cuMemsetD32Async)(address + offset as CUdeviceptr, value, words, stream)
+        };
+        runtime.check("cuMemsetD32Async", code)?;
+    }
+    Ok(())
+}
+
+/// The largest end - start over the multiprocessors that recorded both.
+pub fn busiest_span(table: &[u64]) -> u64 {
+    let (starts, ends) = table.split_at(table.len() / 2);
+    starts
+        .iter()
+        .zip(ends)
+        .filter(|(start, end)| **start != u64::MAX && end >= start)
+        .map(|(start, end)| end - start)
+        .max()
+        .unwrap_or(0)
+}
+
+impl CycleCount {
+    /// Waits for the launch, reads its table and adds its span to the
+    /// kernel's total.
+    pub fn collect(self, runtime: &Runtime) -> Result<(), RtError> {
+        // SAFETY: the current stream.
+        let code = unsafe { (runtime.driver.cuStreamSynchronize)(runtime.current_stream()) };
+        runtime.check_wait("cuStreamSynchronize", code, false)?;
+        let mut table = vec![0u64; 2 * SLOTS];
+        // SAFETY: the module's table of 2 * SLOTS u64 into as many.
+        let code = unsafe {
+            (runtime.driver.cuMemcpyDtoH_v2)(
+                table.as_mut_ptr().cast(),
+                self.table.address,
+                table.len() * 8,
+            )
+        };
+        runtime.check_wait("cuMemcpyDtoH", code, false)?;
+        drop(self.table);
+        let mut guard = times();
+        let total = guard
+            .get_or_insert_with(Times::default)
+            .cycles
+            .entry(self.kernel)
+            .or_default();
+        total.0 += 1;
+        total.1 += busiest_span(&table);
+        Ok(())
+    }
 }
 
 impl Drop for Timing {
@@ -153,8 +244,23 @@ impl Drop for Timing {
 }
 
 /// The event before a launch, after the stream's wait at the gate (and
-/// with a timeline, the origin before both, on the first launch).
-pub fn start(runtime: &Runtime) -> Result<Timing, RtError> {
+/// with a timeline, the origin before both, on the first launch); before
+/// all of them the reset of `sm_cycles`, the launched kernel's cycle table
+/// if it has one.
+pub fn start(runtime: &Runtime, sm_cycles: Option<CUdeviceptr>) -> Result<Timing, RtError> {
+    let sm_cycles = match sm_cycles {
+        Some(address) => {
+            let held = SM_CYCLES_LOCK
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            reset_cycle_table(runtime, address)?;
+            Some(CycleTable {
+                address,
+                _held: held,
+            })
+        }
+        None => None,
+    };
     if crate::profile::timeline_path().is_some() {
         let mut guard = times();
         let times = guard.get_or_insert_with(Times::default);
@@ -179,16 +285,23 @@ pub fn start(runtime: &Runtime) -> Result<Timing, RtError> {
     let mut timing = Timing {
         start: std::ptr::null_mut(),
         gate,
+        sm_cycles,
     };
     timing.start = recorded_event(runtime)?;
     Ok(timing)
 }
 
 /// The event after the launch of `kernel` that `timing` preceded; then
-/// the gate opens.
-pub fn finish(runtime: &Runtime, kernel: &str, timing: Timing) -> Result<(), RtError> {
+/// the gate opens. An instrumented kernel's table is returned, to be read
+/// once the launch counts as outstanding (so that a fault is its).
+pub fn finish(
+    runtime: &Runtime,
+    kernel: &str,
+    mut timing: Timing,
+) -> Result<Option<CycleCount>, RtError> {
     let end = recorded_event(runtime)?;
     let start = timing.start;
+    let table = timing.sm_cycles.take();
     drop(timing);
     let mut guard = times();
     let times = guard.get_or_insert_with(Times::default);
@@ -201,7 +314,10 @@ pub fn finish(runtime: &Runtime, kernel: &str, timing: Timing) -> Result<(), RtE
     if times.pending.len() >= FOLD_AT {
         fold(runtime, times)?;
     }
-    Ok(())
+    Ok(table.map(|table| CycleCount {
+        kernel: kernel.to_string(),
+        table,
+    }))
 }
 
 /// Waits for the pending events and adds their times to the totals.
@@ -244,7 +360,9 @@ fn fold(runtime: &Runtime, times: &mut Times) -> Result<(), RtError> {
 }
 
 /// The per-kernel lines of the profile, most device time first:
-/// `pgpu-profile-kernel MS ms LAUNCHES launches NAME`, then the total.
+/// `pgpu-profile-kernel MS ms LAUNCHES launches NAME`, then the total; then
+/// for instrumented kernels, most cycles first,
+/// `pgpu-profile-kernel-cycles CYCLES cycles LAUNCHES launches NAME`.
 /// Empty when nothing was timed.
 pub fn report(runtime: &Runtime) -> Result<Vec<String>, RtError> {
     let mut guard = times();
@@ -265,6 +383,11 @@ pub fn report(runtime: &Runtime) -> Result<Vec<String>, RtError> {
     lines.push(format!(
         "pgpu-profile-kernels {ms:.4} ms {launches} launches"
     ));
+    let mut counted: Vec<(&String, &(u64, u64))> = times.cycles.iter().collect();
+    counted.sort_by_key(|(_, (_, cycles))| std::cmp::Reverse(*cycles));
+    lines.extend(counted.iter().map(|(kernel, (launches, cycles))| {
+        format!("pgpu-profile-kernel-cycles {cycles} cycles {launches} launches {kernel}")
+    }));
     if let Some(path) = crate::profile::timeline_path() {
         write_timeline(path, times)?;
         lines.push(format!("pgpu-profile-timeline {}", path.display()));
@@ -335,4 +458,21 @@ fn write_timeline(path: &std::path::Path, times: &Times) -> Result<(), RtError> 
         let _ = std::fs::remove_file(&temporary);
         failed(error)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_busiest_multiprocessor_spans_the_kernel() {
+        let unused = u64::MAX;
+        // Multiprocessor 0 ran 100..250, 1 ran 1000..1100 (its own counter),
+        // 2 never ran the kernel, and 3 recorded an end below its start
+        // (a counter that wrapped cannot happen; such a slot is skipped).
+        let table = [100, 1000, unused, 500, 250, 1100, 0, 400];
+        assert_eq!(busiest_span(&table), 150);
+        assert_eq!(busiest_span(&[unused, unused, 0, 0]), 0);
+        assert_eq!(busiest_span(&[]), 0);
+    }
 }

@@ -184,12 +184,21 @@ static OUTSTANDING: Mutex<Outstanding> = Mutex::new(Outstanding::new());
 struct Kernel {
     /// Its name (for reports without a site).
     name: String,
+    kind: KernelKind,
+}
+
+/// How a kernel is launched and timed, from the symbols of its module.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KernelKind {
     /// Whether it starts with `griddepcontrol.wait` (its module defines
     /// the marker of `pgpu-wait-grid-dependencies`).
-    waits: bool,
+    pub waits: bool,
     /// Whether it has grid barriers (its module defines the marker of
     /// `pgpu-define-grid-barrier`): a cooperative launch.
-    cooperative: bool,
+    pub cooperative: bool,
+    /// The device address of its module's cycle table, where
+    /// `pgpu-count-sm-cycles` instrumented it.
+    pub sm_cycles: Option<CUdeviceptr>,
 }
 
 /// The kernels of function handles.
@@ -411,26 +420,23 @@ fn take_launch_site() -> Option<Site> {
     NEXT_SITE.with(|next| next.borrow_mut().take())
 }
 
-/// Remembers the kernel name of a function handle, whether the kernel
-/// waits for its grid dependencies and whether it has grid barriers.
-pub fn name_function(function: CUfunction, name: &str, waits: bool, cooperative: bool) {
+/// Remembers the kernel name and kind of a function handle.
+pub fn name_function(function: CUfunction, name: &str, kind: KernelKind) {
     kernels().get_or_insert_with(HashMap::new).insert(
         function as usize,
         Kernel {
             name: name.into(),
-            waits,
-            cooperative,
+            kind,
         },
     );
 }
 
-/// Whether `function` waits for its grid dependencies, and whether it has
-/// grid barriers.
-fn launch_kind(function: CUfunction) -> (bool, bool) {
+/// How `function` is launched (the default for unknown handles).
+fn launch_kind(function: CUfunction) -> KernelKind {
     kernels()
         .as_ref()
         .and_then(|kernels| kernels.get(&(function as usize)))
-        .map_or((false, false), |kernel| (kernel.waits, kernel.cooperative))
+        .map_or_else(KernelKind::default, |kernel| kernel.kind)
 }
 
 /// The completion of the last grid kernel launched (any stream): the next
@@ -696,9 +702,14 @@ impl Runtime {
             }
         }
         crate::device::await_start_up_before_launch();
+        let KernelKind {
+            waits,
+            cooperative,
+            sm_cycles,
+        } = launch_kind(function);
         let timing = if crate::profile::times_kernels() {
             warm_up::warm_up_this_thread(self)?;
-            Some(kernel_times::start(self)?)
+            Some(kernel_times::start(self, sm_cycles)?)
         } else {
             None
         };
@@ -726,7 +737,6 @@ impl Runtime {
             // SAFETY: the caller's contract; the config lives across the call.
             Ok(unsafe { launch_ex(&config, function, params, extra) })
         };
-        let (waits, cooperative) = launch_kind(function);
         // A grid kernel starts after the last one has completed.
         let mut last_grid_kernel = if cooperative {
             Some(self.after_last_grid_kernel()?)
@@ -786,11 +796,15 @@ impl Runtime {
             self.check("cuEventRecord", code)?;
         }
         drop(last_grid_kernel);
-        if let Some(start) = timing {
-            kernel_times::finish(self, &site.kernel, start)?;
-        }
+        let cycles = match timing {
+            Some(start) => kernel_times::finish(self, &site.kernel, start)?,
+            None => None,
+        };
         outstanding().launched(site);
         crate::profile::launched();
+        if let Some(cycles) = cycles {
+            cycles.collect(self)?;
+        }
         Ok(())
     }
 }
