@@ -19,6 +19,12 @@ estimate needs a scale; the model's steps are also fitted to seconds
 
 Prints the table and the correlations as markdown; with --steps-seconds F
 writes `steps,seconds,label` lines for pgpu perf-calibrate.
+
+With --cycles a kernel's measurement is its busiest multiprocessor's span
+in cycles (`pgpu-profile-kernel-cycles` lines of executables built with
+CYCLES=1, `pgpu compile --count-sm-cycles`) instead of its device time
+between events: the launch's own cost (about 3 us) is left out, which is
+the time the model does not describe.
 """
 
 import argparse
@@ -81,18 +87,30 @@ def fit(xs, ys):
 
 
 MEASURED = "measured"
+# What a kernel's measurement is: "us" (device time between events) or
+# "cycles" (the busiest multiprocessor's span).
+UNIT = "us"
+# The H200's multiprocessor clock (boost), to state thresholds given in us
+# in cycles.
+CYCLES_PER_US = 1980
+
+
+def from_us(us):
+    """`us` microseconds in UNIT."""
+    return us * CYCLES_PER_US if UNIT == "cycles" else us
 
 
 def measured(here, case):
-    """Kernel name -> (median microseconds per launch, launches)."""
+    """Kernel name -> (median UNIT per launch, launches)."""
     runs = {}
+    prefix, scale = ("pgpu-profile-kernel-cycles", 1.0) if UNIT == "cycles" else ("pgpu-profile-kernel", 1e3)
     for path in sorted(glob.glob(os.path.join(here, MEASURED, f"{case}.*.txt"))):
         for line in open(path):
             fields = line.split()
-            if len(fields) < 6 or fields[0] != "pgpu-profile-kernel":
+            if len(fields) < 6 or fields[0] != prefix:
                 continue
-            ms, launches, name = float(fields[1]), int(fields[3]), " ".join(fields[5:])
-            runs.setdefault(name, []).append((ms * 1e3 / launches, launches))
+            value, launches, name = float(fields[1]), int(fields[3]), " ".join(fields[5:])
+            runs.setdefault(name, []).append((value * scale / launches, launches))
     return {
         name: (statistics.median(t for t, _ in samples), samples[0][1])
         for name, samples in runs.items()
@@ -121,7 +139,7 @@ def join(here, predicted):
                 threads * x_a / OPS_PER_SECOND,
                 threads * x_g * BYTES_PER_ACCESS / BYTES_PER_SECOND,
             )
-            us, launches = times[name]
+            value, launches = times[name]
             rows.append(
                 {
                     "case": case,
@@ -132,7 +150,7 @@ def join(here, predicted):
                     "x_g": x_g,
                     "steps": int(row["steps"]),
                     "roofline_us": roofline * 1e6,
-                    "measured_us": us,
+                    "measured": value,
                     "launches": launches,
                     "bound": "lower bound" in row.get("notes", ""),
                 }
@@ -142,11 +160,11 @@ def join(here, predicted):
 
 
 def correlations(subset):
-    measured_us = [r["measured_us"] for r in subset]
+    measured = [r["measured"] for r in subset]
     return (
         len(subset),
-        spearman([r["steps"] for r in subset], measured_us),
-        spearman([r["roofline_us"] for r in subset], measured_us),
+        spearman([r["steps"] for r in subset], measured),
+        spearman([r["roofline_us"] for r in subset], measured),
     )
 
 
@@ -159,15 +177,15 @@ PREDICTED_US_THRESHOLDS = [1, 10]
 
 
 def subsets(rows, floor_us):
-    us_per_step = fit([r["steps"] for r in rows], [r["measured_us"] for r in rows])[0] if len(rows) > 1 else 0
+    per_step = fit([r["steps"] for r in rows], [r["measured"] for r in rows])[0] if len(rows) > 1 else 0
     return [
         ("all joined", rows),
-        (f"measured above {floor_us:g} us", [r for r in rows if r["measured_us"] > floor_us]),
+        (f"measured above {floor_us:g} us", [r for r in rows if r["measured"] > from_us(floor_us)]),
         ("exact mixes (no lower bounds)", [r for r in rows if not r["bound"]]),
     ] + [
         (
             f"predicted above {us:g} us",
-            [r for r in rows if r["steps"] * us_per_step > us],
+            [r for r in rows if r["steps"] * per_step > from_us(us)],
         )
         for us in PREDICTED_US_THRESHOLDS
     ]
@@ -183,7 +201,7 @@ def radix_orders(rows):
         if len(group) < 2:
             continue
         by = lambda key: [r["case"] for r in sorted(group, key=lambda r: r[key])]
-        orders.append((suffix, by("measured_us"), by("steps")))
+        orders.append((suffix, by("measured"), by("steps")))
     return orders
 
 
@@ -203,6 +221,11 @@ def main():
     )
     parser.add_argument("--steps-seconds", help="write steps,seconds,label lines here")
     parser.add_argument(
+        "--cycles",
+        action="store_true",
+        help="measure kernels by their busiest multiprocessor's cycles (CYCLES=1 builds)",
+    )
+    parser.add_argument(
         "--floor-us",
         type=float,
         default=20.0,
@@ -210,8 +233,9 @@ def main():
     )
     options = parser.parse_args()
     here = options.dir
-    global MEASURED
+    global MEASURED, UNIT
     MEASURED = options.measured
+    UNIT = "cycles" if options.cycles else "us"
     if options.sweep:
         return sweep(here, options.floor_us)
     rows, unmodelled, unpredicted, unmeasured = join(
@@ -219,20 +243,24 @@ def main():
     )
     if not rows:
         sys.exit("no kernel is both predicted and measured")
-    a, b = fit([r["steps"] for r in rows], [r["measured_us"] for r in rows])
+    a, b = fit([r["steps"] for r in rows], [r["measured"] for r in rows])
     if options.steps_seconds:
         with open(options.steps_seconds, "w") as out:
             out.write("steps,seconds,label\n")
             for r in rows:
-                out.write(f"{r['steps']},{r['measured_us'] * 1e-6:.9g},{r['case']}: {r['kernel']}\n")
+                seconds = r["measured"] / (CYCLES_PER_US if UNIT == "cycles" else 1) * 1e-6
+                out.write(f"{r['steps']},{seconds:.9g},{r['case']}: {r['kernel']}\n")
 
-    print("| case | kernel | threads | x_a | x_s | x_g | steps | model us | roofline us | measured us | launches |")
+    print(
+        f"| case | kernel | threads | x_a | x_s | x_g | steps | model {UNIT} | roofline us "
+        f"| measured {UNIT} | launches |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in sorted(rows, key=lambda r: r["measured_us"]):
+    for r in sorted(rows, key=lambda r: r["measured"]):
         print(
             f"| {r['case']} | {r['kernel']}{' (lower bound)' if r['bound'] else ''} | {r['threads']} "
             f"| {r['x_a']} | {r['x_s']} | {r['x_g']} | {r['steps']} "
-            f"| {a * r['steps'] + b:.1f} | {r['roofline_us']:.2f} | {r['measured_us']:.1f} | {r['launches']} |"
+            f"| {a * r['steps'] + b:.1f} | {r['roofline_us']:.2f} | {r['measured']:.1f} | {r['launches']} |"
         )
     print()
     print("| kernels | n | Spearman (model steps) | Spearman (roofline) |")
@@ -247,7 +275,10 @@ def main():
             f"radix variants{suffix or ''}: measured {' < '.join(measured_order)}; "
             f"model {' < '.join(model_order)} ({verdict})"
         )
-    print(f"fit: measured us = {a * 1e3:.4f} ns/step x steps + {b:.2f} us")
+    if UNIT == "cycles":
+        print(f"fit: measured cycles = {a:.4f} cycles/step x steps + {b:.0f} cycles")
+    else:
+        print(f"fit: measured us = {a * 1e3:.4f} ns/step x steps + {b:.2f} us")
     print(
         f"{len(rows)} kernels joined; {len(unpredicted)} without a prediction (unknown thread count); "
         f"{len(unmeasured)} predicted but not launched; {unmodelled} measured kernels not modelled "

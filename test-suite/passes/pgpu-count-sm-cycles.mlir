@@ -4,25 +4,41 @@
 // A module that already has one of the pass's symbols is an error.
 // RUN: %expect-exit 1 pgpu-opt %S/Inputs/count-sm-cycles-clash.mlir --pgpu-count-sm-cycles 2>&1 | FileCheck %s --check-prefix=CLASH
 
-// The module gets the zeroed table (256 starts, 256 ends) the runtime
-// looks up, and the two recorders: lane 0 of a warp folds its clock into
-// its multiprocessor's slot (smid & 255), the earliest start and the
+// The module gets the zeroed table (8 ways for each of 256 multiprocessors, starts then ends) the runtime
+// looks up, the shared count of a block's finished warps, and the two
+// recorders. A block's first thread zeroes the count and folds its clock
+// into its slot ((smid & 255) * 8 + (block & 7)) as the earliest start, then
+// the block waits at a barrier; at the end lane 0 of each warp counts its
+// warp, and the warp that completes the count folds its clock in as the
 // latest end.
 // CHECK-LABEL: gpu.module @kernels
-// CHECK: llvm.mlir.global external @pgpu_sm_cycles() {addr_space = 1 : i32} : !llvm.array<512 x i64>
-// CHECK: llvm.mlir.zero : !llvm.array<512 x i64>
+// CHECK: llvm.mlir.global external @pgpu_sm_cycles() {addr_space = 1 : i32} : !llvm.array<4096 x i64>
+// CHECK: llvm.mlir.zero : !llvm.array<4096 x i64>
+// CHECK: llvm.mlir.global internal @pgpu_sm_cycles_warps_done() {addr_space = 3 : i32} : i32
 // CHECK-LABEL: llvm.func internal @pgpu_sm_cycles_slot(
 // CHECK: nvvm.read.ptx.sreg.smid
 // CHECK: llvm.mlir.constant(255 : i32)
 // CHECK: llvm.and
+// CHECK: llvm.shl
+// CHECK: nvvm.read.ptx.sreg.ctaid.x
+// CHECK: llvm.mlir.constant(7 : i32)
+// CHECK: llvm.and
+// CHECK: llvm.or
 // CHECK: llvm.getelementptr
 // CHECK-LABEL: llvm.func internal @pgpu_sm_cycles_start(
-// CHECK: nvvm.read.ptx.sreg.laneid
+// CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: llvm.icmp "eq"
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
 // CHECK: llvm.call @pgpu_sm_cycles_slot
 // CHECK: llvm.atomicrmw umin
+// CHECK: nvvm.barrier0
 // CHECK-LABEL: llvm.func internal @pgpu_sm_cycles_end(
-// CHECK: llvm.mlir.constant(256 : i32)
+// CHECK: nvvm.read.ptx.sreg.laneid
+// CHECK: llvm.atomicrmw add %{{.*}} monotonic : !llvm.ptr<3>, i32
+// CHECK: nvvm.read.ptx.sreg.ntid.x
+// CHECK: llvm.lshr
+// CHECK: llvm.icmp "eq"
+// CHECK: llvm.mlir.constant(2048 : i32)
 // CHECK: llvm.call @pgpu_sm_cycles_slot
 // CHECK: llvm.atomicrmw umax
 // A kernel reads the clock first (after its wait for the previous kernel)

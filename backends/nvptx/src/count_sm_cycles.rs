@@ -3,32 +3,40 @@
 //!
 //! A kernel's time between CUDA events includes the launch itself, about
 //! 3 us on the H200 even for a kernel of one warp, which hides the work of
-//! small kernels. This pass measures on the multiprocessors instead: lane 0
-//! of every warp reads the multiprocessor's cycle counter (`%clock64`) when
-//! the kernel starts and again before each return, and folds the reads into
-//! the module's table `@pgpu_sm_cycles` (512 x i64): the earliest start of
-//! each multiprocessor (`atomicrmw umin` at index `%smid & 255`) and its
-//! latest end (`atomicrmw umax` at `256 + (%smid & 255)`). A
-//! multiprocessor's counter is its own, so only differences on one
+//! small kernels. This pass measures on the multiprocessors instead, per
+//! block: the block's first thread reads the multiprocessor's cycle
+//! counter (`%clock64`) when the kernel starts, and the block's last warp
+//! to reach a return reads it there (each warp's lane 0 counts its warp in
+//! a shared word, zeroed by the first thread before a barrier at the
+//! start; the warp that completes the count is the last). The two reads
+//! are folded into the module's table `@pgpu_sm_cycles` (4096 x i64):
+//! earliest starts (`atomicrmw umin`) in the first half, latest ends
+//! (`atomicrmw umax`) in the second, each half 8 ways for each of 256
+//! multiprocessors (index `(%smid & 255) * 8 + (%ctaid.x & 7)`), so that
+//! the blocks of one multiprocessor spread their atomics over 8 addresses.
+//! A multiprocessor's counter is its own, so only differences on one
 //! multiprocessor mean anything: the runtime resets the table before each
-//! launch (starts to all ones, ends to zero), reads it afterwards and
+//! launch (starts to all ones, ends to zero), reads it afterwards, takes
+//! each multiprocessor's earliest start and latest end over its ways and
 //! reports the largest end - start, the busiest multiprocessor's span in
-//! cycles (`PGPU_PROFILE=kernels`, `pgpu-profile-kernel-cycles` lines). That
-//! is the quantity the Petri-net model predicts: the steps of one
-//! multiprocessor running its warps.
+//! cycles (`PGPU_PROFILE=kernels`,
+//! `pgpu-profile-kernel-cycles` lines). That is the quantity the Petri-net
+//! model predicts: the steps of one multiprocessor running its warps.
 //!
 //! The reads sit in calls to two small functions the pass defines
 //! (`@pgpu_sm_cycles_start`, `@pgpu_sm_cycles_end`, always inlined), after
 //! `nvvm.griddepcontrol wait` where the kernel has one (so the wait for the
 //! previous kernel is not counted) and right before each `llvm.return`.
-//! Each warp adds two atomics to the kernel, spread over one address per
-//! multiprocessor; the atomics' results are unused, so no warp waits for
-//! them. A kernel whose warp loses lane 0 before its return (none of ours:
-//! every lane reaches the kernel's end) would report that warp's end early.
-//! Upstream MLIR has no instrumentation of this kind, hence this pass; the
-//! runtime finds the table by name (`cuModuleGetGlobal`), so modules
-//! without it are timed by events only. Running the pass twice adds
-//! nothing more.
+//! What the instrumentation costs a kernel: one barrier and two global
+//! atomics per block, and one shared atomic per warp. Recording every
+//! warp instead (two global atomics each, on one address per
+//! multiprocessor) made memory-bound kernels of 30M threads up to 4x
+//! slower on the H200; per block on one address, up to 25% slower. A warp that loses lane 0 before its return (none of
+//! ours: every lane reaches the kernel's end) would leave its block's end
+//! unrecorded. Upstream MLIR has no instrumentation of this kind, hence
+//! this pass; the runtime finds the table by name (`cuModuleGetGlobal`),
+//! so modules without it are timed by events only. Running the pass twice
+//! adds nothing more.
 
 use crate::nvvm_modules::{
     block_ops, gpu_modules, insert_definition, is_global_named, is_kernel, is_named, module_body,
@@ -54,41 +62,72 @@ pub use pgpu_runtime::mgpu::SM_CYCLES_TABLE as TABLE;
 const START: &str = "pgpu_sm_cycles_start";
 const END: &str = "pgpu_sm_cycles_end";
 
-/// The table and the two recording functions. The slot count (256 per
-/// half) is `pgpu_runtime::mgpu::SM_CYCLES_SLOTS`, checked by a test.
+/// The table and the two recording functions. The layout (2048 slots per
+/// half, 8 ways per multiprocessor) is `pgpu_runtime::mgpu`'s
+/// `SM_CYCLES_SLOTS` and `SM_CYCLES_WAYS`, checked by a test.
 const DEFINITION: &str = r#"
-llvm.mlir.global external @pgpu_sm_cycles() {addr_space = 1 : i32} : !llvm.array<512 x i64> {
-  %zero = llvm.mlir.zero : !llvm.array<512 x i64>
-  llvm.return %zero : !llvm.array<512 x i64>
+llvm.mlir.global external @pgpu_sm_cycles() {addr_space = 1 : i32} : !llvm.array<4096 x i64> {
+  %zero = llvm.mlir.zero : !llvm.array<4096 x i64>
+  llvm.return %zero : !llvm.array<4096 x i64>
 }
+llvm.mlir.global internal @pgpu_sm_cycles_warps_done() {addr_space = 3 : i32} : i32
 llvm.func internal @pgpu_sm_cycles_slot(%half: i32) -> !llvm.ptr<1> attributes {always_inline} {
   %sm = nvvm.read.ptx.sreg.smid : i32
   %mask = llvm.mlir.constant(255 : i32) : i32
   %slot = llvm.and %sm, %mask : i32
-  %index = llvm.add %slot, %half : i32
+  %three = llvm.mlir.constant(3 : i32) : i32
+  %first_way = llvm.shl %slot, %three : i32
+  %block = nvvm.read.ptx.sreg.ctaid.x : i32
+  %seven = llvm.mlir.constant(7 : i32) : i32
+  %way = llvm.and %block, %seven : i32
+  %in_half = llvm.or %first_way, %way : i32
+  %index = llvm.add %in_half, %half : i32
   %table = llvm.mlir.addressof @pgpu_sm_cycles : !llvm.ptr<1>
-  %address = llvm.getelementptr %table[0, %index] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, !llvm.array<512 x i64>
+  %address = llvm.getelementptr %table[0, %index] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, !llvm.array<4096 x i64>
   llvm.return %address : !llvm.ptr<1>
 }
-llvm.func internal @pgpu_sm_cycles_start(%clock: i64) attributes {always_inline} {
-  %lane = nvvm.read.ptx.sreg.laneid : i32
+llvm.func internal @pgpu_sm_cycles_start(%clock: i64) attributes {always_inline, convergent} {
+  %x = nvvm.read.ptx.sreg.tid.x : i32
+  %y = nvvm.read.ptx.sreg.tid.y : i32
+  %z = nvvm.read.ptx.sreg.tid.z : i32
+  %xy = llvm.or %x, %y : i32
+  %xyz = llvm.or %xy, %z : i32
   %zero = llvm.mlir.constant(0 : i32) : i32
-  %first = llvm.icmp "eq" %lane, %zero : i32
-  llvm.cond_br %first, ^record, ^leave
+  %first = llvm.icmp "eq" %xyz, %zero : i32
+  llvm.cond_br %first, ^record, ^wait
 ^record:
+  %done = llvm.mlir.addressof @pgpu_sm_cycles_warps_done : !llvm.ptr<3>
+  llvm.store %zero, %done {alignment = 4 : i64} : i32, !llvm.ptr<3>
   %address = llvm.call @pgpu_sm_cycles_slot(%zero) : (i32) -> !llvm.ptr<1>
   %old = llvm.atomicrmw umin %address, %clock monotonic : !llvm.ptr<1>, i64
-  llvm.br ^leave
-^leave:
+  llvm.br ^wait
+^wait:
+  nvvm.barrier0
   llvm.return
 }
 llvm.func internal @pgpu_sm_cycles_end(%clock: i64) attributes {always_inline} {
   %lane = nvvm.read.ptx.sreg.laneid : i32
   %zero = llvm.mlir.constant(0 : i32) : i32
   %first = llvm.icmp "eq" %lane, %zero : i32
-  llvm.cond_br %first, ^record, ^leave
+  llvm.cond_br %first, ^count, ^leave
+^count:
+  %one = llvm.mlir.constant(1 : i32) : i32
+  %done = llvm.mlir.addressof @pgpu_sm_cycles_warps_done : !llvm.ptr<3>
+  %before = llvm.atomicrmw add %done, %one monotonic : !llvm.ptr<3>, i32
+  %x = nvvm.read.ptx.sreg.ntid.x : i32
+  %y = nvvm.read.ptx.sreg.ntid.y : i32
+  %z = nvvm.read.ptx.sreg.ntid.z : i32
+  %xy = llvm.mul %x, %y : i32
+  %threads = llvm.mul %xy, %z : i32
+  %lanes_less_one = llvm.mlir.constant(31 : i32) : i32
+  %rounded = llvm.add %threads, %lanes_less_one : i32
+  %five = llvm.mlir.constant(5 : i32) : i32
+  %warps = llvm.lshr %rounded, %five : i32
+  %others = llvm.sub %warps, %one : i32
+  %last = llvm.icmp "eq" %before, %others : i32
+  llvm.cond_br %last, ^record, ^leave
 ^record:
-  %half = llvm.mlir.constant(256 : i32) : i32
+  %half = llvm.mlir.constant(2048 : i32) : i32
   %address = llvm.call @pgpu_sm_cycles_slot(%half) : (i32) -> !llvm.ptr<1>
   %old = llvm.atomicrmw umax %address, %clock monotonic : !llvm.ptr<1>, i64
   llvm.br ^leave
@@ -129,7 +168,13 @@ fn instrument_module(module: OperationRef) -> Result<(), PassFailure> {
     if ops.iter().any(|op| is_global_named(*op, TABLE)) {
         return Ok(()); // already instrumented
     }
-    let ours = [TABLE, START, END, "pgpu_sm_cycles_slot"];
+    let ours = [
+        TABLE,
+        START,
+        END,
+        "pgpu_sm_cycles_slot",
+        "pgpu_sm_cycles_warps_done",
+    ];
     if let Some(clash) = ops
         .iter()
         .filter_map(|op| symbol(*op))
@@ -263,15 +308,18 @@ fn instrument_kernel<'c>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pgpu_runtime::mgpu::SM_CYCLES_SLOTS;
+    use pgpu_runtime::mgpu::{SM_CYCLES_SLOTS, SM_CYCLES_WAYS};
 
     #[test]
     fn the_table_has_the_runtimes_layout() {
         let table = format!("!llvm.array<{} x i64>", 2 * SM_CYCLES_SLOTS);
         assert!(DEFINITION.contains(&format!("@{TABLE}() {{addr_space = 1 : i32}} : {table}")));
-        let mask = format!("llvm.mlir.constant({} : i32)", SM_CYCLES_SLOTS - 1);
-        let ends = format!("llvm.mlir.constant({SM_CYCLES_SLOTS} : i32)");
-        assert!(DEFINITION.contains(&mask) && DEFINITION.contains(&ends));
-        assert!(SM_CYCLES_SLOTS.is_power_of_two());
+        let constant = |value: usize| format!("llvm.mlir.constant({value} : i32)");
+        let multiprocessors = SM_CYCLES_SLOTS / SM_CYCLES_WAYS;
+        assert!(DEFINITION.contains(&constant(multiprocessors - 1)));
+        assert!(DEFINITION.contains(&constant(SM_CYCLES_WAYS.trailing_zeros() as usize)));
+        assert!(DEFINITION.contains(&constant(SM_CYCLES_WAYS - 1)));
+        assert!(DEFINITION.contains(&constant(SM_CYCLES_SLOTS)));
+        assert!(multiprocessors.is_power_of_two() && SM_CYCLES_WAYS.is_power_of_two());
     }
 }

@@ -112,12 +112,16 @@ pub const BLOCK_KERNEL_MARKER: &str = "pgpu_block_kernels";
 
 /// The table that `pgpu-count-sm-cycles` adds to a module whose kernels
 /// record each multiprocessor's first and last cycle: [`SM_CYCLES_SLOTS`]
-/// starts, then as many ends (u64 each), indexed by `%smid` modulo the
-/// slot count.
+/// starts, then as many ends (u64 each); slot `sm * SM_CYCLES_WAYS + way`
+/// of a half is multiprocessor `sm`'s (`%smid` modulo the number of
+/// multiprocessors) for the blocks whose index is `way` modulo the ways.
 pub const SM_CYCLES_TABLE: &str = "pgpu_sm_cycles";
 
 /// Slots per half of [`SM_CYCLES_TABLE`].
-pub const SM_CYCLES_SLOTS: usize = 256;
+pub const SM_CYCLES_SLOTS: usize = 2048;
+
+/// Slots per multiprocessor in each half of [`SM_CYCLES_TABLE`].
+pub const SM_CYCLES_WAYS: usize = 8;
 
 /// Threads per multiprocessor that a grid kernel is compiled to fit
 /// (`nvvm.minctasm` = this / block size caps its registers), so that

@@ -193,14 +193,20 @@ fn reset_cycle_table(runtime: &Runtime, address: CUdeviceptr) -> Result<(), RtEr
     Ok(())
 }
 
-/// The largest end - start over the multiprocessors that recorded both.
-pub fn busiest_span(table: &[u64]) -> u64 {
+/// The largest end - start over the multiprocessors that recorded both:
+/// `table` holds the starts, then the ends, `ways` consecutive slots per
+/// multiprocessor in each half (a multiprocessor's earliest start and
+/// latest end are over its ways).
+pub fn busiest_span(table: &[u64], ways: usize) -> u64 {
     let (starts, ends) = table.split_at(table.len() / 2);
     starts
-        .iter()
-        .zip(ends)
-        .filter(|(start, end)| **start != u64::MAX && end >= start)
-        .map(|(start, end)| end - start)
+        .chunks(ways)
+        .zip(ends.chunks(ways))
+        .filter_map(|(starts, ends)| {
+            let start = starts.iter().copied().min()?;
+            let end = ends.iter().copied().max()?;
+            (start != u64::MAX && end >= start).then(|| end - start)
+        })
         .max()
         .unwrap_or(0)
 }
@@ -230,7 +236,7 @@ impl CycleCount {
             .entry(self.kernel)
             .or_default();
         total.0 += 1;
-        total.1 += busiest_span(&table);
+        total.1 += busiest_span(&table, crate::mgpu::SM_CYCLES_WAYS);
         Ok(())
     }
 }
@@ -467,12 +473,16 @@ mod tests {
     #[test]
     fn the_busiest_multiprocessor_spans_the_kernel() {
         let unused = u64::MAX;
-        // Multiprocessor 0 ran 100..250, 1 ran 1000..1100 (its own counter),
-        // 2 never ran the kernel, and 3 recorded an end below its start
-        // (a counter that wrapped cannot happen; such a slot is skipped).
+        // One way each: multiprocessor 0 ran 100..250, 1 ran 1000..1100
+        // (its own counter), 2 never ran the kernel, and 3 recorded an end
+        // below its start (which cannot happen; it is skipped).
         let table = [100, 1000, unused, 500, 250, 1100, 0, 400];
-        assert_eq!(busiest_span(&table), 150);
-        assert_eq!(busiest_span(&[unused, unused, 0, 0]), 0);
-        assert_eq!(busiest_span(&[]), 0);
+        assert_eq!(busiest_span(&table, 1), 150);
+        assert_eq!(busiest_span(&[unused, unused, 0, 0], 1), 0);
+        assert_eq!(busiest_span(&[], 1), 0);
+        // Two ways: multiprocessor 0's blocks ran 100..180 and 120..260
+        // (span 160); 1's only way that ran, 1000..1100.
+        let table = [100, 120, unused, 1000, 180, 260, 0, 1100];
+        assert_eq!(busiest_span(&table, 2), 160);
     }
 }
