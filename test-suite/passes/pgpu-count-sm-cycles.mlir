@@ -4,13 +4,13 @@
 // A module that already has one of the pass's symbols is an error.
 // RUN: %expect-exit 1 pgpu-opt %S/Inputs/count-sm-cycles-clash.mlir --pgpu-count-sm-cycles 2>&1 | FileCheck %s --check-prefix=CLASH
 
-// The module gets the zeroed table (8 ways for each of 256 multiprocessors, starts then ends) the runtime
-// looks up, the shared count of a block's finished warps, and the two
-// recorders. A block's first thread zeroes the count and folds its clock
-// into its slot ((smid & 255) * 8 + (block & 7)) as the earliest start, then
-// the block waits at a barrier; at the end lane 0 of each warp counts its
-// warp, and the warp that completes the count folds its clock in as the
-// latest end.
+// The module gets the zeroed table the runtime looks up (8 ways for each
+// of 256 multiprocessors, starts then ends), the shared count of a block's
+// finished warps, and the two recorders. A block's first thread zeroes the
+// count, the block waits at a barrier, then the first thread folds its
+// clock (read before) into its slot ((smid & 255) * 8 + (block & 7)) as
+// the earliest start; at the end lane 0 of each warp counts its warp, and
+// the warp that completes the count folds its clock in as the latest end.
 // CHECK-LABEL: gpu.module @kernels
 // CHECK: llvm.mlir.global external @pgpu_sm_cycles() {addr_space = 1 : i32} : !llvm.array<4096 x i64>
 // CHECK: llvm.mlir.zero : !llvm.array<4096 x i64>
@@ -29,9 +29,9 @@
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: llvm.icmp "eq"
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
 // CHECK: llvm.call @pgpu_sm_cycles_slot
 // CHECK: llvm.atomicrmw umin
-// CHECK: nvvm.barrier0
 // CHECK-LABEL: llvm.func internal @pgpu_sm_cycles_end(
 // CHECK: nvvm.read.ptx.sreg.laneid
 // CHECK: llvm.atomicrmw add %{{.*}} monotonic : !llvm.ptr<3>, i32

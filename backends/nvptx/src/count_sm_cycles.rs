@@ -4,24 +4,23 @@
 //! A kernel's time between CUDA events includes the launch itself, about
 //! 3 us on the H200 even for a kernel of one warp, which hides the work of
 //! small kernels. This pass measures on the multiprocessors instead, per
-//! block: the block's first thread reads the multiprocessor's cycle
-//! counter (`%clock64`) when the kernel starts, and the block's last warp
-//! to reach a return reads it there (each warp's lane 0 counts its warp in
-//! a shared word, zeroed by the first thread before a barrier at the
-//! start; the warp that completes the count is the last). The two reads
-//! are folded into the module's table `@pgpu_sm_cycles` (4096 x i64):
+//! block. The block's first thread reads the multiprocessor's cycle
+//! counter (`%clock64`) when the kernel starts, zeroes a shared count of
+//! finished warps, and after a barrier records its read. At each return
+//! lane 0 of every warp reads the counter and counts its warp; the warp
+//! that completes the count records its read as the block's end. The
+//! records go into the module's table `@pgpu_sm_cycles` (4096 x i64):
 //! earliest starts (`atomicrmw umin`) in the first half, latest ends
 //! (`atomicrmw umax`) in the second, each half 8 ways for each of 256
-//! multiprocessors (index `(%smid & 255) * 8 + (%ctaid.x & 7)`), so that
-//! the blocks of one multiprocessor spread their atomics over 8 addresses.
+//! multiprocessors (index `(%smid & 255) * 8 + (%ctaid.x & 7)`).
 //! A multiprocessor's counter is its own, so only differences on one
 //! multiprocessor mean anything: the runtime resets the table before each
 //! launch (starts to all ones, ends to zero), reads it afterwards, takes
 //! each multiprocessor's earliest start and latest end over its ways and
 //! reports the largest end - start, the busiest multiprocessor's span in
-//! cycles (`PGPU_PROFILE=kernels`,
-//! `pgpu-profile-kernel-cycles` lines). That is the quantity the Petri-net
-//! model predicts: the steps of one multiprocessor running its warps.
+//! cycles (`PGPU_PROFILE=kernels`, `pgpu-profile-kernel-cycles` lines).
+//! That is the quantity the Petri-net model predicts: the steps of one
+//! multiprocessor running its warps.
 //!
 //! The reads sit in calls to two small functions the pass defines
 //! (`@pgpu_sm_cycles_start`, `@pgpu_sm_cycles_end`, always inlined), after
@@ -31,7 +30,11 @@
 //! atomics per block, and one shared atomic per warp. Recording every
 //! warp instead (two global atomics each, on one address per
 //! multiprocessor) made memory-bound kernels of 30M threads up to 4x
-//! slower on the H200; per block on one address, up to 25% slower. A warp that loses lane 0 before its return (none of
+//! slower on the H200; per block they are up to 26% slower (blocks that
+//! live under 1 us, where the start's barrier is the likely cost;
+//! spreading the atomics over 8 ways, or moving the start's atomic after
+//! the barrier, changed nothing measurable), and kernels above 20 us 2.7%
+//! slower in the median (PERF.md). A warp that loses lane 0 before its return (none of
 //! ours: every lane reaches the kernel's end) would leave its block's end
 //! unrecorded. Upstream MLIR has no instrumentation of this kind, hence
 //! this pass; the runtime finds the table by name (`cuModuleGetGlobal`),
@@ -94,15 +97,19 @@ llvm.func internal @pgpu_sm_cycles_start(%clock: i64) attributes {always_inline,
   %xyz = llvm.or %xy, %z : i32
   %zero = llvm.mlir.constant(0 : i32) : i32
   %first = llvm.icmp "eq" %xyz, %zero : i32
-  llvm.cond_br %first, ^record, ^wait
-^record:
+  llvm.cond_br %first, ^zero_count, ^wait
+^zero_count:
   %done = llvm.mlir.addressof @pgpu_sm_cycles_warps_done : !llvm.ptr<3>
   llvm.store %zero, %done {alignment = 4 : i64} : i32, !llvm.ptr<3>
-  %address = llvm.call @pgpu_sm_cycles_slot(%zero) : (i32) -> !llvm.ptr<1>
-  %old = llvm.atomicrmw umin %address, %clock monotonic : !llvm.ptr<1>, i64
   llvm.br ^wait
 ^wait:
   nvvm.barrier0
+  llvm.cond_br %first, ^record, ^leave
+^record:
+  %address = llvm.call @pgpu_sm_cycles_slot(%zero) : (i32) -> !llvm.ptr<1>
+  %old = llvm.atomicrmw umin %address, %clock monotonic : !llvm.ptr<1>, i64
+  llvm.br ^leave
+^leave:
   llvm.return
 }
 llvm.func internal @pgpu_sm_cycles_end(%clock: i64) attributes {always_inline} {
