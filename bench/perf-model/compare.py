@@ -219,6 +219,11 @@ def main():
     parser.add_argument(
         "--measured", default="measured", help="the folder of measure.sh's runs, in DIR"
     )
+    parser.add_argument(
+        "--prefix",
+        default="predicted-l1",
+        help="--sweep's folders, <prefix>-<L> (predicted-launched-l1: sweep.sh with LAUNCHES)",
+    )
     parser.add_argument("--steps-seconds", help="write steps,seconds,label lines here")
     parser.add_argument(
         "--cycles",
@@ -237,7 +242,7 @@ def main():
     MEASURED = options.measured
     UNIT = "cycles" if options.cycles else "us"
     if options.sweep:
-        return sweep(here, options.floor_us)
+        return sweep(here, options.floor_us, options.prefix)
     rows, unmodelled, unpredicted, unmeasured = join(
         here, options.predicted or os.path.join(here, "predicted")
     )
@@ -295,12 +300,12 @@ def main():
         )
 
 
-def sweep(here, floor_us):
-    """One line per predicted-l1-<L> folder: the correlations and whether
-    the radix variants come in the measured order."""
-    folders = glob.glob(os.path.join(here, "predicted-l1-*"))
+def sweep(here, floor_us, prefix):
+    """One line per <prefix>-<L> folder: the correlations and whether the
+    radix variants come in the measured order."""
+    folders = glob.glob(os.path.join(here, f"{prefix}-*"))
     if not folders:
-        sys.exit("no predicted-l1-<L> folders: run bench/perf-model/sweep.sh first")
+        sys.exit(f"no {prefix}-<L> folders: run bench/perf-model/sweep.sh first")
     folders.sort(key=lambda f: int(f.rsplit("-", 1)[1]))
     labels = [label for label, _ in subsets([], floor_us)]
     print("| l1 | " + " | ".join(f"{label}: n, model, roofline" for label in labels) + " | radix order |")

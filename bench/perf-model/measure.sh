@@ -3,7 +3,8 @@
 # bench/perf-model/build.sh here; carry bench/perf-model/bin.tar.xz):
 # each case runs REPEAT times (default 3) with PGPU_PROFILE=kernels, which
 # times every launch with device events (and, for executables built with
-# CYCLES=1, counts each launch's cycles); the profile lines of run r go to
+# CYCLES=1, counts each launch's cycles) and records its launch shapes;
+# the profile lines of run r go to
 # measured/<name>.<r>.txt, the output and exit status beside them, and
 # with $OUT set all of it to $OUT/measured.tar.xz (one file to bring
 # back). compare.py takes the median per kernel. MEASURED names the
@@ -29,7 +30,7 @@ for exe in "$here"/bin/*.args; do
     PGPU_PROFILE=kernels timeout 120 "$here/bin/$name" --device cuda $args \
       > "$out/$name.$r.out" 2> "$out/$name.$r.err"
     echo $? > "$out/$name.$r.rc"
-    grep -E '^pgpu-profile-kernel(-cycles)? ' "$out/$name.$r.err" > "$out/$name.$r.txt"
+    grep -E '^pgpu-profile-kernel(-cycles|-launch)? ' "$out/$name.$r.err" > "$out/$name.$r.txt"
   done
   echo "$name rc $(cat "$out/$name.1.rc") kernels $(grep -c '^pgpu-profile-kernel ' "$out/$name.1.txt") counted $(grep -c '^pgpu-profile-kernel-cycles ' "$out/$name.1.txt")"
 done

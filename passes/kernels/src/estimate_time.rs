@@ -43,6 +43,7 @@ use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions, Severity, emit
 use pgpu_perf_model::{
     Device, KernelEstimate, Launch, SmModel, calibration::Calibration, gpu::Estimator,
 };
+use std::collections::BTreeMap;
 
 /// The pass.
 #[derive(Debug, Default)]
@@ -58,6 +59,62 @@ pub struct ModelSettings {
     pub seed: u64,
     pub args: Vec<i64>,
     pub calibration: Option<Calibration>,
+    /// Launches recorded by the runtime's profile, by kernel name: what
+    /// kernels whose thread count the IR does not give are predicted for.
+    pub recorded: BTreeMap<String, Vec<RecordedLaunch>>,
+}
+
+/// Launches of one shape, as `PGPU_PROFILE=kernels` reports them
+/// (`pgpu-profile-kernel-launch THREADS threads BLOCK block N launches
+/// NAME`): the grid's threads (a multiple of the block, so a bounds
+/// guard's idle threads count as threads), threads per block, launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordedLaunch {
+    pub threads: u64,
+    pub block: u64,
+    pub launches: u64,
+}
+
+/// The recorded launches in a profile's text (other lines are skipped),
+/// by kernel name; an error is the line number (from 1) of a malformed
+/// launch line and what is wrong with it.
+pub fn parse_recorded_launches(
+    text: &str,
+) -> Result<BTreeMap<String, Vec<RecordedLaunch>>, (usize, String)> {
+    let mut recorded: BTreeMap<String, Vec<RecordedLaunch>> = BTreeMap::new();
+    for (index, line) in text.lines().enumerate() {
+        let Some(rest) = line.strip_prefix("pgpu-profile-kernel-launch ") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.splitn(7, ' ').collect();
+        let number = |at: usize| fields.get(at).and_then(|field| field.parse::<u64>().ok());
+        let words = [(1, "threads"), (3, "block"), (5, "launches")];
+        let (Some(threads), Some(block), Some(launches), Some(name), true) = (
+            number(0),
+            number(2),
+            number(4),
+            fields.get(6).filter(|name| !name.is_empty()),
+            words.iter().all(|(at, word)| fields.get(*at) == Some(word)),
+        ) else {
+            return Err((
+                index + 1,
+                "expected 'pgpu-profile-kernel-launch THREADS threads BLOCK block N launches NAME'"
+                    .to_string(),
+            ));
+        };
+        if threads == 0 || block == 0 || launches == 0 {
+            return Err((index + 1, "a launch without threads".to_string()));
+        }
+        recorded
+            .entry(name.to_string())
+            .or_default()
+            .push(RecordedLaunch {
+                threads,
+                block,
+                launches,
+            });
+    }
+    Ok(recorded)
 }
 
 impl Default for ModelSettings {
@@ -68,6 +125,7 @@ impl Default for ModelSettings {
             seed: 1,
             args: Vec::new(),
             calibration: None,
+            recorded: BTreeMap::new(),
         }
     }
 }
@@ -78,6 +136,48 @@ pub struct KernelPrediction {
     pub kernel: KernelMix,
     pub launch: Option<Launch>,
     pub estimate: Result<KernelEstimate, String>,
+    /// The recorded launches the estimate is for, where the IR does not
+    /// give the thread count (empty otherwise).
+    pub recorded: Vec<RecordedLaunch>,
+}
+
+/// The estimate per launch of a kernel launched as `recorded`: each
+/// shape's simulation, weighted by its launches (steps, idle steps and
+/// firings are the means per launch; warps and rounds the most launched
+/// shape's).
+fn recorded_estimate(
+    estimator: &mut Estimator,
+    recorded: &[RecordedLaunch],
+    mix: pgpu_perf_model::Mix,
+) -> Result<KernelEstimate, String> {
+    let launches: u64 = recorded.iter().map(|shape| shape.launches).sum();
+    let (mut steps, mut idle_steps, mut firings) = (0u128, 0u128, 0u128);
+    let mut most: Option<(u64, KernelEstimate)> = None;
+    for shape in recorded {
+        let launch = Launch {
+            threads: shape.threads,
+            block: shape.block,
+        };
+        let estimate = estimator
+            .kernel(launch, mix)
+            .map_err(|error| error.to_string())?;
+        let weight = u128::from(shape.launches);
+        steps += weight * u128::from(estimate.steps);
+        idle_steps += weight * u128::from(estimate.idle_steps);
+        firings += weight * u128::from(estimate.firings);
+        if most
+            .as_ref()
+            .is_none_or(|(count, _)| shape.launches > *count)
+        {
+            most = Some((shape.launches, estimate));
+        }
+    }
+    let (_, mut estimate) = most.ok_or("no recorded launch")?;
+    let mean = |total: u128| u64::try_from(total / u128::from(launches.max(1))).unwrap_or(u64::MAX);
+    estimate.steps = mean(steps);
+    estimate.idle_steps = mean(idle_steps);
+    estimate.firings = mean(firings);
+    Ok(estimate)
 }
 
 impl ModelSettings {
@@ -138,6 +238,7 @@ impl ModelSettings {
             seed: options.parse("seed")?,
             args,
             calibration,
+            recorded: BTreeMap::new(),
         })
     }
 
@@ -168,7 +269,14 @@ impl ModelSettings {
                     threads,
                     block: self.block_of(&kernel, threads),
                 });
+                let recorded = match &kernel.threads {
+                    Err(_) => self.recorded.get(&kernel.name).cloned().unwrap_or_default(),
+                    Ok(_) => Vec::new(),
+                };
                 let estimate = match (&kernel.threads, launch) {
+                    (Err(_), _) if !recorded.is_empty() => {
+                        recorded_estimate(&mut estimator, &recorded, kernel.mix)
+                    }
                     (Err(why), _) => Err(format!("thread count unknown ({why})")),
                     (_, Some(launch)) if launch.threads > 0 => estimator
                         .kernel(launch, kernel.mix)
@@ -179,6 +287,7 @@ impl ModelSettings {
                     kernel,
                     launch,
                     estimate,
+                    recorded,
                 }
             })
             .collect()

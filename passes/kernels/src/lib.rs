@@ -94,7 +94,9 @@ pub use buffer_plan::{DumpBufferGraph, PrintBufferAllocation};
 pub use check_division::CheckDivision;
 pub use classify_speculation::ClassifySpeculation;
 pub use eliminate_barriers::EliminateBarriers;
-pub use estimate_time::{EstimateTime, KernelPrediction, ModelSettings};
+pub use estimate_time::{
+    EstimateTime, KernelPrediction, ModelSettings, RecordedLaunch, parse_recorded_launches,
+};
 pub use form_supersteps::FormSupersteps;
 pub use forward_list_copies::ForwardListCopies;
 pub use grid_fuse::GridFuse;

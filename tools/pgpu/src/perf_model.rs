@@ -7,7 +7,9 @@
 //!   spawns) and prints one row per kernel: threads, warps, warps on the
 //!   busiest multiprocessor, the per-thread mix x_a, x_s, x_g, predicted
 //!   steps, the idle share and, with `--calibration`, microseconds. ARGS
-//!   are the program's arguments, as `argi` reads them. `--dot FILE` and
+//!   are the program's arguments, as `argi` reads them. `--launches
+//!   PROFILE` predicts the kernels whose thread count only a run knows
+//!   for the launch shapes a run's `PGPU_PROFILE=kernels` report recorded. `--dot FILE` and
 //!   `--emit-net FILE` write the SM net of one kernel (`--kernel NAME`,
 //!   by default the first one predicted) as Graphviz or in the net text
 //!   format.
@@ -73,6 +75,12 @@ pub struct PerfModelOptions {
     /// Print the table as comma-separated values.
     #[arg(long)]
     csv: bool,
+    /// A run's profile (`PGPU_PROFILE=kernels` output, its
+    /// `pgpu-profile-kernel-launch` lines): kernels whose thread count the
+    /// program does not give are predicted per launch for the recorded
+    /// launch shapes.
+    #[arg(long, value_name = "PROFILE")]
+    launches: Option<String>,
     /// The program's arguments (read by `argi`), after `--`.
     #[arg(last = true)]
     args: Vec<String>,
@@ -132,12 +140,21 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
                 .map_err(|_| eprintln!("error: the program argument '{arg}' is not an integer"))
         })
         .collect::<Result<Vec<i64>, ()>>()?;
+    let recorded = match &options.launches {
+        None => Default::default(),
+        Some(path) => {
+            let (_, text) = read(path)?;
+            pgpu_kernel_passes::parse_recorded_launches(&text)
+                .map_err(|(line, error)| eprintln!("{path}:{line}: error: {error}"))?
+        }
+    };
     let settings = ModelSettings {
         device,
         block_size: options.block_size,
         seed: options.seed,
         args,
         calibration,
+        recorded,
     };
     let (name, source) = read(&options.file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
@@ -196,14 +213,33 @@ fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) 
     for prediction in predictions {
         let kernel = &prediction.kernel;
         let mix = kernel.mix;
-        let mut row = vec![
-            kernel.name.clone(),
-            kernel
-                .threads
-                .as_ref()
-                .map_or("?".to_string(), u64::to_string),
-        ];
+        let recorded = &prediction.recorded;
+        let launches: u64 = recorded.iter().map(|shape| shape.launches).sum();
+        let threads = match &kernel.threads {
+            Ok(threads) => threads.to_string(),
+            // The mean per launch of the recorded ones.
+            Err(_) if launches > 0 => {
+                let total: u64 = recorded
+                    .iter()
+                    .map(|shape| shape.threads * shape.launches)
+                    .sum();
+                (total / launches).to_string()
+            }
+            Err(_) => "?".to_string(),
+        };
+        let mut row = vec![kernel.name.clone(), threads];
         let mut notes = Vec::new();
+        if launches > 0 {
+            let (low, high) = recorded.iter().fold((u64::MAX, 0), |(low, high), shape| {
+                (low.min(shape.threads), high.max(shape.threads))
+            });
+            notes.push(match recorded.len() {
+                1 => format!("threads recorded ({launches} launches)"),
+                shapes => format!(
+                    "threads recorded: {launches} launches of {shapes} shapes, {low}..{high} threads; steps per launch"
+                ),
+            });
+        }
         match &prediction.estimate {
             Ok(estimate) => {
                 row.push(estimate.warps.to_string());

@@ -36,6 +36,10 @@
 //! synchronous, which changes the program's wall time but not the device
 //! times.
 //!
+//! Each kernel's launch shapes are counted too (threads of the grid and
+//! of a block), for predictions of kernels whose size is only known at
+//! run time (`pgpu perf-model --launches`).
+//!
 //! With `PGPU_TIMELINE`, the first timed launch also records an *origin*
 //! event, and each launch keeps its interval since the origin and its
 //! stream; [`report`] writes them with the host's timed driver calls as a
@@ -81,6 +85,9 @@ struct Times {
     /// Per instrumented kernel: launches and the busiest multiprocessor's
     /// cycles, summed over them.
     cycles: BTreeMap<String, (u64, u64)>,
+    /// Per kernel: launches by shape (threads of the grid, threads per
+    /// block).
+    shapes: BTreeMap<String, BTreeMap<(u64, u64), u64>>,
     /// With a timeline: the origin event and its host time
     /// ([`crate::profile::since_start`]), and the folded launches.
     origin: Option<(CUevent, f64)>,
@@ -303,6 +310,7 @@ pub fn start(runtime: &Runtime, sm_cycles: Option<CUdeviceptr>) -> Result<Timing
 pub fn finish(
     runtime: &Runtime,
     kernel: &str,
+    shape: (u64, u64),
     mut timing: Timing,
 ) -> Result<Option<CycleCount>, RtError> {
     let end = recorded_event(runtime)?;
@@ -311,6 +319,12 @@ pub fn finish(
     drop(timing);
     let mut guard = times();
     let times = guard.get_or_insert_with(Times::default);
+    *times
+        .shapes
+        .entry(kernel.to_string())
+        .or_default()
+        .entry(shape)
+        .or_default() += 1;
     times.pending.push(Pending {
         kernel: kernel.to_string(),
         stream: runtime.current_stream() as usize,
@@ -368,8 +382,11 @@ fn fold(runtime: &Runtime, times: &mut Times) -> Result<(), RtError> {
 /// The per-kernel lines of the profile, most device time first:
 /// `pgpu-profile-kernel MS ms LAUNCHES launches NAME`, then the total; then
 /// for instrumented kernels, most cycles first,
-/// `pgpu-profile-kernel-cycles CYCLES cycles LAUNCHES launches NAME`.
-/// Empty when nothing was timed.
+/// `pgpu-profile-kernel-cycles CYCLES cycles LAUNCHES launches NAME`; then
+/// every kernel's launch shapes, `pgpu-profile-kernel-launch THREADS
+/// threads BLOCK block LAUNCHES launches NAME` (THREADS: the grid's, a
+/// multiple of BLOCK), which `pgpu perf-model --launches` predicts
+/// kernels of run-time sizes with. Empty when nothing was timed.
 pub fn report(runtime: &Runtime) -> Result<Vec<String>, RtError> {
     let mut guard = times();
     let Some(times) = guard.as_mut() else {
@@ -394,6 +411,13 @@ pub fn report(runtime: &Runtime) -> Result<Vec<String>, RtError> {
     lines.extend(counted.iter().map(|(kernel, (launches, cycles))| {
         format!("pgpu-profile-kernel-cycles {cycles} cycles {launches} launches {kernel}")
     }));
+    for (kernel, shapes) in &times.shapes {
+        lines.extend(shapes.iter().map(|((threads, block), launches)| {
+            format!(
+                "pgpu-profile-kernel-launch {threads} threads {block} block {launches} launches {kernel}"
+            )
+        }));
+    }
     if let Some(path) = crate::profile::timeline_path() {
         write_timeline(path, times)?;
         lines.push(format!("pgpu-profile-timeline {}", path.display()));

@@ -797,7 +797,12 @@ impl Runtime {
         }
         drop(last_grid_kernel);
         let cycles = match timing {
-            Some(start) => kernel_times::finish(self, &site.kernel, start)?,
+            Some(start) => {
+                let threads = |dims: [c_uint; 3]| dims.iter().map(|&d| u64::from(d)).product();
+                let block_threads: u64 = threads(block);
+                let shape = (threads(grid) * block_threads, block_threads);
+                kernel_times::finish(self, &site.kernel, shape, start)?
+            }
             None => None,
         };
         outstanding().launched(site);
