@@ -42,14 +42,14 @@
 //! adds nothing more.
 
 use crate::nvvm_modules::{
-    block_ops, gpu_modules, insert_definition, is_global_named, is_kernel, is_named, module_body,
-    symbol,
+    block_ops, entry_block, gpu_modules, insert_definition, is_global_named, is_kernel, is_named,
+    module_body, returns_of, symbol,
 };
 use melior::Context;
 use melior::dialect::DialectHandle;
 use melior::ir::{
-    BlockLike, Location, Operation, OperationRef, RegionLike, Type, Value,
-    operation::{OperationBuilder, OperationLike, WalkOrder, WalkResult},
+    BlockLike, Location, Operation, OperationRef, Type, Value,
+    operation::{OperationBuilder, OperationLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 
@@ -195,7 +195,7 @@ fn instrument_module(module: OperationRef) -> Result<(), PassFailure> {
     let kernels: Vec<OperationRef> = ops
         .iter()
         .copied()
-        .filter(|op| is_kernel(*op) && entry_block_of(*op).is_some())
+        .filter(|op| is_kernel(*op) && entry_block(*op).is_some())
         .collect();
     let Some(first) = kernels.first() else {
         return Ok(());
@@ -212,14 +212,6 @@ fn instrument_module(module: OperationRef) -> Result<(), PassFailure> {
         instrument_kernel(context, kernel)?;
     }
     Ok(())
-}
-
-/// The entry block of a defined function.
-fn entry_block_of<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<melior::ir::BlockRef<'c, 'a>> {
-    function
-        .region(0)
-        .ok()
-        .and_then(|region| region.first_block())
 }
 
 /// `%clock = nvvm.read.ptx.sreg.clock64` and a call of `recorder` with it,
@@ -283,7 +275,7 @@ fn instrument_kernel<'c>(
     context: &'c Context,
     kernel: OperationRef<'c, '_>,
 ) -> Result<(), PassFailure> {
-    let Some(entry) = entry_block_of(kernel) else {
+    let Some(entry) = entry_block(kernel) else {
         return Ok(());
     };
     // After the wait for the previous kernel, if the kernel has one.
@@ -298,16 +290,8 @@ fn instrument_kernel<'c>(
         ));
     };
     record_before(context, START, anchor)?;
-    let mut returns = Vec::new();
-    kernel.walk(WalkOrder::PreOrder, |op| {
-        if op.name().as_string_ref().as_str() == Ok("llvm.return") {
-            returns.push(op.to_raw());
-        }
-        WalkResult::Advance
-    });
-    for raw in returns {
-        // SAFETY: collected from the live kernel; nothing was erased.
-        record_before(context, END, unsafe { OperationRef::from_raw(raw) })?;
+    for ret in returns_of(kernel) {
+        record_before(context, END, ret)?;
     }
     Ok(())
 }

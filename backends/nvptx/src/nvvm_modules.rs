@@ -86,6 +86,31 @@ pub fn module_body<'c, 'a>(module: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 
         .and_then(|region| region.first_block())
 }
 
+/// The entry block of `function`, if it is a definition.
+pub fn entry_block<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
+    function
+        .region(0)
+        .ok()
+        .and_then(|region| region.first_block())
+}
+
+/// The `llvm.return` ops of `function`, collected before a pass inserts
+/// anything before them.
+pub fn returns_of<'c, 'a>(function: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut returns = Vec::new();
+    function.walk(WalkOrder::PreOrder, |op| {
+        if op.name().as_string_ref().as_str() == Ok("llvm.return") {
+            returns.push(op.to_raw());
+        }
+        WalkResult::Advance
+    });
+    returns
+        .into_iter()
+        // SAFETY: collected from the live function; nothing was erased.
+        .map(|raw| unsafe { OperationRef::from_raw(raw) })
+        .collect()
+}
+
 /// The ops of `block`, in order: the passes look them up before they
 /// change the block.
 pub fn block_ops<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {

@@ -28,12 +28,13 @@
 //! grid-dependency control, hence this one.
 
 use crate::nvvm_modules::{
-    block_ops, gpu_modules, is_global_named, is_kernel, marker_global, module_body, parse_attribute,
+    block_ops, entry_block, gpu_modules, is_global_named, is_kernel, marker_global, module_body,
+    parse_attribute, returns_of,
 };
 use melior::Context;
 use melior::ir::{
-    Attribute, BlockLike, Identifier, Location, Operation, OperationRef, RegionLike,
-    operation::{OperationBuilder, OperationLike, WalkOrder, WalkResult},
+    Attribute, BlockLike, Identifier, Location, Operation, OperationRef,
+    operation::{OperationBuilder, OperationLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 
@@ -96,11 +97,7 @@ fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
     let wait_kind = parse("#nvvm<grid_dep_action wait>")?;
     let trigger_kind = parse("#nvvm<grid_dep_action launch_dependents>")?;
     for kernel in kernels {
-        let Some(entry) = kernel
-            .region(0)
-            .ok()
-            .and_then(|region| region.first_block())
-        else {
+        let Some(entry) = entry_block(kernel) else {
             continue; // a declaration
         };
         let already = entry.first_operation().is_some_and(|first| {
@@ -112,16 +109,7 @@ fn mark_module(module: OperationRef) -> Result<(), PassFailure> {
         }
         entry.insert_operation(0, control(context, wait_kind, kernel.location())?);
         if kernel.has_attribute(LAUNCH_DEPENDENTS) {
-            let mut returns = Vec::new();
-            kernel.walk(WalkOrder::PreOrder, |op| {
-                if op.name().as_string_ref().as_str() == Ok("llvm.return") {
-                    returns.push(op.to_raw());
-                }
-                WalkResult::Advance
-            });
-            for raw in returns {
-                // SAFETY: collected from the live kernel; nothing was erased.
-                let ret = unsafe { OperationRef::from_raw(raw) };
+            for ret in returns_of(kernel) {
                 if let Some(block) = ret.block() {
                     block.insert_operation_before(
                         ret,
