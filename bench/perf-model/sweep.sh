@@ -10,7 +10,9 @@
 # also predicts the kernels whose thread count only a run knows, for the
 # launch shapes that folder's first run of each case recorded (pgpu
 # perf-model --launches), into predicted-launched-l1-<L>/ (compare.py
-# --sweep --prefix predicted-launched-l1).
+# --sweep --prefix predicted-launched-l1). SLOTS=K predicts with K memory
+# slots per SM (pgpu perf-model --memory-slots), into
+# predicted-slotsK-l1-<L>/ (or predicted-launched-slotsK-l1-<L>/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PGPU=${PGPU:-target/release/pgpu}
@@ -20,17 +22,17 @@ here=bench/perf-model
 latencies=("$@")
 [ ${#latencies[@]} -gt 0 ] || latencies=(20 50 100 200 400 800)
 for l1 in "${latencies[@]}"; do
-  out="$here/predicted${LAUNCHES:+-launched}-l1-$l1"
+  out="$here/predicted${LAUNCHES:+-launched}${SLOTS:+-slots$SLOTS}-l1-$l1"
   rm -rf "$out"
   mkdir -p "$out"
   grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args flags; do
     [ -n "$name" ] && [ -z "$flags" ] || continue
     printf '%s\0%s\0%s\0' "$name" "$program" "$args"
-  done | xargs -0 -n 3 -P "$JOBS" sh -c '
+  done | SLOTS=${SLOTS:-} xargs -0 -n 3 -P "$JOBS" sh -c '
     # $0 pgpu, $1 l1, $2 l2, $3 output folder, $4 recorded launches
     # folder or empty, $5 case, $6 program, $7 args
-    launches=
-    [ -z "$4" ] || launches="--launches $4/$5.1.txt"
+    launches=${SLOTS:+--memory-slots $SLOTS}
+    [ -z "$4" ] || launches="$launches --launches $4/$5.1.txt"
     # shellcheck disable=SC2086
     "$0" perf-model --csv --l1 "$1" --l2 "$2" $launches "$6" -- $7 > "$3/$5.csv"
   ' "$PGPU" "$l1" "$L2" "$out" "${LAUNCHES:-}"

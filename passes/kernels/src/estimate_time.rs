@@ -226,12 +226,18 @@ impl ModelSettings {
         Ok(ModelSettings {
             device: Device {
                 multiprocessors: positive("multiprocessors")?,
-                sm: SmModel::with_latencies(
-                    positive("schedulers")?,
-                    latency("l1")?,
-                    latency("l2")?,
-                    calibration.as_ref(),
-                ),
+                sm: SmModel {
+                    memory_slots: match options.string("memory-slots")?.trim() {
+                        "" => None,
+                        _ => Some(positive("memory-slots")?),
+                    },
+                    ..SmModel::with_latencies(
+                        positive("schedulers")?,
+                        latency("l1")?,
+                        latency("l2")?,
+                        calibration.as_ref(),
+                    )
+                },
                 ..Device::default()
             },
             block_size,
@@ -315,6 +321,11 @@ pub(crate) const MODEL_OPTIONS: &[PassOption] = &[
     PassOption {
         name: "l2",
         description: "shared-memory latency in steps (default: the calibration's, else 2)",
+        default: "",
+    },
+    PassOption {
+        name: "memory-slots",
+        description: "global accesses in flight at once per SM (a bandwidth limit; default none, the paper's net)",
         default: "",
     },
     PassOption {

@@ -51,6 +51,18 @@
 //! A latency of 0 drops the counter arc (t9 or t12 then fires right after
 //! t5 or t6).
 //!
+//! **Memory slots** (a deviation from the paper, off by default). In the
+//! paper's net every warp's global access proceeds at once, so an SM with
+//! many memory-bound warps overlaps all their latencies: the net has no
+//! bandwidth. With `memory_slots = Some(k)` the SM also has a place
+//! `memory` of k tokens; t5 takes one and t9 returns it, so at most k
+//! global accesses are in flight and a memory-bound SM completes at most
+//! k per l1 steps. k is the device's bandwidth per SM times the latency,
+//! in warp accesses: on the H200, 4.18 TB/s over 132 SMs at 1.98 GHz is
+//! 16 B a cycle, and l1 = 400 steps at 0.62 cycles a step is about 250
+//! cycles, so 4000 B, about 31 accesses of 128 B (PERF.md measures 16, 32
+//! and 64).
+//!
 //! **Kernels.** The model simulates one SM. A launch of `threads` threads
 //! in blocks of `block` spreads its blocks over the device's
 //! multiprocessors; the busiest one runs `ceil(blocks / SMs)` blocks in
@@ -92,6 +104,10 @@ pub struct SmModel {
     pub global_latency: u64,
     /// l2: steps a shared access waits.
     pub shared_latency: u64,
+    /// Global accesses in flight at once on the SM (the place `memory`),
+    /// or None for the paper's net, where every warp's access proceeds at
+    /// once (see "Memory slots" above).
+    pub memory_slots: Option<u64>,
 }
 
 impl Default for SmModel {
@@ -102,6 +118,7 @@ impl Default for SmModel {
             schedulers: 4,
             global_latency: 20,
             shared_latency: 2,
+            memory_slots: None,
         }
     }
 }
@@ -110,6 +127,8 @@ impl Default for SmModel {
 const WARP_PLACES: usize = 18;
 /// Index of the `running` place among a warp part's places (after `p18`).
 const RUNNING: usize = WARP_PLACES + 1;
+/// Index of the `memory` place, where the SM has one.
+const MEMORY: usize = RUNNING + 1;
 
 impl SmModel {
     /// The SM net with one warp part per entry of `warps`.
@@ -117,9 +136,13 @@ impl SmModel {
         let mut net = Net::new();
         let sm = net.add_place("p0", self.schedulers)?;
         let running = net.add_place("running", warps.len() as u64)?;
+        let memory = match self.memory_slots {
+            Some(slots) => Some(net.add_place("memory", slots)?),
+            None => None,
+        };
         let mut ready_places = Vec::with_capacity(warps.len());
         for (index, mix) in warps.iter().enumerate() {
-            ready_places.push(self.add_warp(&mut net, index, *mix, sm, running)?);
+            ready_places.push(self.add_warp(&mut net, index, *mix, sm, running, memory)?);
         }
         let waiting = net.add_transition(
             "t0",
@@ -131,7 +154,8 @@ impl SmModel {
         Ok(net)
     }
 
-    /// Adds warp `index`'s part; returns its `p2`.
+    /// Adds warp `index`'s part (its global accesses holding a token of
+    /// `memory` from t5 to t9, if there is such a place); returns its `p2`.
     fn add_warp(
         &self,
         net: &mut Net,
@@ -139,6 +163,7 @@ impl SmModel {
         mix: Mix,
         sm: PlaceId,
         running: PlaceId,
+        memory: Option<PlaceId>,
     ) -> Result<PlaceId, NetError> {
         let mut p = Vec::with_capacity(RUNNING + 1);
         p.push(sm); // p[0] is the SM, so p[k] is the figure's pk.
@@ -153,6 +178,14 @@ impl SmModel {
             p.push(net.add_place(&format!("w{index}.p{number}"), initial)?);
         }
         p.push(running); // p[RUNNING]: shared by every warp's t16 (and t0).
+        // p[MEMORY]: the memory slots, when the SM has them.
+        let slot: &[(usize, u64)] = match memory {
+            Some(memory) => {
+                p.push(memory);
+                &[(MEMORY, 1)]
+            }
+            None => &[],
+        };
         let mut transition = |number: u32,
                               inputs: &[(usize, u64)],
                               outputs: &[(usize, u64)],
@@ -182,7 +215,12 @@ impl SmModel {
         transition(3, &[(3, 1), (7, 1)], &[(4, 1), (8, 1)], &[])?;
         transition(4, &[(3, 1), (9, 1)], &[(4, 1), (10, 1)], &[])?;
         // Global access (frame IV): the scheduler returns at t5.
-        transition(5, &[(11, 1), (10, 1)], &[(0, 1), (12, l1 + 1)], &[])?;
+        transition(
+            5,
+            &[&[(11, 1), (10, 1)], slot].concat(),
+            &[(0, 1), (12, l1 + 1)],
+            &[],
+        )?;
         // Shared access (frame III).
         transition(6, &[(11, 1), (8, 1)], &[(15, l2 + 1)], &[])?;
         // Arithmetic (frame II).
@@ -192,7 +230,7 @@ impl SmModel {
         if l1 > 0 {
             access.push((13, l1));
         }
-        transition(9, &access, &[(14, 1)], &[])?;
+        transition(9, &access, &[&[(14, 1)], slot].concat(), &[])?;
         transition(11, &[(14, 1)], &[(2, 1), (3, 1)], &[])?;
         let mut access = vec![(15, 1)];
         if l2 > 0 {
@@ -223,6 +261,7 @@ impl SmModel {
             shared_latency: shared
                 .or(calibration.and_then(|c| c.shared_latency))
                 .unwrap_or(paper.shared_latency),
+            memory_slots: None,
         }
     }
 

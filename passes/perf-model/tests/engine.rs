@@ -198,6 +198,39 @@ fn one_global_access_waits_l1_steps_idle() {
     );
 }
 
+/// Two warps of one global access each (l1 = 20, 4 schedulers): in the
+/// paper's net both accesses overlap (26 steps, as one warp's); with one
+/// memory slot the second t5 waits for the first t9 (step 24), fires at
+/// step 25 and its warp ends 23 steps later: 48 steps.
+#[test]
+fn memory_slots_serialize_global_accesses() {
+    let global = Mix {
+        global: 1,
+        ..Mix::default()
+    };
+    let with = |slots: Option<u64>| {
+        SmModel {
+            memory_slots: slots,
+            ..SmModel::default()
+        }
+        .simulate(2, global, 0)
+        .unwrap()
+        .steps
+    };
+    assert_eq!(with(None), 26);
+    assert_eq!(with(Some(2)), 26);
+    assert_eq!(with(Some(1)), 48);
+    // The net has the place and its arcs.
+    let net = SmModel {
+        memory_slots: Some(3),
+        ..SmModel::default()
+    }
+    .net(&[global])
+    .unwrap();
+    let text = pgpu_perf_model::text::print(&net);
+    assert!(text.contains("place memory = 3"), "{text}");
+}
+
 /// One shared access with l2 = 2 holds the scheduler: t3, t1, t6, t17
 /// twice, t12, t14, t16 = 8 steps, never idle.
 #[test]
@@ -408,6 +441,7 @@ fn repeated_steps_at_once_match_step_by_step() {
             schedulers: 4,
             global_latency: latency,
             shared_latency,
+            memory_slots: None,
         };
         for mix in mixes {
             for warps in [1, 3, 17] {

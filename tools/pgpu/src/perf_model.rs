@@ -51,6 +51,11 @@ pub struct PerfModelOptions {
     /// Threads per block where the launch does not say.
     #[arg(long = "block-size", default_value_t = 256)]
     block_size: u64,
+    /// Global accesses in flight at once per SM (a place `memory` of that
+    /// many tokens: a bandwidth limit the paper's net does not have)
+    /// [default: none].
+    #[arg(long = "memory-slots", value_name = "K")]
+    memory_slots: Option<u64>,
     /// Seed of the random permutations that resolve conflicts.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -114,12 +119,18 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
     };
     let device = Device {
         multiprocessors: positive("--multiprocessors", options.multiprocessors)?,
-        sm: SmModel::with_latencies(
-            positive("--schedulers", options.schedulers)?,
-            options.l1,
-            options.l2,
-            calibration.as_ref(),
-        ),
+        sm: SmModel {
+            memory_slots: match options.memory_slots {
+                Some(slots) => Some(positive("--memory-slots", slots)?),
+                None => None,
+            },
+            ..SmModel::with_latencies(
+                positive("--schedulers", options.schedulers)?,
+                options.l1,
+                options.l2,
+                calibration.as_ref(),
+            )
+        },
         ..Device::default()
     };
     if options.file.ends_with(".pn") {
@@ -285,9 +296,14 @@ fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) 
         }
         return text;
     }
+    let slots = settings
+        .device
+        .sm
+        .memory_slots
+        .map_or(String::new(), |slots| format!(", {slots} memory slots"));
     let _ = writeln!(
         text,
-        "# {}: {} multiprocessors, {} schedulers each, l1 = {}, l2 = {}, seed {}",
+        "# {}: {} multiprocessors, {} schedulers each, l1 = {}, l2 = {}{slots}, seed {}",
         settings.device.name,
         settings.device.multiprocessors,
         settings.device.sm.schedulers,
