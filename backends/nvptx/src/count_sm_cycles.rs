@@ -47,8 +47,9 @@ use crate::nvvm_modules::{
 };
 use melior::Context;
 use melior::dialect::DialectHandle;
+use melior::ir::r#type::IntegerType;
 use melior::ir::{
-    BlockLike, Location, Operation, OperationRef, Type, Value,
+    BlockLike, Location, Operation, OperationRef, Value,
     operation::{OperationBuilder, OperationLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
@@ -239,7 +240,7 @@ fn clock_read<'c>(
     location: Location<'c>,
 ) -> Result<Operation<'c>, PassFailure> {
     OperationBuilder::new("nvvm.read.ptx.sreg.clock64", location)
-        .add_results(&[Type::parse(context, "i64").expect("i64 parses")])
+        .add_results(&[IntegerType::new(context, 64).into()])
         .build()
         .map_err(|_| emit_error(location, "cannot build nvvm.read.ptx.sreg.clock64"))
 }
