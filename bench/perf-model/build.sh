@@ -13,6 +13,8 @@
 # PROFILE=release builds with the release pgpu (faster predictions).
 # CYCLES=1 compiles every case with --count-sm-cycles, so that measure.sh
 # also records each kernel's busiest multiprocessor span in cycles.
+# CASES_FILE names another list of cases (heldout.txt: sizes no choice of
+# the model was made on).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # pgpu links executables with the runtime archive beside it, which only a
@@ -23,7 +25,7 @@ PGPU=target/$profile/pgpu
 here=bench/perf-model
 rm -rf "$here/bin" "$here/predicted"
 mkdir -p "$here/bin" "$here/predicted"
-grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args flags; do
+grep -v '^#' "${CASES_FILE:-$here/cases.txt}" | while IFS='|' read -r name program args flags; do
   [ -n "$name" ] || continue
   # shellcheck disable=SC2086
   "$PGPU" compile --target cuda $flags ${CYCLES:+--count-sm-cycles} "$program" -o "$here/bin/$name.full"

@@ -5,7 +5,9 @@
 # the device). Needs no GPU: the measurements are measure.sh's.
 # Run from the repository root after building a release pgpu:
 #   bench/perf-model/sweep.sh [L1 ...]    (default 20 50 100 200 400 800)
-# PGPU (default target/release/pgpu), L2 (default 2) and JOBS (default
+# CASES_FILE (default cases.txt; another list predicts into
+# predicted-<its name>-...), PGPU (default target/release/pgpu), L2
+# (default 2) and JOBS (default
 # the cores) are taken from the environment. LAUNCHES=<measured folder>
 # also predicts the kernels whose thread count only a run knows, for the
 # launch shapes that folder's first run of each case recorded (pgpu
@@ -20,12 +22,17 @@ L2=${L2:-2}
 JOBS=${JOBS:-$(nproc)}
 here=bench/perf-model
 latencies=("$@")
+# Cases of another list go to folders named after it (heldout.txt:
+# predicted-heldout-l1-<L>/ ...).
+list=$(basename "${CASES_FILE:-cases.txt}" .txt)
+tag=
+[ "$list" = cases ] || tag="-$list"
 [ ${#latencies[@]} -gt 0 ] || latencies=(20 50 100 200 400 800)
 for l1 in "${latencies[@]}"; do
-  out="$here/predicted${LAUNCHES:+-launched}${SLOTS:+-slots$SLOTS}-l1-$l1"
+  out="$here/predicted$tag${LAUNCHES:+-launched}${SLOTS:+-slots$SLOTS}-l1-$l1"
   rm -rf "$out"
   mkdir -p "$out"
-  grep -v '^#' "$here/cases.txt" | while IFS='|' read -r name program args flags; do
+  grep -v '^#' "${CASES_FILE:-$here/cases.txt}" | while IFS='|' read -r name program args flags; do
     [ -n "$name" ] && [ -z "$flags" ] || continue
     printf '%s\0%s\0%s\0' "$name" "$program" "$args"
   done | SLOTS=${SLOTS:-} xargs -0 -n 3 -P "$JOBS" sh -c '
