@@ -100,6 +100,11 @@ def from_us(us):
     return us * CYCLES_PER_US if UNIT == "cycles" else us
 
 
+def to_us(value):
+    """`value` in UNIT in microseconds."""
+    return value / CYCLES_PER_US if UNIT == "cycles" else value
+
+
 def measured(here, case):
     """Kernel name -> (median UNIT per launch, launches)."""
     runs = {}
@@ -253,8 +258,7 @@ def main():
         with open(options.steps_seconds, "w") as out:
             out.write("steps,seconds,label\n")
             for r in rows:
-                seconds = r["measured"] / (CYCLES_PER_US if UNIT == "cycles" else 1) * 1e-6
-                out.write(f"{r['steps']},{seconds:.9g},{r['case']}: {r['kernel']}\n")
+                out.write(f"{r['steps']},{to_us(r['measured']) * 1e-6:.9g},{r['case']}: {r['kernel']}\n")
 
     print(
         f"| case | kernel | threads | x_a | x_s | x_g | steps | model {UNIT} | roofline us "

@@ -84,15 +84,12 @@ struct Loaded {
     module: usize,
     /// Kernel name -> `CUfunction`.
     functions: HashMap<Vec<u8>, usize>,
-    /// Whether the module defines [`GRID_DEPENDENCY_MARKER`]: its kernels
-    /// start with `griddepcontrol.wait`.
-    waits: bool,
-    /// Whether the module defines [`COOPERATIVE_LAUNCH_MARKER`]: its
-    /// kernels have grid barriers.
-    cooperative: bool,
-    /// The address of the module's [`SM_CYCLES_TABLE`], if it has one of
-    /// the right size.
-    sm_cycles: Option<CUdeviceptr>,
+    /// How the module's kernels are launched and timed: whether it
+    /// defines [`GRID_DEPENDENCY_MARKER`] (its kernels start with
+    /// `griddepcontrol.wait`) and [`COOPERATIVE_LAUNCH_MARKER`] (they have
+    /// grid barriers), and the address of its [`SM_CYCLES_TABLE`] if it
+    /// has one of the right size.
+    kind: cuda::KernelKind,
 }
 
 /// The global that `pgpu-wait-grid-dependencies` adds to a module whose
@@ -261,11 +258,13 @@ impl Module {
             (code == CUDA_SUCCESS).then_some((address, bytes))
         };
         let defines = |marker: &str| global(marker).is_some();
-        loaded.waits = defines(GRID_DEPENDENCY_MARKER);
-        loaded.sm_cycles = global(SM_CYCLES_TABLE)
-            .filter(|(_, bytes)| *bytes == 2 * SM_CYCLES_SLOTS * 8)
-            .map(|(address, _)| address);
-        loaded.cooperative = defines(COOPERATIVE_LAUNCH_MARKER);
+        loaded.kind = cuda::KernelKind {
+            waits: defines(GRID_DEPENDENCY_MARKER),
+            cooperative: defines(COOPERATIVE_LAUNCH_MARKER),
+            sm_cycles: global(SM_CYCLES_TABLE)
+                .filter(|(_, bytes)| *bytes == 2 * SM_CYCLES_SLOTS * 8)
+                .map(|(address, _)| address),
+        };
         if defines(BLOCK_KERNEL_MARKER) {
             runtime.raise_stack_for_block_kernels()?;
         }
@@ -290,15 +289,7 @@ impl Module {
         loaded
             .functions
             .insert(name.to_bytes().to_vec(), function as usize);
-        cuda::name_function(
-            function,
-            &kernel,
-            cuda::KernelKind {
-                waits: loaded.waits,
-                cooperative: loaded.cooperative,
-                sm_cycles: loaded.sm_cycles,
-            },
-        );
+        cuda::name_function(function, &kernel, loaded.kind);
         Ok(function)
     }
 }

@@ -9,10 +9,10 @@
 //!   steps, the idle share and, with `--calibration`, microseconds. ARGS
 //!   are the program's arguments, as `argi` reads them. `--launches
 //!   PROFILE` predicts the kernels whose thread count only a run knows
-//!   for the launch shapes a run's `PGPU_PROFILE=kernels` report recorded. `--dot FILE` and
-//!   `--emit-net FILE` write the SM net of one kernel (`--kernel NAME`,
-//!   by default the first one predicted) as Graphviz or in the net text
-//!   format.
+//!   for the launch shapes a run's `PGPU_PROFILE=kernels` report recorded.
+//!   `--dot FILE` and `--emit-net FILE` write the SM net of one kernel
+//!   (`--kernel NAME`, by default the first one predicted) as Graphviz or
+//!   in the net text format.
 //! * `pgpu perf-model NET.pn` simulates a net written in the text format
 //!   (`pgpu_perf_model::text`) to its dead marking and prints the steps,
 //!   the idle steps and the firings (`--trace` prints every step).
