@@ -143,9 +143,7 @@ impl Pass for DefineGridBarrier {
          kernels' registers for co-residency";
 
     fn dependent_dialects() -> Vec<DialectHandle> {
-        // SAFETY: the handle of a dialect linked into the binary.
-        let nvvm = unsafe { DialectHandle::from_raw(mlir_sys::mlirGetDialectHandle__nvvm__()) };
-        vec![DialectHandle::llvm(), nvvm]
+        crate::nvvm_modules::llvm_and_nvvm()
     }
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {

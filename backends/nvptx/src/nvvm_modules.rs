@@ -86,6 +86,16 @@ pub fn module_body<'c, 'a>(module: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 
         .and_then(|region| region.first_block())
 }
 
+/// The dialects of the passes that build LLVM and NVVM ops: their
+/// `Pass::dependent_dialects`.
+pub fn llvm_and_nvvm() -> Vec<melior::dialect::DialectHandle> {
+    // SAFETY: the handle of a dialect linked into the MLIR libraries.
+    let nvvm = unsafe {
+        melior::dialect::DialectHandle::from_raw(mlir_sys::mlirGetDialectHandle__nvvm__())
+    };
+    vec![melior::dialect::DialectHandle::llvm(), nvvm]
+}
+
 /// The entry block of `function`, if it is a definition.
 pub fn entry_block<'c, 'a>(function: OperationRef<'c, 'a>) -> Option<BlockRef<'c, 'a>> {
     function

@@ -43,9 +43,7 @@ impl Pass for ReconvergeWarps {
          together leave it together (activemask before, bar.warp.sync after)";
 
     fn dependent_dialects() -> Vec<DialectHandle> {
-        // SAFETY: the handle of a dialect linked into the MLIR libraries.
-        let nvvm = unsafe { DialectHandle::from_raw(mlir_sys::mlirGetDialectHandle__nvvm__()) };
-        vec![DialectHandle::llvm(), nvvm]
+        crate::nvvm_modules::llvm_and_nvvm()
     }
 
     fn run(&self, operation: OperationRef) -> Result<(), PassFailure> {
