@@ -14,7 +14,10 @@
 # perf-model --launches), into predicted-launched-l1-<L>/ (compare.py
 # --sweep --prefix predicted-launched-l1). SLOTS=K predicts with K memory
 # slots per SM (pgpu perf-model --memory-slots), into
-# predicted-slotsK-l1-<L>/ (or predicted-launched-slotsK-l1-<L>/).
+# predicted-slotsK-l1-<L>/ (or predicted-launched-slotsK-l1-<L>/). WARM=W
+# predicts kernels launched more than once with warm launches at l1 = W
+# (pgpu perf-model --warm-l1), into predicted-warmW-l1-<L>/ (the tags
+# combine in the order launched, warm, slots).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PGPU=${PGPU:-target/release/pgpu}
@@ -29,16 +32,16 @@ tag=
 [ "$list" = cases ] || tag="-$list"
 [ ${#latencies[@]} -gt 0 ] || latencies=(20 50 100 200 400 800)
 for l1 in "${latencies[@]}"; do
-  out="$here/predicted$tag${LAUNCHES:+-launched}${SLOTS:+-slots$SLOTS}-l1-$l1"
+  out="$here/predicted$tag${LAUNCHES:+-launched}${WARM:+-warm$WARM}${SLOTS:+-slots$SLOTS}-l1-$l1"
   rm -rf "$out"
   mkdir -p "$out"
   grep -v '^#' "${CASES_FILE:-$here/cases.txt}" | while IFS='|' read -r name program args flags; do
     [ -n "$name" ] && [ -z "$flags" ] || continue
     printf '%s\0%s\0%s\0' "$name" "$program" "$args"
-  done | SLOTS=${SLOTS:-} xargs -0 -n 3 -P "$JOBS" sh -c '
+  done | SLOTS=${SLOTS:-} WARM=${WARM:-} xargs -0 -n 3 -P "$JOBS" sh -c '
     # $0 pgpu, $1 l1, $2 l2, $3 output folder, $4 recorded launches
     # folder or empty, $5 case, $6 program, $7 args
-    launches=${SLOTS:+--memory-slots $SLOTS}
+    launches="${SLOTS:+--memory-slots $SLOTS} ${WARM:+--warm-l1 $WARM}"
     [ -z "$4" ] || launches="$launches --launches $4/$5.1.txt"
     # shellcheck disable=SC2086
     "$0" perf-model --csv --l1 "$1" --l2 "$2" $launches "$6" -- $7 > "$3/$5.csv"

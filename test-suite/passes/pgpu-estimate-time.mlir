@@ -16,7 +16,7 @@
 // + 1 = 130; global 64 + 1 = 65. 2 blocks of 256 threads: 16 warps, 8 on
 // each of 2 multiprocessors.
 // CHECK-LABEL: gpu.func @histogram
-// CHECK-SAME: pgpu.estimate = {idle_steps = {{[0-9]+}} : i64, steps = {{[0-9]+}} : i64, warps = 16 : i64, x_a = 195 : i64, x_g = 65 : i64, x_s = 130 : i64}
+// CHECK-SAME: pgpu.estimate = {idle_steps = {{[0-9]+}} : i64, launches = 1 : i64, steps = {{[0-9]+}} : i64, warps = 16 : i64, x_a = 195 : i64, x_g = 65 : i64, x_s = 130 : i64}
 // REMARK: remark: @kernels::@histogram: predicted {{[0-9]+}} steps (16 warps, 8 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 195, x_s = 130, x_g = 65
 module attributes {gpu.container_module} {
   gpu.module @kernels {
@@ -66,7 +66,7 @@ module attributes {gpu.container_module} {
 // such blocks.
 // CHECK-LABEL: func.func @scale
 // CHECK: scf.parallel
-// CHECK: pgpu.estimate = {idle_steps = {{[0-9]+}} : i64, steps = {{[0-9]+}} : i64, warps = 32 : i64, x_a = 6 : i64, x_g = 10 : i64, x_s = 0 : i64}
+// CHECK: pgpu.estimate = {idle_steps = {{[0-9]+}} : i64, launches = 1 : i64, steps = {{[0-9]+}} : i64, warps = 32 : i64, x_a = 6 : i64, x_g = 10 : i64, x_s = 0 : i64}
 // REMARK: remark: scale kernel 0: predicted {{[0-9]+}} steps (32 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 6, x_s = 0, x_g = 10
 // ARGS: remark: scale kernel 0: predicted {{[0-9]+}} steps (128 warps, 1 per multiprocessor, 1 round, {{.*}}% idle); per thread x_a = 6, x_s = 0, x_g = 10
 // One thread loading and storing once, by hand as in the model's unit

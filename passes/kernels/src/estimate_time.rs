@@ -12,7 +12,8 @@
 //!
 //! ```mlir
 //! {pgpu.estimate = {steps = 1234 : i64, idle_steps = 56 : i64,
-//!   warps = 32 : i64, x_a = 12 : i64, x_s = 0 : i64, x_g = 3 : i64}}
+//!   launches = 1 : i64, warps = 32 : i64, x_a = 12 : i64, x_s = 0 : i64,
+//!   x_g = 3 : i64}}
 //! ```
 //!
 //! and emits a remark there with the same figures (and the predicted time
@@ -21,9 +22,17 @@
 //! whose trip count is unknown (counted once) is named in the remark, as
 //! the figures are then lower bounds.
 //!
+//! A kernel launched more than once per run (`launches`, from the host
+//! loops around its launch, or from a recorded profile) is predicted per
+//! launch; with a warm latency (`warm-l1`, or the calibration's) its
+//! launches after the first wait that instead of l1 (the model's "warm
+//! launches", a deviation from the paper) and the estimate also records
+//! `warm_steps`.
+//!
 //! Options: the device (`multiprocessors`, `schedulers`), the latencies
 //! `l1` (global) and `l2` (shared; by default the calibration file's, else
-//! the paper's 20 and 2), `block-size` for kernels whose launch
+//! the paper's 20 and 2), `warm-l1` and `cache-bytes` (warm launches; by
+//! default the calibration's latency, else none, and the H200's L2), `block-size` for kernels whose launch
 //! does not fix one, `seed` of the conflict resolution, `args` (the
 //! program's arguments as `pgpu.argi` reads them, comma-separated) and
 //! `calibration` (a file of `pgpu perf-calibrate`).
@@ -41,7 +50,9 @@ use melior::ir::{
 };
 use pgpu_pass_infra::{Pass, PassFailure, PassOption, PassOptions, Severity, emit_diagnostic};
 use pgpu_perf_model::{
-    Device, KernelEstimate, Launch, SmModel, calibration::Calibration, gpu::Estimator,
+    Device, KernelEstimate, Launch, LaunchCount, SmModel, WarmLaunches,
+    calibration::Calibration,
+    gpu::{Estimator, footprint},
 };
 use std::collections::BTreeMap;
 
@@ -149,6 +160,7 @@ fn recorded_estimate(
     estimator: &mut Estimator,
     recorded: &[RecordedLaunch],
     mix: pgpu_perf_model::Mix,
+    working_set: Option<u128>,
 ) -> Result<KernelEstimate, String> {
     let launches: u64 = recorded.iter().map(|shape| shape.launches).sum();
     let (mut steps, mut idle_steps, mut firings) = (0u128, 0u128, 0u128);
@@ -159,7 +171,7 @@ fn recorded_estimate(
             block: shape.block,
         };
         let estimate = estimator
-            .kernel(launch, mix)
+            .repeated(launch, mix, LaunchCount::Known(shape.launches), working_set)
             .map_err(|error| error.to_string())?;
         let weight = u128::from(shape.launches);
         steps += weight * u128::from(estimate.steps);
@@ -219,6 +231,18 @@ impl ModelSettings {
                 _ => options.parse(name).map(Some),
             }
         };
+        let warm = match options.string("warm-l1")?.trim() {
+            "none" => None,
+            "" => calibration.as_ref().and_then(|c| c.warm_global_latency),
+            _ => Some(options.parse("warm-l1")?),
+        }
+        .map(|global_latency| -> Result<WarmLaunches, String> {
+            Ok(WarmLaunches {
+                global_latency,
+                cache_bytes: options.parse("cache-bytes")?,
+            })
+        })
+        .transpose()?;
         let block_size = positive("block-size")?;
         if block_size > 1024 {
             return Err(format!("block-size {block_size} is above 1024"));
@@ -238,6 +262,7 @@ impl ModelSettings {
                         calibration.as_ref(),
                     )
                 },
+                warm,
                 ..Device::default()
             },
             block_size,
@@ -268,37 +293,79 @@ impl ModelSettings {
     /// Predicts every kernel of `module`.
     pub fn predict(&self, module: OperationRef) -> Vec<KernelPrediction> {
         let mut estimator = Estimator::new(self.device.clone(), self.seed);
-        kernel_mixes(Op::of(module), &self.args)
-            .into_iter()
+        let kernels = kernel_mixes(Op::of(module), &self.args);
+        let launches: Vec<Option<Launch>> = kernels
+            .iter()
             .map(|kernel| {
-                let launch = kernel.threads.as_ref().ok().map(|&threads| Launch {
+                kernel.threads.as_ref().ok().map(|&threads| Launch {
                     threads,
-                    block: self.block_of(&kernel, threads),
-                });
-                let recorded = match &kernel.threads {
-                    Err(_) => self.recorded.get(&kernel.name).cloned().unwrap_or_default(),
-                    Ok(_) => Vec::new(),
-                };
-                let estimate = match (&kernel.threads, launch) {
-                    (Err(_), _) if !recorded.is_empty() => {
-                        recorded_estimate(&mut estimator, &recorded, kernel.mix)
-                    }
-                    (Err(why), _) => Err(format!("thread count unknown ({why})")),
-                    (_, Some(launch)) if launch.threads > 0 => estimator
-                        .kernel(launch, kernel.mix)
-                        .map_err(|error| error.to_string()),
-                    _ => Err("the launch has no threads".to_string()),
-                };
-                KernelPrediction {
-                    kernel,
-                    launch,
-                    estimate,
-                    recorded,
-                }
+                    block: self.block_of(kernel, threads),
+                })
             })
-            .collect()
+            .collect();
+        let recorded: Vec<Vec<RecordedLaunch>> = kernels
+            .iter()
+            .map(|kernel| self.recorded.get(&kernel.name).cloned().unwrap_or_default())
+            .collect();
+        // Bytes of one launch: its threads', else the largest recorded.
+        let footprints: Vec<Option<u128>> = kernels
+            .iter()
+            .zip(&recorded)
+            .map(|(kernel, shapes)| {
+                let threads = kernel
+                    .threads
+                    .as_ref()
+                    .ok()
+                    .copied()
+                    .or_else(|| shapes.iter().map(|shape| shape.threads).max())?;
+                Some(footprint(threads, kernel.mix))
+            })
+            .collect();
+        // Kernels of unknown size count nothing: a lower bound, as the
+        // mix of a loop of unknown trip count is.
+        let working_set = |kernel: &KernelMix| -> u128 {
+            kernel
+                .repeated_with
+                .iter()
+                .filter_map(|&other| footprints[other])
+                .sum()
+        };
+        let mut predictions = Vec::new();
+        for ((kernel, launch), shapes) in kernels.iter().zip(launches).zip(recorded) {
+            // A run's record of the launches beats the host loops' count.
+            let count = match (shapes.is_empty(), &kernel.launches) {
+                (false, _) => LaunchCount::Known(shapes.iter().map(|shape| shape.launches).sum()),
+                (true, Ok(count)) => LaunchCount::Known(*count),
+                (true, Err(_)) => LaunchCount::Unknown,
+            };
+            let bytes = Some(working_set(kernel));
+            let estimate = match (&kernel.threads, launch) {
+                (Err(_), _) if !shapes.is_empty() => {
+                    recorded_estimate(&mut estimator, &shapes, kernel.mix, bytes)
+                }
+                (Err(why), _) => Err(format!("thread count unknown ({why})")),
+                (_, Some(launch)) if launch.threads > 0 => estimator
+                    .repeated(launch, kernel.mix, count, bytes)
+                    .map_err(|error| error.to_string()),
+                _ => Err("the launch has no threads".to_string()),
+            };
+            let recorded = match kernel.threads {
+                Err(_) => shapes,
+                Ok(_) => Vec::new(),
+            };
+            predictions.push(KernelPrediction {
+                kernel: kernel.clone(),
+                launch,
+                estimate,
+                recorded,
+            });
+        }
+        predictions
     }
 }
+
+/// [`H200_L2_BYTES`] as the `cache-bytes` option's default.
+const H200_L2_BYTES_TEXT: &str = "52428800";
 
 /// The options of the passes that run the model (`pgpu-estimate-time`,
 /// `pgpu-model-block-size`).
@@ -322,6 +389,16 @@ pub(crate) const MODEL_OPTIONS: &[PassOption] = &[
         name: "l2",
         description: "shared-memory latency in steps (default: the calibration's, else 2)",
         default: "",
+    },
+    PassOption {
+        name: "warm-l1",
+        description: "global-memory latency of a kernel's launches after its first, which find its data in the cache ('none': every launch waits l1, the paper's; default: the calibration's, else none)",
+        default: "",
+    },
+    PassOption {
+        name: "cache-bytes",
+        description: "the cache warm launches find their data in: kernels whose footprint is larger stay cold (default: the H200's 50 MiB L2)",
+        default: H200_L2_BYTES_TEXT,
     },
     PassOption {
         name: "memory-slots",
@@ -378,6 +455,9 @@ impl Pass for EstimateTime {
                 fields.push(("steps", integer(estimate.steps)));
                 fields.push(("idle_steps", integer(estimate.idle_steps)));
                 fields.push(("warps", integer(estimate.warps)));
+                if let Some(warm) = estimate.warm_steps {
+                    fields.push(("warm_steps", integer(warm)));
+                }
                 message.push_str(&format!(
                     "predicted {} steps ({} warps, {} per multiprocessor, {} round{}, {:.1}% idle)",
                     estimate.steps,
@@ -397,6 +477,27 @@ impl Pass for EstimateTime {
             }
             if let Err(why) = &prediction.estimate {
                 message.push_str(&format!("no prediction: {why}"));
+            }
+            match &kernel.launches {
+                Ok(count) => {
+                    fields.push(("launches", integer(*count)));
+                    if *count != 1 {
+                        message.push_str(&format!("; {count} launches per run"));
+                    }
+                }
+                Err(why) => message.push_str(&format!("; launches per run unknown ({why})")),
+            }
+            if let Ok(KernelEstimate {
+                warm_steps: Some(warm),
+                ..
+            }) = &prediction.estimate
+            {
+                message.push_str(&match kernel.launches {
+                    Ok(_) => format!(
+                        " (steps per launch: the first cold, the others warm at {warm} steps)"
+                    ),
+                    Err(_) => format!(" (taken as many launches, all warm at {warm} steps)"),
+                });
             }
             let mix = kernel.mix;
             message.push_str(&format!(
@@ -425,5 +526,16 @@ impl Pass for EstimateTime {
             emit_diagnostic(anchor.melior_location(), Severity::Remark, &message);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cache_bytes_default_is_the_h200_l2() {
+        assert_eq!(
+            super::H200_L2_BYTES_TEXT,
+            pgpu_perf_model::gpu::H200_L2_BYTES.to_string()
+        );
     }
 }

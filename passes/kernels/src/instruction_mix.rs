@@ -41,6 +41,19 @@
 //! module adds the callee's mix; a recursive call counts once and is
 //! listed. Terminators and constants cost nothing.
 //!
+//! Each kernel also gets its **launches per run of the program**, for the
+//! model's warm launches: the trip counts of the host loops around its
+//! launch site (`scf.for`, `scf.while`; a site in a `scf.while`'s
+//! condition runs once more than its body), times the runs of the host
+//! function it is in: the sum over that function's calls of their own
+//! counts (`main`, and a function nothing calls, run once). A loop whose
+//! count is not known, or a recursive function, makes the count unknown.
+//! What runs between two launches of a kernel is its *repeat scope*: the
+//! innermost host loop around the launch site (looked for through the
+//! call of its function where it has one call), else its function. The
+//! kernels launched in that scope, or in functions called from it, are
+//! the ones whose data share the cache with it between its launches.
+//!
 //! We write this analysis ourselves: upstream MLIR has no instruction
 //! counting that distinguishes memory spaces or folds trip counts across
 //! calls and launches.
@@ -88,6 +101,14 @@ pub struct KernelMix {
     pub threads: Result<u64, Unknown>,
     /// Threads per block, when the launch fixes it.
     pub block: Option<u64>,
+    /// Launches per run of the program, when known.
+    pub launches: Result<u64, Unknown>,
+    /// Indices (into the analysis's list) of the kernels launched in this
+    /// one's repeat scope, itself included; empty when nothing repeats it.
+    pub repeated_with: Vec<usize>,
+    /// The launch site: the host kernel or `gpu.launch`, or the
+    /// `gpu.launch_func`.
+    pub(crate) site: Op,
     /// Whether the thread count reads the program's arguments
     /// (`pgpu.argi`): it then holds for those arguments only.
     pub threads_read_arguments: bool,
@@ -136,18 +157,18 @@ pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
             let mut kernel =
                 analysis.kernel(op, op, format!("{function} kernel {k}"), threads, block);
             kernel.threads_read_arguments = read_arguments;
+            kernel.launches = analysis.launch_count(op);
+            kernel.site = op;
             kernels.push(kernel);
         } else if op.is("gpu.launch") {
             let function = op.enclosing_function().map(source_name).unwrap_or_default();
             let k = number(&mut numbers, &format!("{function} launch"));
             let (threads, block) = analysis.launch_sizes(op, 0);
-            kernels.push(analysis.kernel(
-                op,
-                op,
-                format!("{function} gpu.launch {k}"),
-                threads,
-                block,
-            ));
+            let mut kernel =
+                analysis.kernel(op, op, format!("{function} gpu.launch {k}"), threads, block);
+            kernel.launches = analysis.launch_count(op);
+            kernel.site = op;
+            kernels.push(kernel);
         } else if op.is("gpu.func") && op.has_attribute("gpu.kernel") {
             let name = kernel_symbol(op);
             let launches = analysis.launches.get(&name).cloned().unwrap_or_default();
@@ -161,10 +182,28 @@ pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
                 let (threads, block) = analysis.launch_sizes(launch, launch_operand_start(launch));
                 analysis.bound_launch = Some(launch);
                 let anchor = if several { launch } else { op };
-                kernels.push(analysis.kernel(op, anchor, name.clone(), threads, block));
+                let mut kernel = analysis.kernel(op, anchor, name.clone(), threads, block);
                 analysis.bound_launch = None;
+                kernel.launches = analysis.launch_count(launch);
+                kernel.site = launch;
+                kernels.push(kernel);
             }
         }
+    }
+    for index in 0..kernels.len() {
+        let Some(scope) = analysis.repeat_scope(kernels[index].site) else {
+            continue;
+        };
+        let called = analysis.functions_called_within(scope);
+        kernels[index].repeated_with = (0..kernels.len())
+            .filter(|&other| {
+                let site = kernels[other].site;
+                site.is_within(scope)
+                    || site
+                        .enclosing_function()
+                        .is_some_and(|function| called.contains(&function))
+            })
+            .collect();
     }
     kernels
 }
@@ -335,6 +374,9 @@ impl<'a> Analysis<'a> {
             mix,
             threads,
             block,
+            launches: Ok(1),
+            repeated_with: Vec::new(),
+            site: body_of,
             threads_read_arguments: false,
             unknown,
             anchor,
@@ -366,6 +408,112 @@ impl<'a> Analysis<'a> {
             });
         }
         self.thread_indices = indices.into_iter().zip(values).collect();
+    }
+
+    /// How many times `site` runs in one run of the program (see the
+    /// header).
+    fn launch_count(&mut self, site: Op) -> Result<u64, Unknown> {
+        let read_arguments = self.read_arguments;
+        let mut calling = Vec::new();
+        let count = self.runs(site, &mut calling);
+        self.read_arguments = read_arguments;
+        count
+    }
+
+    /// [`Self::launch_count`] of `site`, below the functions `calling`
+    /// (recursion).
+    fn runs(&mut self, site: Op, calling: &mut Vec<Op>) -> Result<u64, Unknown> {
+        let mut count: u64 = 1;
+        let mut child = site;
+        while let Some(op) = child.parent() {
+            let trips = match op.name().as_str() {
+                "scf.for" => self.trips(op, op.operand(0), op.operand(1), op.operand(2))?,
+                "scf.while" => {
+                    let in_condition = op.entry_block(0) == Some(child.block_of());
+                    self.while_trips(op)? + u64::from(in_condition)
+                }
+                "func.func" => return Ok(count.saturating_mul(self.function_runs(op, calling)?)),
+                _ => 1,
+            };
+            count = count.saturating_mul(trips);
+            child = op;
+        }
+        Ok(count)
+    }
+
+    /// Runs of a host function: the sum of its calls' runs, or 1 for one
+    /// nothing calls (`main`).
+    fn function_runs(&mut self, function: Op, calling: &mut Vec<Op>) -> Result<u64, Unknown> {
+        let name = symbol_attribute(function, "sym_name").unwrap_or_default();
+        let calls = self.calls.get(&name).cloned().unwrap_or_default();
+        if calls.is_empty() {
+            return Ok(1);
+        }
+        if calling.contains(&function) {
+            return Err(self.unknown(function, "a recursive function launches it"));
+        }
+        calling.push(function);
+        let mut total: u64 = 0;
+        for call in calls {
+            match self.runs(call, calling) {
+                Ok(runs) => total = total.saturating_add(runs),
+                Err(why) => {
+                    calling.pop();
+                    return Err(why);
+                }
+            }
+        }
+        calling.pop();
+        Ok(total)
+    }
+
+    /// The repeat scope of `site` (see the header): the innermost host loop
+    /// around it, through the single call of its function; else that
+    /// function, unless nothing calls it more than once (`None`).
+    fn repeat_scope(&self, site: Op) -> Option<Op> {
+        let mut seen = Vec::new();
+        let mut child = site;
+        while let Some(op) = child.parent() {
+            if op.is("scf.for") || op.is("scf.while") {
+                return Some(op);
+            }
+            if op.is("func.func") {
+                let name = symbol_attribute(op, "sym_name").unwrap_or_default();
+                match self.calls.get(&name).map(Vec::as_slice) {
+                    None | Some([]) => return None,
+                    Some([call]) if !seen.contains(&op) => {
+                        seen.push(op);
+                        child = *call;
+                        continue;
+                    }
+                    Some(_) => return Some(op),
+                }
+            }
+            child = op;
+        }
+        None
+    }
+
+    /// The functions called in `scope`, directly or through the functions
+    /// it calls.
+    fn functions_called_within(&self, scope: Op) -> HashSet<Op> {
+        let mut called = HashSet::new();
+        let mut work = vec![scope];
+        while let Some(op) = work.pop() {
+            for nested in op.nested() {
+                if !nested.is("func.call") {
+                    continue;
+                }
+                let callee = symbol_attribute(nested, "callee")
+                    .and_then(|name| self.functions.get(&name).copied());
+                if let Some(callee) = callee
+                    && called.insert(callee)
+                {
+                    work.push(callee);
+                }
+            }
+        }
+        called
     }
 
     /// Threads of a host kernel: the product of its trip counts.

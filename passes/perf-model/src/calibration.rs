@@ -16,6 +16,10 @@
 //!
 //! The file is a few `key = value` lines (`#` starts a comment):
 //!
+//! A third latency, `warm_global_latency`, is l1 for the launches of a
+//! kernel after its first (the "warm launches" of `gpu.rs`); a file that
+//! records it turns that deviation on.
+//!
 //! ```text
 //! device = NVIDIA H200
 //! seconds_per_step = 1.5e-9
@@ -24,6 +28,7 @@
 //! spearman = 0.93
 //! global_latency = 400
 //! shared_latency = 2
+//! warm_global_latency = 100
 //! ```
 
 use std::fmt::Write;
@@ -41,6 +46,8 @@ pub struct Calibration {
     /// l1 and l2 of the steps fitted, when recorded.
     pub global_latency: Option<u64>,
     pub shared_latency: Option<u64>,
+    /// l1 of a kernel's warm launches, when recorded.
+    pub warm_global_latency: Option<u64>,
 }
 
 /// A bad calibration file or measurement set.
@@ -93,6 +100,7 @@ impl Calibration {
             spearman: spearman(measurements),
             global_latency: None,
             shared_latency: None,
+            warm_global_latency: None,
         })
     }
 
@@ -108,7 +116,7 @@ impl Calibration {
         let mut launch = None;
         let mut samples = 0;
         let mut rank = f64::NAN;
-        let (mut global_latency, mut shared_latency) = (None, None);
+        let (mut global_latency, mut shared_latency, mut warm_global_latency) = (None, None, None);
         for (index, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or_default().trim();
             if line.is_empty() {
@@ -134,15 +142,15 @@ impl Calibration {
                 "seconds_per_step" => per_step = Some(number()?),
                 "launch_seconds" => launch = Some(number()?),
                 "samples" => samples = number()? as usize,
-                "global_latency" | "shared_latency" => {
+                "global_latency" | "shared_latency" | "warm_global_latency" => {
                     let latency = value
                         .parse::<u64>()
                         .map_err(|_| syntax(format!("'{key}' needs a whole number of steps")))?;
-                    if key == "global_latency" {
-                        global_latency = Some(latency);
-                    } else {
-                        shared_latency = Some(latency);
-                    }
+                    *match key {
+                        "global_latency" => &mut global_latency,
+                        "shared_latency" => &mut shared_latency,
+                        _ => &mut warm_global_latency,
+                    } = Some(latency);
                 }
                 "spearman" => {
                     rank = value
@@ -160,6 +168,7 @@ impl Calibration {
             spearman: rank,
             global_latency,
             shared_latency,
+            warm_global_latency,
         })
     }
 
@@ -178,6 +187,9 @@ impl Calibration {
         }
         if let Some(latency) = self.shared_latency {
             let _ = writeln!(text, "shared_latency = {latency}");
+        }
+        if let Some(latency) = self.warm_global_latency {
+            let _ = writeln!(text, "warm_global_latency = {latency}");
         }
         text
     }

@@ -63,6 +63,22 @@
 //! cycles, so 4000 B, about 31 accesses of 128 B (PERF.md measures 16, 32
 //! and 64).
 //!
+//! **Warm launches** (a deviation from the paper, off by default). The
+//! paper's l1 is one latency for every global access. On a device with a
+//! large L2 (50 MiB on the H200) a kernel launched again finds the data and
+//! code its previous launch touched in the cache, and its accesses wait
+//! about a quarter as long (PERF.md, "Warm launches"). With
+//! `Device::warm = Some(WarmLaunches { global_latency, cache_bytes })`, a
+//! kernel launched n times per run ([`LaunchCount`]) is predicted per
+//! launch as `(cold + (n - 1) * warm) / n`: one launch simulated at l1 and
+//! the others at the warm latency. Its data stay in the cache only when
+//! everything launched between its launches fits: the caller gives that
+//! working set (the footprints, [`footprint`], of the kernels in the loop
+//! that repeats it), and one larger than `cache_bytes`, or unknown, keeps
+//! every launch cold. A kernel launched an unknown number of times (a
+//! loop whose count only a run knows) is taken to run many times, so
+//! warm.
+//!
 //! **Kernels.** The model simulates one SM. A launch of `threads` threads
 //! in blocks of `block` spreads its blocks over the device's
 //! multiprocessors; the busiest one runs `ceil(blocks / SMs)` blocks in
@@ -96,7 +112,7 @@ impl Mix {
 }
 
 /// The parameters of the SM net.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SmModel {
     /// Initial tokens of `p0`: warp schedulers per SM.
     pub schedulers: u64,
@@ -294,6 +310,40 @@ pub struct Device {
     pub max_warps_per_sm: u64,
     pub max_blocks_per_sm: u64,
     pub sm: SmModel,
+    /// Launches after a kernel's first, when they find its data cached
+    /// (see "Warm launches" above); None: every launch waits l1.
+    pub warm: Option<WarmLaunches>,
+}
+
+/// The cache that makes a kernel's later launches faster than its first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarmLaunches {
+    /// l1 of a launch whose data a previous launch left in the cache.
+    pub global_latency: u64,
+    /// The cache's size: a kernel whose working set is larger stays cold.
+    pub cache_bytes: u64,
+}
+
+/// The L2 of an NVIDIA H200 (and H100), [`WarmLaunches::cache_bytes`]'s
+/// default.
+pub const H200_L2_BYTES: u64 = 50 << 20;
+
+/// Bytes one global access of a thread moves in the footprint estimate:
+/// the mix counts accesses, not their widths, and most are 32-bit words.
+pub const WORD_BYTES: u64 = 4;
+
+/// The bytes a launch of `threads` threads of `mix` moves through global
+/// memory, as the cache sees them: every access a distinct word.
+pub fn footprint(threads: u64, mix: Mix) -> u128 {
+    u128::from(threads) * u128::from(mix.global) * u128::from(WORD_BYTES)
+}
+
+/// How many times a kernel is launched in one run of its program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaunchCount {
+    Known(u64),
+    /// In a loop whose trip count only a run knows: many times.
+    Unknown,
 }
 
 impl Default for Device {
@@ -307,6 +357,7 @@ impl Default for Device {
             max_warps_per_sm: 64,
             max_blocks_per_sm: 32,
             sm: SmModel::default(),
+            warm: None,
         }
     }
 }
@@ -331,6 +382,9 @@ pub struct KernelEstimate {
     pub steps: u64,
     pub idle_steps: u64,
     pub firings: u64,
+    /// Steps of a warm launch, when the estimate is the mean of a cold
+    /// first launch and warm ones (see "Warm launches" above).
+    pub warm_steps: Option<u64>,
 }
 
 impl KernelEstimate {
@@ -339,12 +393,13 @@ impl KernelEstimate {
     }
 }
 
-/// Kernel estimates with the SM simulations memoized by warp count and mix.
+/// Kernel estimates with the SM simulations memoized by SM parameters,
+/// warp count and mix.
 #[derive(Debug)]
 pub struct Estimator {
     pub device: Device,
     pub seed: u64,
-    simulations: HashMap<(u64, Mix), Outcome>,
+    simulations: HashMap<(SmModel, u64, Mix), Outcome>,
 }
 
 impl Estimator {
@@ -358,14 +413,70 @@ impl Estimator {
 
     /// One SM running `warps` warps of `mix` (memoized).
     pub fn sm(&mut self, warps: u64, mix: Mix) -> Result<&Outcome, ModelError> {
-        Ok(match self.simulations.entry((warps, mix)) {
+        self.sm_of(self.device.sm, warps, mix)
+    }
+
+    fn sm_of(&mut self, sm: SmModel, warps: u64, mix: Mix) -> Result<&Outcome, ModelError> {
+        Ok(match self.simulations.entry((sm, warps, mix)) {
             Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => new.insert(self.device.sm.simulate(warps, mix, self.seed)?),
+            Entry::Vacant(new) => new.insert(sm.simulate(warps, mix, self.seed)?),
         })
     }
 
-    /// The estimate of `launch` with every thread running `mix`.
+    /// The estimate of one launch of `launch` with every thread running
+    /// `mix`, every access waiting l1 (a first launch).
     pub fn kernel(&mut self, launch: Launch, mix: Mix) -> Result<KernelEstimate, ModelError> {
+        self.kernel_on(self.device.sm, launch, mix)
+    }
+
+    /// The estimate per launch of a kernel launched `count` times per
+    /// run, with `working_set` bytes (when known) touched between two of
+    /// its launches: the first launch cold, the others warm where the
+    /// device has [`WarmLaunches`] and the working set fits its cache (see
+    /// "Warm launches" above); else [`Self::kernel`].
+    pub fn repeated(
+        &mut self,
+        launch: Launch,
+        mix: Mix,
+        count: LaunchCount,
+        working_set: Option<u128>,
+    ) -> Result<KernelEstimate, ModelError> {
+        let cold = self.kernel(launch, mix)?;
+        let warm = match (self.device.warm, working_set) {
+            (Some(warm), Some(bytes))
+                if count != LaunchCount::Known(1) && bytes <= u128::from(warm.cache_bytes) =>
+            {
+                warm
+            }
+            _ => return Ok(cold),
+        };
+        let sm = SmModel {
+            global_latency: warm.global_latency,
+            ..self.device.sm
+        };
+        let hot = self.kernel_on(sm, launch, mix)?;
+        let mean = |first: u64, rest: u64| match count {
+            LaunchCount::Known(n) if n > 1 => {
+                let total = u128::from(first) + u128::from(n - 1) * u128::from(rest);
+                u64::try_from(total / u128::from(n)).unwrap_or(u64::MAX)
+            }
+            _ => rest,
+        };
+        Ok(KernelEstimate {
+            steps: mean(cold.steps, hot.steps),
+            idle_steps: mean(cold.idle_steps, hot.idle_steps),
+            firings: mean(cold.firings, hot.firings),
+            warm_steps: Some(hot.steps),
+            ..cold
+        })
+    }
+
+    fn kernel_on(
+        &mut self,
+        sm: SmModel,
+        launch: Launch,
+        mix: Mix,
+    ) -> Result<KernelEstimate, ModelError> {
         if launch.threads == 0 || launch.block == 0 {
             return Err(ModelError::EmptyLaunch(launch.threads, launch.block));
         }
@@ -381,8 +492,8 @@ impl Estimator {
         let rounds = assigned.div_ceil(resident);
         let first = resident.min(assigned) * warps_per_block;
         let last_blocks = assigned - (rounds - 1) * resident;
-        let full = self.sm(first, mix)?.clone();
-        let tail = self.sm(last_blocks * warps_per_block, mix)?.clone();
+        let full = self.sm_of(sm, first, mix)?.clone();
+        let tail = self.sm_of(sm, last_blocks * warps_per_block, mix)?.clone();
         let (steps, idle_steps, firings) = (
             full.steps * (rounds - 1) + tail.steps,
             full.idle_steps * (rounds - 1) + tail.idle_steps,
@@ -395,6 +506,7 @@ impl Estimator {
             steps,
             idle_steps,
             firings,
+            warm_steps: None,
         })
     }
 }

@@ -27,6 +27,6 @@ pub mod net;
 pub mod simulate;
 pub mod text;
 
-pub use gpu::{Device, KernelEstimate, Launch, Mix, SmModel};
+pub use gpu::{Device, KernelEstimate, Launch, LaunchCount, Mix, SmModel, WarmLaunches};
 pub use net::{Net, NetError, PlaceId, TransitionId};
 pub use simulate::{Outcome, SimulateError, Simulation, StepLimit};

@@ -9,7 +9,10 @@
 //!   steps, the idle share and, with `--calibration`, microseconds. ARGS
 //!   are the program's arguments, as `argi` reads them. `--launches
 //!   PROFILE` predicts the kernels whose thread count only a run knows
-//!   for the launch shapes a run's `PGPU_PROFILE=kernels` report recorded.
+//!   for the launch shapes a run's `PGPU_PROFILE=kernels` report recorded,
+//!   and takes every kernel's launch count from it. `--warm-l1 L` predicts
+//!   a kernel launched more than once with its later launches waiting L
+//!   (the model's warm launches; `none` turns off a calibration's).
 //!   `--dot FILE` and `--emit-net FILE` write the SM net of one kernel
 //!   (`--kernel NAME`, by default the first one predicted) as Graphviz or
 //!   in the net text format.
@@ -25,7 +28,8 @@ use clap::Args;
 use pgpu_kernel_passes::{KernelPrediction, ModelSettings};
 use pgpu_pass_infra::tool;
 use pgpu_perf_model::{
-    Device, Simulation, SmModel, StepLimit, calibration::Calibration, dot::to_dot, text,
+    Device, Simulation, SmModel, StepLimit, WarmLaunches, calibration::Calibration, dot::to_dot,
+    gpu::H200_L2_BYTES, text,
 };
 use std::fmt::Write;
 
@@ -56,6 +60,15 @@ pub struct PerfModelOptions {
     /// [default: none].
     #[arg(long = "memory-slots", value_name = "K")]
     memory_slots: Option<u64>,
+    /// Global-memory latency of a kernel's launches after its first, which
+    /// find its data in the cache (a deviation from the paper; `none`:
+    /// every launch waits l1) [default: the calibration's, else none].
+    #[arg(long = "warm-l1", value_name = "L|none")]
+    warm_l1: Option<String>,
+    /// The cache warm launches find their data in, in bytes: a kernel
+    /// whose loop touches more between its launches stays cold.
+    #[arg(long = "cache-bytes", default_value_t = H200_L2_BYTES)]
+    cache_bytes: u64,
     /// Seed of the random permutations that resolve conflicts.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -110,6 +123,10 @@ pub struct CalibrateOptions {
     /// The shared-memory latency the steps were predicted with.
     #[arg(long)]
     l2: Option<u64>,
+    /// The warm launches' global-memory latency the steps were predicted
+    /// with (`pgpu perf-model --warm-l1`).
+    #[arg(long = "warm-l1")]
+    warm_l1: Option<u64>,
 }
 
 pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
@@ -117,8 +134,19 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
         Some(path) => Some(read_calibration(path)?),
         None => None,
     };
+    let warm_latency = match options.warm_l1.as_deref().map(str::trim) {
+        None => calibration.as_ref().and_then(|c| c.warm_global_latency),
+        Some("none") => None,
+        Some(text) => Some(text.parse::<u64>().map_err(|_| {
+            eprintln!("error: --warm-l1 takes a number of steps or 'none', not '{text}'")
+        })?),
+    };
     let device = Device {
         multiprocessors: positive("--multiprocessors", options.multiprocessors)?,
+        warm: warm_latency.map(|global_latency| WarmLaunches {
+            global_latency,
+            cache_bytes: options.cache_bytes,
+        }),
         sm: SmModel {
             memory_slots: match options.memory_slots {
                 Some(slots) => Some(positive("--memory-slots", slots)?),
@@ -213,7 +241,8 @@ fn read_calibration(path: &str) -> Result<Calibration, ()> {
 /// The table of `pgpu perf-model`.
 fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) -> String {
     let mut header = vec![
-        "kernel", "threads", "warps", "warps/SM", "x_a", "x_s", "x_g", "steps", "idle %",
+        "kernel", "threads", "launches", "warps", "warps/SM", "x_a", "x_s", "x_g", "steps",
+        "idle %",
     ];
     if settings.calibration.is_some() {
         header.push("us");
@@ -238,7 +267,12 @@ fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) 
             }
             Err(_) => "?".to_string(),
         };
-        let mut row = vec![kernel.name.clone(), threads];
+        let count = match (launches, &kernel.launches) {
+            (0, Ok(count)) => count.to_string(),
+            (0, Err(_)) => "?".to_string(),
+            (recorded, _) => recorded.to_string(),
+        };
+        let mut row = vec![kernel.name.clone(), threads, count];
         let mut notes = Vec::new();
         if launches > 0 {
             let (low, high) = recorded.iter().fold((u64::MAX, 0), |(low, high), shape| {
@@ -258,6 +292,12 @@ fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) 
                 row.extend([mix.arithmetic, mix.shared, mix.global].map(|n| n.to_string()));
                 row.push(estimate.steps.to_string());
                 row.push(format!("{:.1}", 100.0 * estimate.idle_share()));
+                if let Some(warm) = estimate.warm_steps {
+                    notes.push(match (launches, &kernel.launches) {
+                        (0, Err(_)) => format!("taken as many launches, all warm: {warm} steps"),
+                        _ => format!("steps per launch: the first cold, the others {warm}"),
+                    });
+                }
                 if let Some(calibration) = &settings.calibration {
                     row.push(format!("{:.2}", 1e6 * calibration.seconds(estimate.steps)));
                 }
@@ -301,9 +341,15 @@ fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) 
         .sm
         .memory_slots
         .map_or(String::new(), |slots| format!(", {slots} memory slots"));
+    let warm = settings.device.warm.map_or(String::new(), |warm| {
+        format!(
+            ", warm l1 = {} within {} bytes",
+            warm.global_latency, warm.cache_bytes
+        )
+    });
     let _ = writeln!(
         text,
-        "# {}: {} multiprocessors, {} schedulers each, l1 = {}, l2 = {}{slots}, seed {}",
+        "# {}: {} multiprocessors, {} schedulers each, l1 = {}, l2 = {}{warm}{slots}, seed {}",
         settings.device.name,
         settings.device.multiprocessors,
         settings.device.sm.schedulers,
@@ -485,6 +531,7 @@ pub fn calibrate(options: &CalibrateOptions) -> Result<(), ()> {
     let fit = Calibration {
         global_latency: options.l1,
         shared_latency: options.l2,
+        warm_global_latency: options.warm_l1,
         ..Calibration::fit(&options.device, &measurements)
             .map_err(|error| eprintln!("error: {name}: {error}"))?
     };

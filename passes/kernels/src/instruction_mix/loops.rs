@@ -134,7 +134,7 @@ impl Analysis<'_> {
     }
 
     /// The trip count of an `scf.while`: its closed form, else stepped.
-    fn while_trips(&mut self, op: Op) -> Result<u64, Unknown> {
+    pub(super) fn while_trips(&mut self, op: Op) -> Result<u64, Unknown> {
         match self.while_trips_closed(op) {
             Some(Ok(trips)) => Ok(trips),
             Some(Err(reason)) => Err(self.unknown(op, reason)),
