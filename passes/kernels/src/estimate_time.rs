@@ -150,6 +150,9 @@ pub struct KernelPrediction {
     /// The recorded launches the estimate is for, where the IR does not
     /// give the thread count (empty otherwise).
     pub recorded: Vec<RecordedLaunch>,
+    /// Launches per run the estimate is for: the recorded ones', else the
+    /// host loops' count.
+    pub launches: LaunchCount,
 }
 
 /// The estimate per launch of a kernel launched as `recorded`: each
@@ -358,6 +361,7 @@ impl ModelSettings {
                 launch,
                 estimate,
                 recorded,
+                launches: count,
             });
         }
         predictions

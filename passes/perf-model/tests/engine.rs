@@ -7,7 +7,7 @@ use pgpu_perf_model::{
     Mix, Net, Simulation, SmModel, StepLimit,
     calibration::{Calibration, spearman},
     dot::to_dot,
-    gpu::{Device, Estimator, Launch},
+    gpu::{Device, Estimator, Launch, LaunchCount, WarmLaunches},
     text::{parse, print},
 };
 
@@ -391,6 +391,18 @@ fn calibration_fits_a_line_and_reads_back() {
         (back.global_latency, back.shared_latency),
         (Some(400), Some(8))
     );
+    assert_eq!(back.warm_global_latency, None);
+    let warm = Calibration {
+        warm_global_latency: Some(100),
+        ..with_latencies
+    };
+    assert!(warm.print().contains("warm_global_latency = 100\n"));
+    assert_eq!(
+        Calibration::parse(&warm.print())
+            .unwrap()
+            .warm_global_latency,
+        Some(100)
+    );
     assert!(
         Calibration::parse(
             "device = x
@@ -484,4 +496,65 @@ fn repeated_steps_at_once_match_step_by_step() {
             .run_step_by_step(StepLimit(500))
             .unwrap_err()
     );
+}
+
+#[test]
+fn warm_launches_average_one_cold_launch_with_warm_ones() {
+    // One thread of one global access: t4, t1, t5, l1 x t8, t9, t11, then
+    // t16, so l1 + 6 steps: 406 cold (l1 = 400), 106 warm (100). Four
+    // launches per run: (406 + 3 x 106) / 4 = 181 steps per launch.
+    let device = Device {
+        sm: SmModel {
+            global_latency: 400,
+            ..SmModel::default()
+        },
+        warm: Some(WarmLaunches {
+            global_latency: 100,
+            cache_bytes: 1000,
+        }),
+        ..Device::default()
+    };
+    let mut estimator = Estimator::new(device.clone(), 1);
+    let launch = Launch {
+        threads: 1,
+        block: 1,
+    };
+    let mix = Mix {
+        arithmetic: 0,
+        shared: 0,
+        global: 1,
+    };
+    let footprint = pgpu_perf_model::gpu::footprint(1, mix);
+    assert_eq!(footprint, 4);
+    let mut repeated =
+        |count, working_set| estimator.repeated(launch, mix, count, working_set).unwrap();
+    let four = repeated(LaunchCount::Known(4), Some(footprint));
+    assert_eq!((four.steps, four.warm_steps), (181, Some(106)));
+    // Launched once, or with a working set beyond the cache or unknown:
+    // every launch cold.
+    for (count, working_set) in [
+        (LaunchCount::Known(1), Some(footprint)),
+        (LaunchCount::Known(4), Some(1001)),
+        (LaunchCount::Known(4), None),
+    ] {
+        let cold = repeated(count, working_set);
+        assert_eq!((cold.steps, cold.warm_steps), (406, None));
+    }
+    // A working set of exactly the cache still fits.
+    assert_eq!(repeated(LaunchCount::Known(4), Some(1000)).steps, 181);
+    // An unknown count is many launches: all warm.
+    let many = repeated(LaunchCount::Unknown, Some(footprint));
+    assert_eq!((many.steps, many.warm_steps), (106, Some(106)));
+    // Without warm launches, the paper's model: every launch waits l1.
+    let mut paper = Estimator::new(
+        Device {
+            warm: None,
+            ..device
+        },
+        1,
+    );
+    let cold = paper
+        .repeated(launch, mix, LaunchCount::Known(4), Some(footprint))
+        .unwrap();
+    assert_eq!((cold.steps, cold.warm_steps), (406, None));
 }

@@ -28,8 +28,8 @@ use clap::Args;
 use pgpu_kernel_passes::{KernelPrediction, ModelSettings};
 use pgpu_pass_infra::tool;
 use pgpu_perf_model::{
-    Device, Simulation, SmModel, StepLimit, WarmLaunches, calibration::Calibration, dot::to_dot,
-    gpu::H200_L2_BYTES, text,
+    Device, LaunchCount, Simulation, SmModel, StepLimit, WarmLaunches, calibration::Calibration,
+    dot::to_dot, gpu::H200_L2_BYTES, text,
 };
 use std::fmt::Write;
 
@@ -267,10 +267,9 @@ fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) 
             }
             Err(_) => "?".to_string(),
         };
-        let count = match (launches, &kernel.launches) {
-            (0, Ok(count)) => count.to_string(),
-            (0, Err(_)) => "?".to_string(),
-            (recorded, _) => recorded.to_string(),
+        let count = match prediction.launches {
+            LaunchCount::Known(count) => count.to_string(),
+            LaunchCount::Unknown => "?".to_string(),
         };
         let mut row = vec![kernel.name.clone(), threads, count];
         let mut notes = Vec::new();
@@ -293,9 +292,13 @@ fn table(predictions: &[KernelPrediction], settings: &ModelSettings, csv: bool) 
                 row.push(estimate.steps.to_string());
                 row.push(format!("{:.1}", 100.0 * estimate.idle_share()));
                 if let Some(warm) = estimate.warm_steps {
-                    notes.push(match (launches, &kernel.launches) {
-                        (0, Err(_)) => format!("taken as many launches, all warm: {warm} steps"),
-                        _ => format!("steps per launch: the first cold, the others {warm}"),
+                    notes.push(match prediction.launches {
+                        LaunchCount::Unknown => {
+                            format!("taken as many launches, all warm: {warm} steps")
+                        }
+                        LaunchCount::Known(_) => {
+                            format!("steps per launch: the first cold, the others {warm}")
+                        }
                     });
                 }
                 if let Some(calibration) = &settings.calibration {
