@@ -27,6 +27,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope --allow-unused-prefix
 
 config.substitutions.append(("%pgpu_dialect_plugin", os.path.join(build_dir, "libPgpuDialectPlugin.so")))
 config.substitutions.append(("%repo_root", repo_root))
+config.substitutions.append(("%pgpu_bin", build_dir))
 config.substitutions.append(("%pgpu_runtime_lib", os.path.join(build_dir, "libpgpu_runtime.a")))
 config.substitutions.append(("%clang", os.path.join(llvm_bin, "clang")))
 python = shutil.which("python3") or "python3"

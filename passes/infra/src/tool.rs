@@ -280,3 +280,43 @@ pub fn write_output(path: &str, text: &str) -> Result<(), FileError> {
     file.persist(path).map_err(|e| error(e.error.to_string()))?;
     Ok(())
 }
+
+/// The pipelines `pipelines` (each `builtin.module(...)`) run one after
+/// the other, as one textual pipeline: what a tool that runs them in turn
+/// prints for `pgpu-opt --pass-pipeline=` to replay. Empty ones are
+/// skipped; a pipeline not anchored on `builtin.module` is an internal
+/// error.
+pub fn join_module_pipelines(pipelines: &[&str]) -> Result<String, String> {
+    let mut passes = Vec::new();
+    for pipeline in pipelines {
+        let inner = pipeline
+            .trim()
+            .strip_prefix("builtin.module(")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .ok_or_else(|| {
+                format!("internal error: '{pipeline}' is not a builtin.module pipeline")
+            })?;
+        if !inner.is_empty() {
+            passes.push(inner);
+        }
+    }
+    Ok(format!("builtin.module({})", passes.join(",")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_module_pipelines;
+
+    #[test]
+    fn module_pipelines_join_in_order() {
+        assert_eq!(
+            join_module_pipelines(&[
+                "builtin.module(a,b{x=1})",
+                "builtin.module()",
+                "builtin.module(func.func(c),d)"
+            ]),
+            Ok("builtin.module(a,b{x=1},func.func(c),d)".to_string())
+        );
+        assert!(join_module_pipelines(&["func.func(a)"]).is_err());
+    }
+}

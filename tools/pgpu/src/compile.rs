@@ -215,8 +215,15 @@ impl Native {
         }
     }
 
+    /// The whole pipeline `pgpu compile` runs, from the frontend's IR to
+    /// the LLVM dialect, as one line: `pgpu-opt --pass-pipeline=` on `pgpu
+    /// emit --stage pgpu --debug-info` replays it (`--stage lowered`).
+    pub fn full_pipeline(&self) -> Result<String, ()> {
+        joined(&[&self.options.kernel_pipeline(), &self.lowering_pipeline()])
+    }
+
     /// The cuda target's lowering pipeline (also what `--stage ptx` runs).
-    fn cuda_pipeline(&self) -> String {
+    pub fn cuda_pipeline(&self) -> String {
         pgpu_backend_host::cuda_pipeline(&pgpu_backend_host::CudaPipeline {
             checked: !self.options.unchecked,
             chip: self.options.cuda_chip(),
@@ -291,6 +298,20 @@ impl Native {
     }
 }
 
+/// `pipelines` run in turn, as one textual pipeline.
+pub fn joined(pipelines: &[&str]) -> Result<String, ()> {
+    tool::join_module_pipelines(pipelines).map_err(|error| eprintln!("error: {error}"))
+}
+
+/// The pipeline `--stage amdgcn` runs after the AMDGPU kernel stage.
+pub fn amdgcn_pipeline(amdgpu: &pgpu_backend_amdgpu::Options, checked: bool) -> String {
+    pgpu_backend_host::amdgpu_pipeline(
+        checked,
+        amdgpu.block_size,
+        &pgpu_backend_amdgpu::device_lowering(amdgpu),
+    )
+}
+
 /// The AMDGCN assembly of `module`'s kernels (at the AMDGPU kernel stage,
 /// [`NativeOptions::amdgpu_kernel_pipeline`]) for `amdgpu` (validated by
 /// [`NativeOptions::amdgpu`]).
@@ -302,12 +323,13 @@ pub fn to_amdgcn(
     name: &str,
     text: &str,
 ) -> Result<String, ()> {
-    let pipeline = pgpu_backend_host::amdgpu_pipeline(
-        checked,
-        amdgpu.block_size,
-        &pgpu_backend_amdgpu::device_lowering(amdgpu),
-    );
-    run_pipeline(context, module, &pipeline, name, text)?;
+    run_pipeline(
+        context,
+        module,
+        &amdgcn_pipeline(amdgpu, checked),
+        name,
+        text,
+    )?;
     Ok(binary_listing(module))
 }
 
@@ -330,8 +352,7 @@ pub fn compile_file(
     let (name, text) = read(file)?;
     let native = Native::new(options)?;
     if print_pipeline {
-        eprintln!("{}", options.kernel_pipeline());
-        eprintln!("{}", native.lowering_pipeline());
+        eprintln!("{}", native.full_pipeline()?);
     }
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &text)?;

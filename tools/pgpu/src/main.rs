@@ -72,7 +72,9 @@ enum Command {
         output: String,
         #[command(flatten)]
         native: compile::NativeOptions,
-        /// Print the pass pipelines to stderr.
+        /// Print the pass pipeline to stderr, as one line that `pgpu-opt
+        /// --pass-pipeline=` replays on `pgpu emit --stage pgpu
+        /// --debug-info` (giving `pgpu emit --stage lowered`).
         #[arg(long = "print-pipeline")]
         print_pipeline: bool,
     },
@@ -127,6 +129,15 @@ enum Command {
         /// Print locations.
         #[arg(long = "debug-info")]
         debug_info: bool,
+        /// Print operations in MLIR's generic form. With `--debug-info`
+        /// that keeps every location (custom forms leave out some block
+        /// arguments'), which an exact replay with `pgpu-opt` needs.
+        #[arg(long)]
+        generic: bool,
+        /// Print the pass pipeline from the `pgpu` stage to this one to
+        /// stderr, as one line for `pgpu-opt --pass-pipeline=`.
+        #[arg(long = "print-pipeline")]
+        print_pipeline: bool,
         #[command(flatten)]
         native: compile::NativeOptions,
     },
@@ -141,6 +152,9 @@ enum Stage {
     Supersteps,
     /// Host code plus one kernel (`scf.parallel`) per superstep.
     Kernels,
+    /// The LLVM dialect module the target's lowering makes (what `pgpu
+    /// compile` translates to LLVM IR; for cuda, with the kernels' PTX).
+    Lowered,
     /// The optimized LLVM IR of the executable's host code.
     Llvm,
     /// The PTX of the kernels (the cuda target's).
@@ -155,9 +169,32 @@ impl Stage {
         match self {
             Stage::Pgpu => None,
             Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE.to_string()),
-            Stage::Kernels | Stage::Llvm | Stage::Ptx => Some(native.kernel_pipeline()),
+            Stage::Kernels | Stage::Lowered | Stage::Llvm | Stage::Ptx => {
+                Some(native.kernel_pipeline())
+            }
             Stage::Amdgcn => Some(native.amdgpu_kernel_pipeline()),
         }
+    }
+
+    /// The whole textual pipeline from the `pgpu` stage to this one (for
+    /// `llvm`, `ptx` and `amdgcn`: to the module they are taken from).
+    fn full_pipeline(
+        self,
+        native: &compile::NativeOptions,
+        amdgpu: Option<&pgpu_backend_amdgpu::Options>,
+    ) -> Result<String, ()> {
+        let kernels = self.pipeline(native).unwrap_or_default();
+        let rest = match (self, amdgpu) {
+            (Stage::Lowered | Stage::Llvm, _) => compile::Native::new(native)?.lowering_pipeline(),
+            (Stage::Ptx, _) => compile::Native::new(native)?.cuda_pipeline(),
+            (Stage::Amdgcn, Some(amdgpu)) => compile::amdgcn_pipeline(amdgpu, !native.unchecked),
+            _ => String::new(),
+        };
+        let parts: Vec<&str> = [kernels.as_str(), rest.as_str()]
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect();
+        compile::joined(&parts)
     }
 }
 
@@ -239,8 +276,19 @@ fn main() -> ExitCode {
             file,
             stage,
             debug_info,
+            generic,
+            print_pipeline,
             native,
-        } => match emit(&file, stage, debug_info, &native) {
+        } => match emit(
+            &file,
+            stage,
+            Printing {
+                debug_info,
+                generic,
+                print_pipeline,
+            },
+            &native,
+        ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(()) => ExitCode::FAILURE,
         },
@@ -372,10 +420,17 @@ fn run_pipeline(
     outcome.map_err(|error| eprintln!("error: the {pipeline} pipeline failed: {error}"))
 }
 
+/// How `emit` prints.
+struct Printing {
+    debug_info: bool,
+    generic: bool,
+    print_pipeline: bool,
+}
+
 fn emit(
     file: &str,
     stage: Stage,
-    debug_info: bool,
+    printing: Printing,
     native: &compile::NativeOptions,
 ) -> Result<(), ()> {
     let amdgpu = if let Stage::Amdgcn = stage {
@@ -384,6 +439,9 @@ fn emit(
         native.validate()?;
         None
     };
+    if printing.print_pipeline {
+        eprintln!("{}", stage.full_pipeline(native, amdgpu.as_ref())?);
+    }
     let (name, text) = read(file)?;
     let context = tool::create_context(PGPU_PASS_CRATES);
     let mut module = load_module(&context, &name, &text)?;
@@ -406,12 +464,19 @@ fn emit(
         )?;
         return write_stdout(&assembly);
     }
+    if let Stage::Lowered = stage {
+        let lowering = compile::Native::new(native)?.lowering_pipeline();
+        run_pipeline(&context, &mut module, &lowering, &name, &text)?;
+    }
     if let Stage::Ptx = stage {
         let ptx = compile::Native::new(native)?.to_ptx(&context, &mut module, &name, &text)?;
         return write_stdout(&ptx);
     }
-    let flags =
-        melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(debug_info, false);
+    let mut flags = melior::ir::operation::OperationPrintingFlags::new()
+        .enable_debug_info(printing.debug_info, false);
+    if printing.generic {
+        flags = flags.print_generic_operation_form();
+    }
     let printed = module
         .as_operation()
         .to_string_with_flags(flags)
