@@ -29,7 +29,9 @@ config.substitutions.append(("%pgpu_dialect_plugin", os.path.join(build_dir, "li
 config.substitutions.append(("%repo_root", repo_root))
 config.substitutions.append(("%pgpu_bin", build_dir))
 config.substitutions.append(("%pgpu_runtime_lib", os.path.join(build_dir, "libpgpu_runtime.a")))
+config.substitutions.append(("%clangxx", os.path.join(llvm_bin, "clang++")))
 config.substitutions.append(("%clang", os.path.join(llvm_bin, "clang")))
+config.substitutions.append(("%llvm_include", os.path.join(llvm_prefix, "include")))
 python = shutil.which("python3") or "python3"
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%expect-exit", f"{python} {os.path.join(config.test_source_root, 'utils', 'expect-exit.py')}"))

@@ -4,7 +4,9 @@
 // the global registry (so textual pipelines could name it), give it options,
 // or reach the pass-manager features mlir-opt's flags use (implicit nesting
 // for pass flags, IR printing filtered by pass, parsing with a buffer name).
-// This file adds exactly those hooks; everything else is Rust.
+// This file adds exactly those hooks, and the loading of MLIR's pass and
+// dialect plugins (`mlirGetPassPluginInfo`, `mlirGetDialectPluginInfo`),
+// which the C API does not have; everything else is Rust.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,8 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -217,5 +221,60 @@ extern "C" {
 /// (off under --verify-diagnostics, as in mlir-opt).
 void pgpuContextSetPrintOpOnDiagnostic(MlirContext context, bool enable) {
   unwrap(context)->printOpOnDiagnostic(enable);
+}
+}
+
+namespace {
+/// Dialect plugins loaded so far: every context made afterwards gets their
+/// dialects.
+std::vector<DialectPlugin> &loadedDialectPlugins() {
+  static std::vector<DialectPlugin> plugins;
+  return plugins;
+}
+
+/// Writes `error`'s message through `onError`.
+void report(llvm::Error error, void (*onError)(MlirStringRef, void *),
+            void *userData) {
+  std::string message = llvm::toString(std::move(error));
+  onError(mlirStringRefCreate(message.data(), message.size()), userData);
+}
+} // namespace
+
+extern "C" {
+/// Loads the pass plugin at `path` and registers its passes; on failure
+/// calls `onError` with the loader's message and returns false.
+bool pgpuLoadPassPlugin(MlirStringRef path,
+                        void (*onError)(MlirStringRef, void *),
+                        void *userData) {
+  auto plugin = PassPlugin::load(unwrap(path).str());
+  if (!plugin) {
+    report(plugin.takeError(), onError, userData);
+    return false;
+  }
+  plugin->registerPassRegistryCallbacks();
+  return true;
+}
+
+/// Loads the dialect plugin at `path` for the contexts made from now on.
+bool pgpuLoadDialectPlugin(MlirStringRef path,
+                           void (*onError)(MlirStringRef, void *),
+                           void *userData) {
+  auto plugin = DialectPlugin::load(unwrap(path).str());
+  if (!plugin) {
+    report(plugin.takeError(), onError, userData);
+    return false;
+  }
+  loadedDialectPlugins().push_back(*plugin);
+  return true;
+}
+
+/// Gives `context` the dialects of every loaded dialect plugin.
+void pgpuAppendPluginDialects(MlirContext context) {
+  if (loadedDialectPlugins().empty())
+    return;
+  DialectRegistry registry;
+  for (DialectPlugin &plugin : loadedDialectPlugins())
+    plugin.registerDialectRegistryCallbacks(registry);
+  unwrap(context)->appendDialectRegistry(registry);
 }
 }

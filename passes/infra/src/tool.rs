@@ -42,6 +42,48 @@ unsafe extern "C" {
         source: MlirStringRef,
         buffer_name: MlirStringRef,
     ) -> MlirOperation;
+    fn pgpuLoadPassPlugin(
+        path: MlirStringRef,
+        on_error: unsafe extern "C" fn(MlirStringRef, *mut c_void),
+        user_data: *mut c_void,
+    ) -> bool;
+    fn pgpuLoadDialectPlugin(
+        path: MlirStringRef,
+        on_error: unsafe extern "C" fn(MlirStringRef, *mut c_void),
+        user_data: *mut c_void,
+    ) -> bool;
+    fn pgpuAppendPluginDialects(context: MlirContext);
+}
+
+/// Which kind of MLIR plugin to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginKind {
+    /// `mlirGetPassPluginInfo`: passes, registered at once.
+    Pass,
+    /// `mlirGetDialectPluginInfo`: dialects, for every context made after.
+    Dialect,
+}
+
+/// Loads the MLIR plugin at `path` (a shared library with MLIR's plugin
+/// ABI, built against MLIR 22's headers; its MLIR symbols resolve to the
+/// tool's own, which exports them). The error is the loader's message.
+pub fn load_plugin(kind: PluginKind, path: &str) -> Result<(), String> {
+    unsafe extern "C" fn collect(message: MlirStringRef, user_data: *mut c_void) {
+        // SAFETY: `user_data` is the `String` below, alive for the call;
+        // the message is valid for the callback.
+        unsafe { (*user_data.cast::<String>()).push_str(&crate::string_ref_to_string(message)) }
+    }
+    let mut error = String::new();
+    let path_ref = StringRef::new(path).to_raw();
+    let user_data = (&raw mut error).cast::<c_void>();
+    // SAFETY: the path and the error string outlive the call.
+    let loaded = unsafe {
+        match kind {
+            PluginKind::Pass => pgpuLoadPassPlugin(path_ref, collect, user_data),
+            PluginKind::Dialect => pgpuLoadDialectPlugin(path_ref, collect, user_data),
+        }
+    };
+    if loaded { Ok(()) } else { Err(error) }
 }
 
 /// A context with every upstream dialect, the `pgpu` dialect and the LLVM IR
@@ -52,6 +94,8 @@ pub fn create_context(register_pgpu_passes: &[fn()]) -> Context {
     pgpu_dialect::register(&registry);
     let context = Context::new();
     context.append_dialect_registry(&registry);
+    // SAFETY: a live context.
+    unsafe { pgpuAppendPluginDialects(context.to_raw()) };
     register_all_llvm_translations(&context);
     static UPSTREAM: std::sync::Once = std::sync::Once::new();
     UPSTREAM.call_once(register_all_passes);

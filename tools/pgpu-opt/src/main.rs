@@ -112,6 +112,13 @@ struct Options {
     /// Print every registered pass and pipeline (upstream and pgpu) and exit.
     #[arg(long = "list-passes")]
     list_passes: bool,
+    /// Load an MLIR pass plugin (a shared library exporting
+    /// `mlirGetPassPluginInfo`) before reading the rest of the command line.
+    #[arg(long = "load-pass-plugin", value_name = "PATH")]
+    load_pass_plugin: Vec<String>,
+    /// Load an MLIR dialect plugin (exporting `mlirGetDialectPluginInfo`).
+    #[arg(long = "load-dialect-plugin", value_name = "PATH")]
+    load_dialect_plugin: Vec<String>,
     /// Interpret `@main` before and after the pipeline (with the
     /// space-separated program ARGS) and fail if the output or exit code
     /// differ, or if either run fails.
@@ -140,6 +147,39 @@ enum ToolError {
     #[error("{0}")]
     #[diagnostic(code(pgpu_opt::usage))]
     Usage(String),
+    #[error("cannot load the plugin '{path}': {message}")]
+    #[diagnostic(code(pgpu_opt::plugin))]
+    Plugin { path: String, message: String },
+}
+
+/// The plugins the command line names (`--load-pass-plugin=PATH` or
+/// `--load-pass-plugin PATH`, and the same for dialect plugins), in order.
+fn plugin_arguments(arguments: &[String]) -> Vec<(tool::PluginKind, String)> {
+    let flags = [
+        ("load-pass-plugin", tool::PluginKind::Pass),
+        ("load-dialect-plugin", tool::PluginKind::Dialect),
+    ];
+    let mut plugins = Vec::new();
+    let mut words = arguments.iter().skip(1);
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let body = word.trim_start_matches('-');
+        for (flag, kind) in flags {
+            if body == flag {
+                if let Some(path) = words.next() {
+                    plugins.push((kind, path.clone()));
+                }
+            } else if let Some(path) = body
+                .strip_prefix(flag)
+                .and_then(|rest| rest.strip_prefix('='))
+            {
+                plugins.push((kind, path.to_string()));
+            }
+        }
+    }
+    plugins
 }
 
 /// Splits pass flags from the tool's own options. A flag is a pass flag
@@ -189,9 +229,18 @@ fn main() -> ExitCode {
     let _ = miette::set_hook(Box::new(|_| {
         Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
     }));
-    // Passes must be registered before the command line can be split.
+    // Passes must be registered before the command line can be split, the
+    // plugins' passes too.
     let _ = tool::create_context(PGPU_PASS_CRATES);
-    let (arguments, pass_flags) = split_arguments(std::env::args().collect());
+    let arguments: Vec<String> = std::env::args().collect();
+    for (kind, path) in plugin_arguments(&arguments) {
+        if let Err(message) = tool::load_plugin(kind, &path) {
+            let error = ToolError::Plugin { path, message };
+            eprintln!("{:?}", miette::Report::new(error));
+            return ExitCode::FAILURE;
+        }
+    }
+    let (arguments, pass_flags) = split_arguments(arguments);
     let options = match Options::try_parse_from(arguments) {
         Ok(options) => options,
         Err(error) => {
