@@ -302,6 +302,11 @@ pub fn read_input(path: &str) -> Result<(String, String), FileError> {
 /// file in the same directory, renamed into place, so that a failure never
 /// leaves a partial file.
 pub fn write_output(path: &str, text: &str) -> Result<(), FileError> {
+    write_output_bytes(path, text.as_bytes())
+}
+
+/// [`write_output`] for bytes.
+pub fn write_output_bytes(path: &str, bytes: &[u8]) -> Result<(), FileError> {
     use std::io::Write;
     let error = |reason: String| FileError::Output {
         path: path.to_string(),
@@ -310,7 +315,7 @@ pub fn write_output(path: &str, text: &str) -> Result<(), FileError> {
     if path == "-" {
         let mut stdout = std::io::stdout().lock();
         return stdout
-            .write_all(text.as_bytes())
+            .write_all(bytes)
             .and_then(|_| stdout.flush())
             .map_err(|e| error(e.to_string()));
     }
@@ -319,8 +324,7 @@ pub fn write_output(path: &str, text: &str) -> Result<(), FileError> {
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     let mut file = tempfile::NamedTempFile::new_in(directory).map_err(|e| error(e.to_string()))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| error(e.to_string()))?;
+    file.write_all(bytes).map_err(|e| error(e.to_string()))?;
     file.persist(path).map_err(|e| error(e.error.to_string()))?;
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! temporary directory, and the executable appears only when all steps
 //! succeeded.
 
-use crate::{PGPU_PASS_CRATES, load_module, read, run_pipeline};
+use crate::{load_module, read, run_pipeline};
 use clap::ValueEnum;
 use melior::{Context, ir::Module};
 use pgpu_backend_host::{HostError, Machine, link};
@@ -354,7 +354,7 @@ pub fn compile_file(
     if print_pipeline {
         eprintln!("{}", native.full_pipeline()?);
     }
-    let context = tool::create_context(PGPU_PASS_CRATES);
+    let context = crate::plugins::create_context();
     let mut module = load_module(&context, &name, &text)?;
     check_entry(&module, &name)?;
     run_pipeline(

@@ -23,7 +23,7 @@
 //!   steps-to-seconds scale to measured kernels (`steps,seconds[,label]`
 //!   per line) and writes the calibration file.
 
-use crate::{PGPU_PASS_CRATES, has_op, load_module, read, run_pipeline, write_stdout};
+use crate::{has_op, load_module, read, run_pipeline, write_stdout};
 use clap::Args;
 use pgpu_kernel_passes::{KernelPrediction, ModelSettings};
 use pgpu_pass_infra::tool;
@@ -196,7 +196,7 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
         recorded,
     };
     let (name, source) = read(&options.file)?;
-    let context = tool::create_context(PGPU_PASS_CRATES);
+    let context = crate::plugins::create_context();
     let mut module = load_module(&context, &name, &source)?;
     let is_source = !name.ends_with(".mlir");
     if is_source || has_op(&module, "pgpu.spawn") {

@@ -1,0 +1,4 @@
+a = iota 4
+b = map c: x
+d = zip a: x
+e = map a: x + $

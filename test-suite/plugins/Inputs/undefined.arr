@@ -1,0 +1,2 @@
+a = iota 4
+b = map c: x + 1
