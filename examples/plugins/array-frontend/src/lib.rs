@@ -199,38 +199,31 @@ impl Cursor<'_> {
 
     /// expr := term (('+' | '-') term)*
     fn expr(&mut self) -> Result<Expr, Diagnostic> {
-        let mut left = self.term()?;
-        while let Some(op) = self
-            .peek()
-            .map(|t| t.text.clone())
-            .filter(|t| t == "+" || t == "-")
-        {
-            self.at += 1;
-            let right = self.term()?;
-            left = Expr::Binary(
-                op.chars().next().unwrap_or('+'),
-                Box::new(left),
-                Box::new(right),
-            );
-        }
-        Ok(left)
+        self.binary("+-", Self::term)
     }
 
     /// term := factor (('*' | '/' | '%') factor)*
     fn term(&mut self) -> Result<Expr, Diagnostic> {
-        let mut left = self.factor()?;
+        self.binary("*/%", Self::factor)
+    }
+
+    /// operand (op operand)*, left-associative, for the one-character
+    /// operators in `ops`.
+    fn binary(
+        &mut self,
+        ops: &str,
+        operand: fn(&mut Self) -> Result<Expr, Diagnostic>,
+    ) -> Result<Expr, Diagnostic> {
+        let mut left = operand(self)?;
         while let Some(op) = self
             .peek()
-            .map(|t| t.text.clone())
-            .filter(|t| t == "*" || t == "/" || t == "%")
+            .filter(|token| token.text.len() == 1)
+            .and_then(|token| token.text.chars().next())
+            .filter(|c| ops.contains(*c))
         {
             self.at += 1;
-            let right = self.factor()?;
-            left = Expr::Binary(
-                op.chars().next().unwrap_or('*'),
-                Box::new(left),
-                Box::new(right),
-            );
+            let right = operand(self)?;
+            left = Expr::Binary(op, Box::new(left), Box::new(right));
         }
         Ok(left)
     }
