@@ -13,7 +13,7 @@ ARGS ?=
 PTX_EXAMPLE ?= examples/ir/vector_add.mlir
 CHIP ?= sm_90
 
-.PHONY: all setup build run ptx test unit lit lint clippy fmt clean
+.PHONY: all setup build run ptx test unit lit lint clippy fmt clean docs
 
 all: build
 
@@ -43,6 +43,11 @@ clippy: setup
 
 fmt:
 	$(CARGO) fmt --all
+
+# The dialect reference from the ODS descriptions (checked by
+# test-suite/lint/dialect-doc.test).
+docs: setup
+	./scripts/dialect-doc.sh > docs/dialect.md.tmp && mv docs/dialect.md.tmp docs/dialect.md
 
 clean:
 	$(CARGO) clean
