@@ -411,6 +411,36 @@ impl<'s> Lowering<'s> {
         Ok(text)
     }
 
+    /// The `i64` value of `expr` and the same as an `index`.
+    fn index(&mut self, indent: usize, expr: &Expr) -> Result<(String, String), Diagnostic> {
+        let value = self.scalar(indent, expr, &HashMap::new())?;
+        let index = self.fresh();
+        self.emit(
+            indent,
+            &format!("{index} = arith.index_cast {value} : i64 to index"),
+        );
+        Ok((value, index))
+    }
+
+    /// A new array of `size` elements and the opening of the spawn that
+    /// fills it: the array, and the thread's rank and rank as `i64`.
+    fn spawn_filling(&mut self, indent: usize, size: &str, loc: &str) -> (String, String, String) {
+        let memref = self.fresh();
+        self.emit(
+            indent,
+            &format!("{memref} = pgpu.dnew [{size}] : memref<?xi64> {loc}"),
+        );
+        self.emit(indent, &format!("pgpu.spawn {size} {{"));
+        let rank = self.fresh();
+        self.emit(indent + 2, &format!("{rank} = pgpu.rank : index"));
+        let index = self.fresh();
+        self.emit(
+            indent + 2,
+            &format!("{index} = arith.index_cast {rank} : index to i64"),
+        );
+        (memref, rank, index)
+    }
+
     fn array(&self, name: &str, span: &Range<usize>) -> Result<(String, String), Diagnostic> {
         match self.values.get(name) {
             Some(Value::Array(memref, length)) => Ok((memref.clone(), length.clone())),
@@ -450,25 +480,8 @@ impl<'s> Lowering<'s> {
                 self.values.insert(name.clone(), Value::Scalar(argument));
             }
             Statement::Iota { name, length } => {
-                let length = self.scalar(indent, length, &HashMap::new())?;
-                let size = self.fresh();
-                self.emit(
-                    indent,
-                    &format!("{size} = arith.index_cast {length} : i64 to index"),
-                );
-                let memref = self.fresh();
-                self.emit(
-                    indent,
-                    &format!("{memref} = pgpu.dnew [{size}] : memref<?xi64> {loc}"),
-                );
-                self.emit(indent, &format!("pgpu.spawn {size} {{"));
-                let rank = self.fresh();
-                self.emit(indent + 2, &format!("{rank} = pgpu.rank : index"));
-                let value = self.fresh();
-                self.emit(
-                    indent + 2,
-                    &format!("{value} = arith.index_cast {rank} : index to i64"),
-                );
+                let (_, size) = self.index(indent, length)?;
+                let (memref, rank, value) = self.spawn_filling(indent, &size, &loc);
                 self.emit(
                     indent + 2,
                     &format!("memref.store {value}, {memref}[{rank}] : memref<?xi64>"),
@@ -482,20 +495,8 @@ impl<'s> Lowering<'s> {
                     .map(|(input, span)| self.array(input, span))
                     .collect::<Result<Vec<_>, _>>()?;
                 let size = arrays[0].1.clone();
-                let memref = self.fresh();
-                self.emit(
-                    indent,
-                    &format!("{memref} = pgpu.dnew [{size}] : memref<?xi64> {loc}"),
-                );
-                self.emit(indent, &format!("pgpu.spawn {size} {{"));
-                let rank = self.fresh();
-                self.emit(indent + 2, &format!("{rank} = pgpu.rank : index"));
+                let (memref, rank, index) = self.spawn_filling(indent, &size, &loc);
                 let mut locals = HashMap::new();
-                let index = self.fresh();
-                self.emit(
-                    indent + 2,
-                    &format!("{index} = arith.index_cast {rank} : index to i64"),
-                );
                 locals.insert("i".to_string(), index);
                 for ((array, _), element) in arrays.iter().zip(["x", "y"]) {
                     let loaded = self.fresh();
@@ -541,12 +542,7 @@ impl<'s> Lowering<'s> {
             }
             Statement::PrintElement(name, name_span, index) => {
                 let (memref, _) = self.array(name, name_span)?;
-                let index = self.scalar(indent, index, &HashMap::new())?;
-                let position = self.fresh();
-                self.emit(
-                    indent,
-                    &format!("{position} = arith.index_cast {index} : i64 to index"),
-                );
+                let (index, position) = self.index(indent, index)?;
                 let element = self.fresh();
                 self.emit(
                     indent,
