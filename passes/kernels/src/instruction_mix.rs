@@ -155,55 +155,58 @@ pub(crate) fn kernel_mixes(module: Op, args: &[i64]) -> Vec<KernelMix> {
             };
             let read_arguments = analysis.read_arguments;
             let mut kernel =
-                analysis.kernel(op, op, format!("{function} kernel {k}"), threads, block);
+                analysis.kernel(op, op, op, format!("{function} kernel {k}"), threads, block);
             kernel.threads_read_arguments = read_arguments;
-            kernel.launches = analysis.launch_count(op);
-            kernel.site = op;
             kernels.push(kernel);
         } else if op.is("gpu.launch") {
             let function = op.enclosing_function().map(source_name).unwrap_or_default();
             let k = number(&mut numbers, &format!("{function} launch"));
             let (threads, block) = analysis.launch_sizes(op, 0);
-            let mut kernel =
-                analysis.kernel(op, op, format!("{function} gpu.launch {k}"), threads, block);
-            kernel.launches = analysis.launch_count(op);
-            kernel.site = op;
-            kernels.push(kernel);
+            kernels.push(analysis.kernel(
+                op,
+                op,
+                op,
+                format!("{function} gpu.launch {k}"),
+                threads,
+                block,
+            ));
         } else if op.is("gpu.func") && op.has_attribute("gpu.kernel") {
             let name = kernel_symbol(op);
             let launches = analysis.launches.get(&name).cloned().unwrap_or_default();
             if launches.is_empty() {
                 let unknown =
                     Err(analysis.unknown(op, "the kernel has no gpu.launch_func in this module"));
-                kernels.push(analysis.kernel(op, op, name.clone(), unknown, None));
+                kernels.push(analysis.kernel(op, op, op, name.clone(), unknown, None));
             }
             let several = launches.len() > 1;
             for launch in launches {
                 let (threads, block) = analysis.launch_sizes(launch, launch_operand_start(launch));
                 analysis.bound_launch = Some(launch);
                 let anchor = if several { launch } else { op };
-                let mut kernel = analysis.kernel(op, anchor, name.clone(), threads, block);
+                kernels.push(analysis.kernel(op, anchor, launch, name.clone(), threads, block));
                 analysis.bound_launch = None;
-                kernel.launches = analysis.launch_count(launch);
-                kernel.site = launch;
-                kernels.push(kernel);
             }
         }
     }
+    // The kernels launched in each repeat scope, found once per scope.
+    let mut members: HashMap<Op, Vec<usize>> = HashMap::new();
     for index in 0..kernels.len() {
         let Some(scope) = analysis.repeat_scope(kernels[index].site) else {
             continue;
         };
-        let called = analysis.functions_called_within(scope);
-        kernels[index].repeated_with = (0..kernels.len())
-            .filter(|&other| {
-                let site = kernels[other].site;
-                site.is_within(scope)
-                    || site
-                        .enclosing_function()
-                        .is_some_and(|function| called.contains(&function))
-            })
-            .collect();
+        let repeated_with = members.entry(scope).or_insert_with(|| {
+            let called = analysis.functions_called_within(scope);
+            (0..kernels.len())
+                .filter(|&other| {
+                    let site = kernels[other].site;
+                    site.is_within(scope)
+                        || site
+                            .enclosing_function()
+                            .is_some_and(|function| called.contains(&function))
+                })
+                .collect()
+        });
+        kernels[index].repeated_with = repeated_with.clone();
     }
     kernels
 }
@@ -333,14 +336,16 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// The kernel `body_of` of `threads` threads. Its mix is the busiest
-    /// of the threads sampled (the first, the middle and the last one)
-    /// when the counts read the thread's rank (`pgpu.rank`, a host
-    /// kernel's loop index); SIMT warps run as long as their busiest lane.
+    /// The kernel `body_of` of `threads` threads, launched at `site`. Its
+    /// mix is the busiest of the threads sampled (the first, the middle and
+    /// the last one) when the counts read the thread's rank (`pgpu.rank`, a
+    /// host kernel's loop index); SIMT warps run as long as their busiest
+    /// lane.
     fn kernel(
         &mut self,
         body_of: Op,
         anchor: Op,
+        site: Op,
         name: String,
         threads: Result<u64, Unknown>,
         block: Option<u64>,
@@ -368,15 +373,16 @@ impl<'a> Analysis<'a> {
             }
         }
         let (mix, unknown) = busiest.unwrap_or_default();
+        let launches = self.launch_count(site);
         KernelMix {
             name,
             position: body_of.source_position(),
             mix,
             threads,
             block,
-            launches: Ok(1),
+            launches,
             repeated_with: Vec::new(),
-            site: body_of,
+            site,
             threads_read_arguments: false,
             unknown,
             anchor,
@@ -453,18 +459,11 @@ impl<'a> Analysis<'a> {
             return Err(self.unknown(function, "a recursive function launches it"));
         }
         calling.push(function);
-        let mut total: u64 = 0;
-        for call in calls {
-            match self.runs(call, calling) {
-                Ok(runs) => total = total.saturating_add(runs),
-                Err(why) => {
-                    calling.pop();
-                    return Err(why);
-                }
-            }
-        }
+        let total = calls.into_iter().try_fold(0u64, |total, call| {
+            Ok(total.saturating_add(self.runs(call, calling)?))
+        });
         calling.pop();
-        Ok(total)
+        total
     }
 
     /// The repeat scope of `site` (see the header): the innermost host loop
