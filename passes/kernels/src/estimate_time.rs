@@ -234,18 +234,12 @@ impl ModelSettings {
                 _ => options.parse(name).map(Some),
             }
         };
-        let warm = match options.string("warm-l1")?.trim() {
-            "none" => None,
-            "" => calibration.as_ref().and_then(|c| c.warm_global_latency),
-            _ => Some(options.parse("warm-l1")?),
-        }
-        .map(|global_latency| -> Result<WarmLaunches, String> {
-            Ok(WarmLaunches {
-                global_latency,
-                cache_bytes: options.parse("cache-bytes")?,
-            })
-        })
-        .transpose()?;
+        let warm = WarmLaunches::from_setting(
+            Some(options.string("warm-l1")?),
+            options.parse("cache-bytes")?,
+            calibration.as_ref(),
+        )
+        .map_err(|text| format!("option 'warm-l1' has the invalid value '{text}'"))?;
         let block_size = positive("block-size")?;
         if block_size > 1024 {
             return Err(format!("block-size {block_size} is above 1024"));

@@ -324,6 +324,28 @@ pub struct WarmLaunches {
     pub cache_bytes: u64,
 }
 
+impl WarmLaunches {
+    /// Warm launches as a tool's setting names them: `none` turns them
+    /// off, no setting (or an empty one) takes the calibration's latency
+    /// when it records one, and a number is the latency. The error is the
+    /// setting that is none of these.
+    pub fn from_setting(
+        setting: Option<&str>,
+        cache_bytes: u64,
+        calibration: Option<&Calibration>,
+    ) -> Result<Option<Self>, String> {
+        let global_latency = match setting.map(str::trim) {
+            Some("none") => None,
+            None | Some("") => calibration.and_then(|c| c.warm_global_latency),
+            Some(text) => Some(text.parse().map_err(|_| text.to_string())?),
+        };
+        Ok(global_latency.map(|global_latency| Self {
+            global_latency,
+            cache_bytes,
+        }))
+    }
+}
+
 /// The L2 of an NVIDIA H200 (and H100), [`WarmLaunches::cache_bytes`]'s
 /// default.
 pub const H200_L2_BYTES: u64 = 50 << 20;
@@ -444,7 +466,8 @@ impl Estimator {
         let cold = self.kernel(launch, mix)?;
         let warm = match (self.device.warm, working_set) {
             (Some(warm), Some(bytes))
-                if count != LaunchCount::Known(1) && bytes <= u128::from(warm.cache_bytes) =>
+                if !matches!(count, LaunchCount::Known(0 | 1))
+                    && bytes <= u128::from(warm.cache_bytes) =>
             {
                 warm
             }

@@ -530,9 +530,10 @@ fn warm_launches_average_one_cold_launch_with_warm_ones() {
         |count, working_set| estimator.repeated(launch, mix, count, working_set).unwrap();
     let four = repeated(LaunchCount::Known(4), Some(footprint));
     assert_eq!((four.steps, four.warm_steps), (181, Some(106)));
-    // Launched once, or with a working set beyond the cache or unknown:
-    // every launch cold.
+    // Launched once (or never), or with a working set beyond the cache or
+    // unknown: every launch cold.
     for (count, working_set) in [
+        (LaunchCount::Known(0), Some(footprint)),
         (LaunchCount::Known(1), Some(footprint)),
         (LaunchCount::Known(4), Some(1001)),
         (LaunchCount::Known(4), None),

@@ -134,19 +134,17 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
         Some(path) => Some(read_calibration(path)?),
         None => None,
     };
-    let warm_latency = match options.warm_l1.as_deref().map(str::trim) {
-        None => calibration.as_ref().and_then(|c| c.warm_global_latency),
-        Some("none") => None,
-        Some(text) => Some(text.parse::<u64>().map_err(|_| {
-            eprintln!("error: --warm-l1 takes a number of steps or 'none', not '{text}'")
-        })?),
-    };
+    let warm = WarmLaunches::from_setting(
+        options.warm_l1.as_deref(),
+        options.cache_bytes,
+        calibration.as_ref(),
+    )
+    .map_err(|text| {
+        eprintln!("error: --warm-l1 takes a number of steps or 'none', not '{text}'")
+    })?;
     let device = Device {
         multiprocessors: positive("--multiprocessors", options.multiprocessors)?,
-        warm: warm_latency.map(|global_latency| WarmLaunches {
-            global_latency,
-            cache_bytes: options.cache_bytes,
-        }),
+        warm,
         sm: SmModel {
             memory_slots: match options.memory_slots {
                 Some(slots) => Some(positive("--memory-slots", slots)?),
