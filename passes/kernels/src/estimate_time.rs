@@ -32,8 +32,9 @@
 //! Options: the device (`multiprocessors`, `schedulers`), the latencies
 //! `l1` (global) and `l2` (shared; by default the calibration file's, else
 //! the paper's 20 and 2), `warm-l1` and `cache-bytes` (warm launches; by
-//! default the calibration's latency, else none, and the H200's L2), `block-size` for kernels whose launch
-//! does not fix one, `seed` of the conflict resolution, `args` (the
+//! default the calibration's latency, else none, and the H200's L2),
+//! `block-size` for kernels whose launch does not fix one, `seed` of the
+//! conflict resolution, `args` (the
 //! program's arguments as `pgpu.argi` reads them, comma-separated) and
 //! `calibration` (a file of `pgpu perf-calibrate`).
 //!
@@ -490,11 +491,13 @@ impl Pass for EstimateTime {
                 ..
             }) = &prediction.estimate
             {
-                message.push_str(&match kernel.launches {
-                    Ok(_) => format!(
+                message.push_str(&match prediction.launches {
+                    LaunchCount::Known(_) => format!(
                         " (steps per launch: the first cold, the others warm at {warm} steps)"
                     ),
-                    Err(_) => format!(" (taken as many launches, all warm at {warm} steps)"),
+                    LaunchCount::Unknown => {
+                        format!(" (taken as many launches, all warm at {warm} steps)")
+                    }
                 });
             }
             let mix = kernel.mix;

@@ -3,18 +3,19 @@
 //! * `pgpu compile FILE -o PROG [--target cpu|cuda] [--chip sm_XX] [-O N]`
 //!   compiles FILE (MLIR; BSGP source for `.bsgp`; C-subset source for
 //!   `.c`) to a native executable ([`compile`], docs/backends.md);
-//!   `--print-pipeline` shows the pass pipelines, `--unchecked` leaves out
-//!   the run-time checks.
+//!   `--print-pipeline` shows the pass pipeline as one replayable line,
+//!   `--unchecked` leaves out the run-time checks.
 //! * `pgpu run FILE [-- ARGS...]` compiles FILE into a temporary directory,
 //!   runs it with ARGS and exits with its status; `--interpret` runs `@main`
 //!   with the reference interpreter (`pgpu-interp`) instead, which reports a
 //!   run-time error as `file:line:col: error: ...` with the source line and
 //!   exit status 1.
-//! * `pgpu emit FILE --stage pgpu|supersteps|kernels|llvm|ptx|amdgcn`
+//! * `pgpu emit FILE --stage pgpu|supersteps|kernels|lowered|llvm|ptx|amdgcn`
 //!   prints the module at that stage: the frontend's output
 //!   (docs/frontend-ir.md), after the pipelines of `pgpu-kernel-passes`,
-//!   the optimized host LLVM IR, the kernels' PTX (cuda target), or their
-//!   AMDGCN assembly (AMDGPU backend, `--chip gfxNNN`, `--wave`).
+//!   the LLVM dialect, the optimized host LLVM IR, the kernels' PTX (cuda
+//!   target), or their AMDGCN assembly (AMDGPU backend, `--chip gfxNNN`,
+//!   `--wave`); `--print-pipeline` prints the pipeline that leads there.
 //!
 //! * `pgpu perf-model FILE [-- ARGS]` predicts each kernel's time with the
 //!   Petri-net model (table, `--dot`, `--emit-net`; a `.pn` net is

@@ -29,9 +29,13 @@ pub struct Str {
 
 impl Str {
     pub fn of(text: &str) -> Self {
+        Self::of_bytes(text.as_bytes())
+    }
+
+    pub fn of_bytes(bytes: &[u8]) -> Self {
         Self {
-            ptr: text.as_ptr(),
-            len: text.len(),
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
         }
     }
 
@@ -182,13 +186,14 @@ pub unsafe fn register_plugin(host: *const Host, register: fn(&mut Registry)) ->
 }
 
 /// Writes `result` through `write`: the output, or each diagnostic.
-unsafe fn deliver(result: Result<&[u8], Vec<Diagnostic>>, sink: *mut c_void, write: Write) -> bool {
+unsafe fn deliver(
+    result: Result<impl AsRef<[u8]>, Vec<Diagnostic>>,
+    sink: *mut c_void,
+    write: Write,
+) -> bool {
     match result {
-        Ok(bytes) => {
-            let piece = Str {
-                ptr: bytes.as_ptr(),
-                len: bytes.len(),
-            };
+        Ok(output) => {
+            let piece = Str::of_bytes(output.as_ref());
             // SAFETY: the host's callback copies the bytes.
             unsafe { write(sink, OUTPUT, piece, NO_SPAN, NO_SPAN) };
             true
@@ -230,16 +235,7 @@ unsafe extern "C" fn translate_thunk(
         frontend.translate(file, source)
     });
     // SAFETY: the host's sink and callback.
-    unsafe {
-        deliver(
-            result
-                .as_ref()
-                .map(|text| text.as_bytes())
-                .map_err(Clone::clone),
-            sink,
-            write,
-        )
-    }
+    unsafe { deliver(result, sink, write) }
 }
 
 unsafe extern "C" fn emit_thunk(
@@ -258,7 +254,7 @@ unsafe extern "C" fn emit_thunk(
         backend.emit(module)
     });
     // SAFETY: the host's sink and callback.
-    unsafe { deliver(result.as_deref().map_err(Clone::clone), sink, write) }
+    unsafe { deliver(result, sink, write) }
 }
 
 /// What a call through an entry wrote.
