@@ -11,12 +11,15 @@ module compared, nothing translated). With
 `--compile`, `pgpu compile --print-pipeline` on that program must print
 the same pipeline. `--custom-form` prints the `pgpu` stage in the ops'
 custom forms, which leave out some block arguments' locations: the replay
-then differs, which shows the comparison sees it. Prints one line per
-program and exits 1 if any differs.
+then differs, which shows the comparison sees it. `--driver`, `--opt`
+and `--passes` replay a driver and a pgpu-opt built with more passes in
+them (`pgpu_plugin::Registry`), with those passes run first. Prints one
+line per program and exits 1 if any differs.
 
 usage: replay.py --bin DIR --mlir-translate PATH --target cpu|cuda
                  [--stage lowered|kernels|supersteps] [--compile FILE]
-                 [--custom-form] FILE...
+                 [--custom-form] [--driver NAME] [--opt NAME]
+                 [--passes PIPELINE] FILE...
 """
 
 import argparse
@@ -48,9 +51,14 @@ def first_difference(a, b):
     return min(len(a.splitlines()), len(b.splitlines())) + 1
 
 
+def driver_options(args):
+    """The driver, and the options it compiles with."""
+    passes = [f"--passes={args.passes}"] if args.passes else []
+    return os.path.join(args.bin, args.driver), ["--target", args.target, *passes]
+
+
 def replay(args, program):
-    pgpu = os.path.join(args.bin, "pgpu")
-    target = ["--target", args.target]
+    pgpu, target = driver_options(args)
     reference, printed = run(
         [pgpu, "emit", *target, "--stage", args.stage, "--debug-info", "--print-pipeline", program]
     )
@@ -59,7 +67,7 @@ def replay(args, program):
     source, _ = run([pgpu, "emit", "--stage", "pgpu", "--debug-info", *form, program])
     replayed, _ = run(
         [
-            os.path.join(args.bin, "pgpu-opt"),
+            os.path.join(args.bin, args.opt),
             f"--pass-pipeline={pipeline}",
             "--mlir-print-debuginfo",
             "-",
@@ -80,8 +88,7 @@ def replay(args, program):
 
 
 def compile_prints_the_pipeline(args, program):
-    pgpu = os.path.join(args.bin, "pgpu")
-    target = ["--target", args.target]
+    pgpu, target = driver_options(args)
     _, emitted = run([pgpu, "emit", *target, "--stage", "lowered", "--print-pipeline", program])
     with tempfile.TemporaryDirectory() as scratch:
         _, compiled = run(
@@ -89,7 +96,7 @@ def compile_prints_the_pipeline(args, program):
         )
     same = compiled.strip() == emitted.strip().splitlines()[-1]
     verdict = "prints the pipeline emit replays" if same else "prints another pipeline"
-    return same, f"pgpu compile --target {args.target}: {verdict}"
+    return same, f"{args.driver} compile --target {args.target}: {verdict}"
 
 
 def main():
@@ -100,6 +107,9 @@ def main():
     parser.add_argument("--stage", choices=["lowered", "kernels", "supersteps"], default="lowered")
     parser.add_argument("--compile")
     parser.add_argument("--custom-form", action="store_true")
+    parser.add_argument("--driver", default="pgpu")
+    parser.add_argument("--opt", default="pgpu-opt")
+    parser.add_argument("--passes")
     parser.add_argument("programs", nargs="+")
     args = parser.parse_args()
 

@@ -83,6 +83,12 @@ pub struct NativeOptions {
     /// span in cycles, without the launch's own time.
     #[arg(long)]
     pub count_sm_cycles: bool,
+    /// Passes to run on the frontend's IR before the built-in pipeline,
+    /// as a textual pipeline (`pgpu-fuse-spawns,cse` or
+    /// `builtin.module(...)`): any registered pass, a plugin's or one built
+    /// in with `main_with` included. `--print-pipeline` prints them too.
+    #[arg(long, value_name = "PIPELINE")]
+    pub passes: Option<String>,
 }
 
 impl NativeOptions {
@@ -127,6 +133,24 @@ impl NativeOptions {
         Ok(())
     }
 
+    /// `pipeline` (a `builtin.module(...)` pipeline of ours) after the
+    /// `--passes`.
+    pub fn after_passes(&self, pipeline: &str) -> Result<String, ()> {
+        let Some(passes) = self.passes.as_deref().map(str::trim) else {
+            return Ok(pipeline.to_string());
+        };
+        let passes = if passes.starts_with("builtin.module(") {
+            passes.to_string()
+        } else {
+            format!("builtin.module({passes})")
+        };
+        tool::join_module_pipelines(&[&passes, pipeline]).map_err(|_| {
+            eprintln!(
+                "error: --passes: '{passes}' is not a pipeline on builtin.module (it must end with its ')')"
+            )
+        })
+    }
+
     /// The NVIDIA chip of the cuda target.
     pub fn cuda_chip(&self) -> &str {
         self.chip.as_deref().unwrap_or("sm_90")
@@ -156,12 +180,12 @@ impl NativeOptions {
     /// AMDGPU backend: Fork's groups stay on the host path (block kernels'
     /// range barriers would deadlock a lockstep wave whose lanes wait for
     /// different ranges), and nothing is grid-fused.
-    pub fn amdgpu_kernel_pipeline(&self) -> String {
-        pgpu_kernel_passes::kernel_pipeline(false, None, None)
+    pub fn amdgpu_kernel_pipeline(&self) -> Result<String, ()> {
+        self.after_passes(&pgpu_kernel_passes::kernel_pipeline(false, None, None))
     }
 
     /// The pipeline from the frontend's IR to the kernel stage.
-    pub fn kernel_pipeline(&self) -> String {
+    pub fn kernel_pipeline(&self) -> Result<String, ()> {
         let block_groups =
             (self.target == Target::Cuda && !self.no_block_groups).then_some(self.block_threads);
         let model_block_size = self.model_block_size.then(|| {
@@ -171,11 +195,11 @@ impl NativeOptions {
             }
             options
         });
-        pgpu_kernel_passes::kernel_pipeline(
+        self.after_passes(&pgpu_kernel_passes::kernel_pipeline(
             self.grid_barriers,
             block_groups,
             model_block_size.as_deref(),
-        )
+        ))
     }
 }
 
@@ -219,7 +243,7 @@ impl Native {
     /// the LLVM dialect, as one line: `pgpu-opt --pass-pipeline=` on `pgpu
     /// emit --stage pgpu --debug-info` replays it (`--stage lowered`).
     pub fn full_pipeline(&self) -> Result<String, ()> {
-        joined(&[&self.options.kernel_pipeline(), &self.lowering_pipeline()])
+        joined(&[&self.options.kernel_pipeline()?, &self.lowering_pipeline()])
     }
 
     /// The cuda target's lowering pipeline (also what `--stage ptx` runs).
@@ -360,7 +384,7 @@ pub fn compile_file(
     run_pipeline(
         &context,
         &mut module,
-        &options.kernel_pipeline(),
+        &options.kernel_pipeline()?,
         &name,
         &text,
     )?;

@@ -181,16 +181,19 @@ enum Stage {
 }
 
 impl Stage {
-    /// The textual pipeline from the `pgpu` stage to this one.
-    fn pipeline(self, native: &compile::NativeOptions) -> Option<String> {
-        match self {
-            Stage::Pgpu => None,
-            Stage::Supersteps => Some(pgpu_kernel_passes::SUPERSTEP_PIPELINE.to_string()),
+    /// The textual pipeline from the `pgpu` stage to this one, `--passes`
+    /// first; `None` when nothing runs.
+    fn pipeline(self, native: &compile::NativeOptions) -> Result<Option<String>, ()> {
+        let ours = match self {
+            Stage::Pgpu => "builtin.module()",
+            Stage::Supersteps => pgpu_kernel_passes::SUPERSTEP_PIPELINE,
             Stage::Kernels | Stage::Lowered | Stage::Llvm | Stage::Ptx => {
-                Some(native.kernel_pipeline())
+                return native.kernel_pipeline().map(Some);
             }
-            Stage::Amdgcn => Some(native.amdgpu_kernel_pipeline()),
-        }
+            Stage::Amdgcn => return native.amdgpu_kernel_pipeline().map(Some),
+        };
+        let pipeline = native.after_passes(ours)?;
+        Ok((pipeline != "builtin.module()").then_some(pipeline))
     }
 
     /// The whole textual pipeline from the `pgpu` stage to this one (for
@@ -200,7 +203,7 @@ impl Stage {
         native: &compile::NativeOptions,
         amdgpu: Option<&pgpu_backend_amdgpu::Options>,
     ) -> Result<String, ()> {
-        let kernels = self.pipeline(native).unwrap_or_default();
+        let kernels = self.pipeline(native)?.unwrap_or_default();
         let rest = match (self, amdgpu) {
             (Stage::Lowered | Stage::Llvm, _) => compile::Native::new(native)?.lowering_pipeline(),
             (Stage::Ptx, _) => compile::Native::new(native)?.cuda_pipeline(),
@@ -289,6 +292,7 @@ pub fn main_with(mut registry: Registry) -> ExitCode {
             trace,
             file,
             args,
+            native,
             ..
         } => {
             let options = pgpu_interp::Options {
@@ -298,7 +302,7 @@ pub fn main_with(mut registry: Registry) -> ExitCode {
                 trace,
                 ..pgpu_interp::Options::default()
             };
-            match run(&file, &entry, &args, &options) {
+            match run(&file, &entry, &args, &options, &native) {
                 Ok(code) => std::process::exit(code),
                 Err(()) => ExitCode::FAILURE,
             }
@@ -419,18 +423,24 @@ fn read(file: &str) -> Result<(String, String), ()> {
     tool::read_input(file).map_err(|error| eprintln!("{:?}", miette::Report::new(error)))
 }
 
+/// `pgpu run --interpret`: the `pgpu` stage (after `--passes`) in the
+/// reference interpreter.
 fn run(
     file: &str,
     entry: &str,
     args: &[String],
     options: &pgpu_interp::Options,
+    native: &compile::NativeOptions,
 ) -> Result<i32, ()> {
     let _ = miette::set_hook(Box::new(|_| {
         Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
     }));
     let (name, text) = read(file)?;
     let context = plugins::create_context();
-    let module = load_module(&context, &name, &text)?;
+    let mut module = load_module(&context, &name, &text)?;
+    if let Some(pipeline) = Stage::Pgpu.pipeline(native)? {
+        run_pipeline(&context, &mut module, &pipeline, &name, &text)?;
+    }
     match pgpu_interp::run_module(&module, entry, args, options) {
         Ok(outcome) => Ok(outcome.exit_code),
         Err(error) => {
@@ -491,7 +501,7 @@ fn emit(
     let (name, text) = read(file)?;
     let context = plugins::create_context();
     let mut module = load_module(&context, &name, &text)?;
-    if let Some(pipeline) = stage.pipeline(native) {
+    if let Some(pipeline) = stage.pipeline(native)? {
         run_pipeline(&context, &mut module, &pipeline, &name, &text)?;
     }
     if let Stage::Llvm = stage {

@@ -99,7 +99,7 @@ pub(crate) fn compile_with(
         return Err(());
     };
     native.validate()?;
-    let pipeline = compile::joined(&[&native.kernel_pipeline(), &backend.pipeline()])?;
+    let pipeline = compile::joined(&[&native.kernel_pipeline()?, &backend.pipeline()])?;
     if print_pipeline {
         eprintln!("{pipeline}");
     }
