@@ -136,19 +136,7 @@ impl NativeOptions {
     /// `pipeline` (a `builtin.module(...)` pipeline of ours) after the
     /// `--passes`.
     pub fn after_passes(&self, pipeline: &str) -> Result<String, ()> {
-        let Some(passes) = self.passes.as_deref().map(str::trim) else {
-            return Ok(pipeline.to_string());
-        };
-        let passes = if passes.starts_with("builtin.module(") {
-            passes.to_string()
-        } else {
-            format!("builtin.module({passes})")
-        };
-        tool::join_module_pipelines(&[&passes, pipeline]).map_err(|_| {
-            eprintln!(
-                "error: --passes: '{passes}' is not a pipeline on builtin.module (it must end with its ')')"
-            )
-        })
+        after_passes(self.passes.as_deref(), pipeline)
     }
 
     /// The NVIDIA chip of the cuda target.
@@ -323,6 +311,25 @@ impl Native {
 }
 
 /// `pipelines` run in turn, as one textual pipeline.
+/// `pipeline` (a `builtin.module(...)` pipeline of ours) after `passes`,
+/// a `--passes` option: a textual pipeline, anchored on `builtin.module`
+/// or not.
+pub fn after_passes(passes: Option<&str>, pipeline: &str) -> Result<String, ()> {
+    let Some(passes) = passes.map(str::trim) else {
+        return Ok(pipeline.to_string());
+    };
+    let passes = if passes.starts_with("builtin.module(") {
+        passes.to_string()
+    } else {
+        format!("builtin.module({passes})")
+    };
+    tool::join_module_pipelines(&[&passes, pipeline]).map_err(|_| {
+        eprintln!(
+            "error: --passes: '{passes}' is not a pipeline on builtin.module (it must end with its ')')"
+        )
+    })
+}
+
 pub fn joined(pipelines: &[&str]) -> Result<String, ()> {
     tool::join_module_pipelines(pipelines).map_err(|error| eprintln!("error: {error}"))
 }

@@ -26,7 +26,9 @@
 //! frontend of the plugin registry first (`pgpu_plugin`: `--load-plugin`
 //! libraries, or those a crate built in through [`main_with`]), then the
 //! built-in ones. `pgpu compile --backend NAME` compiles with a registered
-//! backend instead of the native targets.
+//! backend instead of the native targets. `--passes PIPELINE` runs more
+//! passes (a registry's, upstream's, ours) on the frontend's IR before
+//! the built-in pipeline, in every command that compiles or interprets.
 //!
 //! The driver is a library so that a crate can build its own `pgpu` with
 //! plugins registered at build time: `pgpu::main_with(registry)`.

@@ -99,6 +99,11 @@ pub struct PerfModelOptions {
     /// launch shapes.
     #[arg(long, value_name = "PROFILE")]
     launches: Option<String>,
+    /// Passes to run on the frontend's IR before the kernel pipeline, as
+    /// in `pgpu compile --passes`: the model then predicts the
+    /// transformed program's kernels.
+    #[arg(long, value_name = "PIPELINE")]
+    passes: Option<String>,
     /// The program's arguments (read by `argi`), after `--`.
     #[arg(last = true)]
     args: Vec<String>,
@@ -198,15 +203,13 @@ pub fn perf_model(options: &PerfModelOptions) -> Result<(), ()> {
     let mut module = load_module(&context, &name, &source)?;
     let is_source = !name.ends_with(".mlir");
     if is_source || has_op(&module, "pgpu.spawn") {
-        run_pipeline(
-            &context,
-            &mut module,
-            // The cuda target's kernel stage (Fork groups that fit a block
-            // as block kernels), as `pgpu compile --target cuda` builds it.
+        // The cuda target's kernel stage (Fork groups that fit a block as
+        // block kernels), as `pgpu compile --target cuda` builds it.
+        let pipeline = crate::compile::after_passes(
+            options.passes.as_deref(),
             &pgpu_kernel_passes::kernel_pipeline(false, Some(256), None),
-            &name,
-            &source,
         )?;
+        run_pipeline(&context, &mut module, &pipeline, &name, &source)?;
     }
     let predictions = settings.predict(module.as_operation());
     if predictions.is_empty() {

@@ -425,7 +425,17 @@ impl Library {
         // SAFETY: a C string; the library's initializers run here.
         let handle = unsafe { dlopen(name.as_ptr(), RTLD_NOW) };
         if handle.is_null() {
-            return Err(loader_error());
+            let error = loader_error();
+            // A C++ MLIR plugin expects the tool to export MLIR (`_ZN4mlir`
+            // is the mangled namespace); pgpu does not.
+            if error.contains("undefined symbol: _ZN4mlir") {
+                return Err(format!(
+                    "{error}\n(it needs MLIR's C++ symbols, so it looks like an MLIR pass or \
+                     dialect plugin: `pgpu-opt --load-pass-plugin=` or \
+                     `--load-dialect-plugin=` loads those; see docs/plugins.md)"
+                ));
+            }
+            return Err(error);
         }
         Ok(Self {
             path: path.to_string(),
