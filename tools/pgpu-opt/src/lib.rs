@@ -28,8 +28,9 @@ use verify::Expectations;
 
 pub use pgpu_plugin::Registry;
 
-/// Passes of ours, one registration function per pass crate.
-const PGPU_PASS_CRATES: &[fn()] = &[
+/// Passes of ours, one registration function per pass crate (every tool
+/// registers these).
+pub const PGPU_PASS_CRATES: &[fn()] = &[
     pgpu_kernel_passes::register_passes,
     pgpu_backend_nvptx::register_passes,
     pgpu_backend_amdgpu::register_passes,

@@ -21,12 +21,6 @@ use pgpu_pass_infra::{
 };
 use std::process::ExitCode;
 
-const PGPU_PASS_CRATES: &[fn()] = &[
-    pgpu_kernel_passes::register_passes,
-    pgpu_backend_nvptx::register_passes,
-    pgpu_backend_amdgpu::register_passes,
-];
-
 #[derive(Parser, Debug)]
 #[command(
     name = "pgpu-translate",
@@ -213,7 +207,7 @@ fn compile_kernels(options: &Options, pipeline: &str) -> Result<bool, TranslateE
         return Ok(true);
     }
     let (name, text) = read_input(&options.input)?;
-    let context = tool::create_context(PGPU_PASS_CRATES);
+    let context = tool::create_context(pgpu_opt::PGPU_PASS_CRATES);
     let collector = Collector::attach(&context);
     let source = SourceText {
         name: &name,

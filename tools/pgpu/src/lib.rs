@@ -46,13 +46,6 @@ mod perf_model;
 mod plugins;
 mod run_ptx;
 
-/// Passes of ours, one registration function per pass crate.
-pub(crate) const PGPU_PASS_CRATES: &[fn()] = &[
-    pgpu_kernel_passes::register_passes,
-    pgpu_backend_nvptx::register_passes,
-    pgpu_backend_amdgpu::register_passes,
-];
-
 #[derive(Parser, Debug)]
 #[command(
     name = "pgpu",

@@ -3,8 +3,9 @@
 //! [`crate::load_module`] for a file's frontend and by `pgpu compile
 //! --backend` ([`compile_with`]).
 
-use crate::{PGPU_PASS_CRATES, compile, load_module, read, run_pipeline};
+use crate::{compile, load_module, read, run_pipeline};
 use melior::{Context, ir::Module, ir::operation::OperationLike};
+use pgpu_opt::PGPU_PASS_CRATES;
 use pgpu_pass_infra::diagnostics::{Collector, SourceText};
 use pgpu_pass_infra::tool;
 use pgpu_plugin::{Diagnostic, Frontend, Registry};
