@@ -11,6 +11,7 @@
 //! is read, so that their passes are flags and pipeline elements like ours
 //! (`examples/plugins/fuse-spawns`).
 
+pub mod cli;
 mod semantics;
 mod verify;
 
@@ -235,17 +236,17 @@ fn split_arguments(arguments: Vec<String>) -> (Vec<String>, Vec<PassFlag>) {
 
 /// The tool, with the passes `registry` registers besides ours.
 pub fn main_with(registry: Registry) -> ExitCode {
-    // Long paths in messages stay on one line, so tools can match them.
-    let _ = miette::set_hook(Box::new(|_| {
-        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
-    }));
+    cli::set_report_style();
     // Passes must be registered before the command line can be split, the
     // registry's and the plugins' passes too.
     for register in registry.passes() {
         register();
     }
     let _ = tool::create_context(PGPU_PASS_CRATES);
-    let arguments: Vec<String> = std::env::args().collect();
+    let arguments = match cli::arguments() {
+        Ok(arguments) => arguments,
+        Err(code) => return code,
+    };
     for (kind, path) in plugin_arguments(&arguments) {
         if let Err(message) = tool::load_plugin(kind, &path) {
             let error = ToolError::Plugin { path, message };
@@ -254,17 +255,9 @@ pub fn main_with(registry: Registry) -> ExitCode {
         }
     }
     let (arguments, pass_flags) = split_arguments(arguments);
-    let options = match Options::try_parse_from(arguments) {
+    let options = match cli::parse::<Options>(arguments) {
         Ok(options) => options,
-        Err(error) => {
-            let _ = error.print();
-            // Help and version requests succeed; every usage error exits 1.
-            return if error.use_stderr() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     match run(&options, &pass_flags) {
         Ok(true) => ExitCode::SUCCESS,

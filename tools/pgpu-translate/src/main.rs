@@ -135,19 +135,10 @@ enum TranslateError {
 }
 
 fn main() -> ExitCode {
-    let _ = miette::set_hook(Box::new(|_| {
-        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
-    }));
-    let options = match Options::try_parse() {
+    pgpu_opt::cli::set_report_style();
+    let options = match pgpu_opt::cli::arguments().and_then(pgpu_opt::cli::parse::<Options>) {
         Ok(options) => options,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     match run(&options) {
         Ok(true) => ExitCode::SUCCESS,

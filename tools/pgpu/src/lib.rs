@@ -216,16 +216,9 @@ impl Stage {
 /// The driver with the frontends, backends and passes of `registry` (and
 /// of the plugin libraries the command line loads) besides its own.
 pub fn main_with(mut registry: Registry) -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match pgpu_opt::cli::arguments().and_then(pgpu_opt::cli::parse::<Cli>) {
         Ok(cli) => cli,
-        Err(error) => {
-            let _ = error.print();
-            return if error.use_stderr() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     REMARK_SPECULATION.store(cli.remark_speculation, std::sync::atomic::Ordering::Relaxed);
     for path in &cli.load_plugin {
@@ -427,9 +420,7 @@ fn run(
     options: &pgpu_interp::Options,
     native: &compile::NativeOptions,
 ) -> Result<i32, ()> {
-    let _ = miette::set_hook(Box::new(|_| {
-        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
-    }));
+    pgpu_opt::cli::set_report_style();
     let (name, text) = read(file)?;
     let context = plugins::create_context();
     let mut module = load_module(&context, &name, &text)?;

@@ -92,9 +92,7 @@ fn run_on_cuda(options: &RunPtxOptions) -> Result<(), ()> {
 
 /// Runs the command; diagnostics go to stderr.
 pub fn run_ptx(options: &RunPtxOptions) -> Result<(), ()> {
-    let _ = miette::set_hook(Box::new(|_| {
-        Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())
-    }));
+    pgpu_opt::cli::set_report_style();
     if options.device == "cuda" {
         return run_on_cuda(options);
     }
