@@ -88,7 +88,7 @@ pub fn cuda_pipeline(target: &CudaPipeline) -> String {
         block_size,
         "pgpu-reconverge-warps,",
         &format!(
-            "nvvm-attach-target{{chip={chip} O={opt_level}}},gpu.module(convert-gpu-to-nvvm),\
+            "nvvm-attach-target{{chip={chip} O={opt_level}}},pgpu-nvptx-data-layout,gpu.module(convert-gpu-to-nvvm),\
 pgpu-relax-atomics,pgpu-define-device-math,pgpu-define-grid-barrier,pgpu-define-range-barrier,{wait}{cycles}"
         ),
     )
@@ -332,6 +332,32 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvptx_data_layout_is_llvms() {
+        use inkwell::targets::{CodeModel, RelocMode, TargetTriple};
+        Target::initialize_nvptx(&InitializationConfig::default());
+        let triple = TargetTriple::create("nvptx64-nvidia-cuda");
+        let target = Target::from_triple(&triple).expect("LLVM has the NVPTX target");
+        for chip in ["sm_80", "sm_90"] {
+            let machine = target
+                .create_target_machine(
+                    &triple,
+                    chip,
+                    "",
+                    OptimizationLevel::Default,
+                    RelocMode::Default,
+                    CodeModel::Default,
+                )
+                .expect("an NVPTX target machine");
+            let layout = machine.get_target_data().get_data_layout();
+            assert_eq!(
+                layout.as_str().to_str(),
+                Ok(pgpu_backend_nvptx::NVPTX_DATA_LAYOUT),
+                "{chip}"
+            );
+        }
+    }
 
     #[test]
     fn cuda_pipeline_defines_the_grid_barrier_after_the_nvvm_lowering() {

@@ -9,7 +9,9 @@
 //!    `convert-parallel-loops-to-gpu` make them `gpu.launch` with one thread
 //!    per rank and a bounds guard;
 //! 3. `gpu-kernel-outlining`, `pgpu-reconverge-warps` (warp lanes leave
-//!    marked regions together), `nvvm-attach-target`, `convert-gpu-to-nvvm`,
+//!    marked regions together), `nvvm-attach-target`,
+//!    `pgpu-nvptx-data-layout` (NVPTX's data layout on the modules, so
+//!    that 64-bit accesses stay whole), `convert-gpu-to-nvvm`,
 //!    `pgpu-relax-atomics` (memref atomics relaxed at device scope, as
 //!    CUDA's), `pgpu-define-device-math` (our definitions of the libdevice math
 //!    functions that the NVVM lowering calls),
@@ -22,6 +24,7 @@
 
 pub mod collectives;
 mod count_sm_cycles;
+mod data_layout;
 mod define_device_math;
 mod define_grid_barrier;
 mod define_range_barrier;
@@ -32,6 +35,7 @@ mod relax_atomics;
 mod wait_grid_dependencies;
 
 pub use count_sm_cycles::{CountSmCycles, TABLE as SM_CYCLES_TABLE};
+pub use data_layout::{NVPTX_DATA_LAYOUT, NvptxDataLayout};
 pub use define_device_math::{
     DefineDeviceMath, EXACT as EXACT_MATH_FUNCTIONS, LIBDEVICE_PREFIX,
     PREFIX as DEVICE_MATH_PREFIX, WIDENED as WIDENED_MATH_FUNCTIONS,
@@ -57,7 +61,8 @@ pgpu_pass_infra::declare_passes![
     ReconvergeWarps,
     RelaxAtomics,
     WaitGridDependencies,
-    CountSmCycles
+    CountSmCycles,
+    NvptxDataLayout
 ];
 
 /// Whether kernels for `chip` (`sm_XX`) get `pgpu-wait-grid-dependencies`:
@@ -178,6 +183,7 @@ pub fn pipeline(options: &Options) -> String {
     let mut target_steps = vec![
         "pgpu-reconverge-warps".to_string(),
         format!("nvvm-attach-target{{chip={chip} O={opt_level}}}"),
+        "pgpu-nvptx-data-layout".to_string(),
         "gpu.module(convert-gpu-to-nvvm)".to_string(),
         "pgpu-relax-atomics".to_string(),
         "pgpu-define-device-math".to_string(),
