@@ -12,8 +12,10 @@
 
 use crate::{load_module, read, run_pipeline};
 use clap::ValueEnum;
+use melior::utility::parse_pass_pipeline;
 use melior::{Context, ir::Module};
 use pgpu_backend_host::{HostError, Machine, link};
+use pgpu_pass_infra::diagnostics::{Collector, SourceText};
 use pgpu_pass_infra::tool;
 use std::path::Path;
 
@@ -323,11 +325,30 @@ pub fn after_passes(passes: Option<&str>, pipeline: &str) -> Result<String, ()> 
     } else {
         format!("builtin.module({passes})")
     };
-    tool::join_module_pipelines(&[&passes, pipeline]).map_err(|_| {
+    let joined = tool::join_module_pipelines(&[&passes, pipeline]).map_err(|_| {
         eprintln!(
             "error: --passes: '{passes}' is not a pipeline on builtin.module (it must end with its ')')"
         )
-    })
+    })?;
+    check_passes(&passes)?;
+    Ok(joined)
+}
+
+/// Parses the `--passes` pipeline alone, so that an error in it is
+/// reported against it rather than against the whole pipeline.
+fn check_passes(passes: &str) -> Result<(), ()> {
+    let context = crate::plugins::create_context();
+    let collector = Collector::attach(&context);
+    let pass_manager = melior::pass::PassManager::new(&context);
+    let parsed = parse_pass_pipeline(pass_manager.as_operation_pass_manager(), passes);
+    let source = SourceText {
+        name: "--passes",
+        text: passes,
+    };
+    for record in collector.take() {
+        eprint!("{}", record.render(&source));
+    }
+    parsed.map_err(|error| eprintln!("error: --passes: {error}"))
 }
 
 pub fn joined(pipelines: &[&str]) -> Result<String, ()> {
