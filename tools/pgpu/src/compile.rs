@@ -312,7 +312,6 @@ impl Native {
     }
 }
 
-/// `pipelines` run in turn, as one textual pipeline.
 /// `pipeline` (a `builtin.module(...)` pipeline of ours) after `passes`,
 /// a `--passes` option: a textual pipeline, anchored on `builtin.module`
 /// or not.
@@ -351,6 +350,7 @@ fn check_passes(passes: &str) -> Result<(), ()> {
     parsed.map_err(|error| eprintln!("error: --passes: {error}"))
 }
 
+/// `pipelines` run in turn, as one textual pipeline.
 pub fn joined(pipelines: &[&str]) -> Result<String, ()> {
     tool::join_module_pipelines(pipelines).map_err(|error| eprintln!("error: {error}"))
 }

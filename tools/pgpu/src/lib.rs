@@ -12,10 +12,11 @@
 //!   exit status 1.
 //! * `pgpu emit FILE --stage pgpu|supersteps|kernels|lowered|llvm|ptx|amdgcn`
 //!   prints the module at that stage: the frontend's output
-//!   (docs/frontend-ir.md), after the pipelines of `pgpu-kernel-passes`,
-//!   the LLVM dialect, the optimized host LLVM IR, the kernels' PTX (cuda
-//!   target), or their AMDGCN assembly (AMDGPU backend, `--chip gfxNNN`,
-//!   `--wave`); `--print-pipeline` prints the pipeline that leads there.
+//!   (docs/frontend-ir.md; after `--passes` when given), after the
+//!   pipelines of `pgpu-kernel-passes`, the LLVM dialect, the optimized
+//!   host LLVM IR, the kernels' PTX (cuda target), or their AMDGCN
+//!   assembly (AMDGPU backend, `--chip gfxNNN`, `--wave`);
+//!   `--print-pipeline` prints the pipeline that leads there.
 //!
 //! * `pgpu perf-model FILE [-- ARGS]` predicts each kernel's time with the
 //!   Petri-net model (table, `--dot`, `--emit-net`; a `.pn` net is
