@@ -2,7 +2,8 @@
 #   make run   - set up, build, compile a BSGP example program (the paper's
 #                Listing 1) to a native executable and run it (on the GPU
 #                when a CUDA device is usable, else on the CPU)
-#   make test  - set up, build, and run every test (Rust unit tests + lit suite)
+#   make test  - set up, build, and run every test (Rust unit tests + lit
+#                suite) and build the API docs with warnings as errors
 
 CARGO ?= cargo
 PROFILE_DIR := target/debug
@@ -13,7 +14,7 @@ ARGS ?=
 PTX_EXAMPLE ?= examples/ir/vector_add.mlir
 CHIP ?= sm_90
 
-.PHONY: all setup build run ptx test unit lit lint clippy fmt clean docs
+.PHONY: all setup build run ptx test unit lit rustdoc lint clippy fmt clean docs
 
 all: build
 
@@ -36,7 +37,11 @@ unit: build
 lit: build
 	@PATH="$$PATH:$$HOME/.local/bin" $(LIT) $(LIT_FLAGS) test-suite
 
-test: unit lit
+# The Rust API documentation; a broken or private intra-doc link fails it.
+rustdoc: setup
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
+
+test: unit lit rustdoc
 
 clippy: setup
 	$(CARGO) clippy --workspace --all-targets -- -D warnings

@@ -18,7 +18,7 @@
 //! `main`): it loads the driver library (a machine without one gets the
 //! cpu device, or the error of `--device cuda`, at once), then runs
 //! `cuInit`, starts the device and loads those modules on a thread of its
-//! own while the program goes on ([`start_in_background`]). The
+//! own while the program goes on (`start_in_background`). The
 //! program's first device use, `pgpu_rt_wtime` and its end wait for it,
 //! so the PTX JIT and context creation stay out of timed regions. A program
 //! without kernels (a cpu-target executable) never touches the driver

@@ -1,5 +1,5 @@
 //! The text format of nets (`.pn`), read by [`parse`] and written by
-//! [`print`]; `pgpu perf-model --net FILE` simulates one, and
+//! [`print()`]; `pgpu perf-model --net FILE` simulates one, and
 //! `pgpu perf-model --emit-net` writes the GPU model in it.
 //!
 //! ```text

@@ -27,16 +27,16 @@ struct Options {
     /// The kernel to launch.
     #[arg(long)]
     kernel: Option<String>,
-    /// Blocks: X[,Y[,Z]].
+    /// Blocks: `X[,Y[,Z]]`.
     #[arg(long, default_value = "1")]
     grid: String,
-    /// Threads per block: X[,Y[,Z]].
+    /// Threads per block: `X[,Y[,Z]]`.
     #[arg(long, default_value = "1")]
     block: String,
     /// Dynamic shared memory in bytes.
     #[arg(long, default_value_t = 0)]
     shared: u64,
-    /// The kernel's arguments: TYPE:VALUE or TYPE[COUNT]:INIT.
+    /// The kernel's arguments: `TYPE:VALUE` or `TYPE[COUNT]:INIT`.
     #[arg(long, num_args = 1.., allow_hyphen_values = true)]
     args: Vec<String>,
     /// A cases file: run its launch named by --case.

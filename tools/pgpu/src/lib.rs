@@ -2,7 +2,7 @@
 //!
 //! * `pgpu compile FILE -o PROG [--target cpu|cuda] [--chip sm_XX] [-O N]`
 //!   compiles FILE (MLIR; BSGP source for `.bsgp`; C-subset source for
-//!   `.c`) to a native executable ([`compile`], docs/backends.md);
+//!   `.c`) to a native executable (`compile.rs`, docs/backends.md);
 //!   `--print-pipeline` shows the pass pipeline as one replayable line,
 //!   `--unchecked` leaves out the run-time checks.
 //! * `pgpu run FILE [-- ARGS...]` compiles FILE into a temporary directory,
@@ -21,9 +21,9 @@
 //! * `pgpu perf-model FILE [-- ARGS]` predicts each kernel's time with the
 //!   Petri-net model (table, `--dot`, `--emit-net`; a `.pn` net is
 //!   simulated), and `pgpu perf-calibrate` fits its steps-to-seconds
-//!   scale to measurements ([`perf_model`]).
+//!   scale to measurements (`perf_model.rs`).
 //!
-//! Source languages are chosen by file extension in [`load_module`]: a
+//! Source languages are chosen by file extension in `load_module`: a
 //! frontend of the plugin registry first (`pgpu_plugin`: `--load-plugin`
 //! libraries, or those a crate built in through [`main_with`]), then the
 //! built-in ones. `pgpu compile --backend NAME` compiles with a registered

@@ -28,7 +28,7 @@
 //! `pgpu-count-sm-cycles` records each multiprocessor's first and last
 //! cycle in its module's table ([`crate::mgpu::SM_CYCLES_TABLE`]). For such
 //! a launch [`start`] also resets the table on the stream (before the
-//! gate, so outside the timed interval) and holds [`SM_CYCLES_LOCK`], and
+//! gate, so outside the timed interval) and holds `SM_CYCLES_LOCK`, and
 //! after the launch [`CycleCount::collect`] waits for the stream, reads the
 //! table and adds the busiest multiprocessor's span to the kernel's cycle
 //! total (`pgpu-profile-kernel-cycles` lines). The lock keeps launches of

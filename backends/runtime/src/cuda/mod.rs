@@ -1,7 +1,7 @@
 //! The CUDA device: driver, context, the runtime stream, launches and the
 //! reports of their errors.
 //!
-//! **Start-up.** [`probe`] loads the driver ([`driver`]), runs `cuInit` and
+//! **Start-up.** [`probe`] loads the driver ([`driver()`]), runs `cuInit` and
 //! counts devices, once per process; it decides whether a CUDA device is
 //! usable at all (see [`crate::device`]). [`runtime`] starts the device on
 //! first use: the primary context of the chosen ordinal (0, or the one of
@@ -494,7 +494,7 @@ impl Runtime {
     }
 
     /// Raises the context's per-thread stack (`CU_LIMIT_STACK_SIZE`) to
-    /// the block kernels' ([`block_stack_bytes`]) once, when the first
+    /// the block kernels' (`block_stack_bytes`) once, when the first
     /// module with block kernels is loaded; a larger limit stays. The
     /// driver reserves that much device memory for every thread the device
     /// can hold at once (multiprocessors x threads per multiprocessor x

@@ -27,7 +27,7 @@
 //! * `tasks_begin` opens a frame (per host thread) on the current stream;
 //! * `task_spawn` / `task_begin` take a stream that no open frame uses
 //!   and that has no work left (else a new one, up to [`MAX_STREAMS`],
-//!   created in batches: [`grow_pool`]; past that the least recently used,
+//!   created in batches: `grow_pool`; past that the least recently used,
 //!   which only costs concurrency) and make it wait for the work queued
 //!   so far on the frame's stream (an event recorded there now: the
 //!   taskgroup's code before a task, such as the compaction that makes its
