@@ -1,4 +1,8 @@
 // RUN: pgpu-opt %s --split-input-file --pgpu-block-groups | FileCheck %s
+// Running it again changes nothing: versioned functions are skipped.
+// RUN: pgpu-opt %s --split-input-file --pgpu-block-groups > %t.once
+// RUN: pgpu-opt %t.once --split-input-file --pgpu-block-groups > %t.twice
+// RUN: diff %t.once %t.twice
 // The host versions' dispatch: pgpu-lower-groups-block.mlir.
 
 // A recursive group function: a rank-range split, a multiprefix whose

@@ -204,6 +204,8 @@ impl Pass for BlockGroups {
             .into_iter()
             .filter(|op| op.is("func.func") && op.has_attribute("pgpu.synchronous"))
             .filter(|op| op.entry_block(0).is_some())
+            // Versioned by an earlier run: running again changes nothing.
+            .filter(|op| !op.has_attribute(BLOCK_VERSION))
             .filter_map(|op| Some((symbol_attribute(op, "sym_name")?, op)))
             .collect();
         let mut plans: BTreeMap<String, Plan> = BTreeMap::new();
