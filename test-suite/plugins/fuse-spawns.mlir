@@ -11,6 +11,7 @@
 // The plain pgpu-opt does not have it.
 // RUN: not pgpu-opt %s --pgpu-fuse-spawns 2>&1 | FileCheck %s --check-prefix=ABSENT
 // ABSENT: unexpected argument '--pgpu-fuse-spawns'
+// ABSENT: note: a flag is an option of pgpu-opt or a registered pass (`--list-passes`)
 
 // Allocations and constants between the spawns move above the first; the
 // second's body follows a barrier.

@@ -33,8 +33,16 @@ pub fn arguments() -> Result<Vec<String>, ExitCode> {
 /// has printed help, the version or the usage error: help and version
 /// requests exit 0, usage errors 1.
 pub fn parse<T: clap::Parser>(arguments: Vec<String>) -> Result<T, ExitCode> {
+    parse_with_hint(arguments, "")
+}
+
+/// [`parse`], with `hint` printed after the error for an unknown argument.
+pub fn parse_with_hint<T: clap::Parser>(arguments: Vec<String>, hint: &str) -> Result<T, ExitCode> {
     T::try_parse_from(arguments).map_err(|error| {
         let _ = error.print();
+        if error.kind() == clap::error::ErrorKind::UnknownArgument && !hint.is_empty() {
+            eprintln!("{hint}");
+        }
         if error.use_stderr() {
             ExitCode::FAILURE
         } else {

@@ -255,7 +255,9 @@ pub fn main_with(registry: Registry) -> ExitCode {
         }
     }
     let (arguments, pass_flags) = split_arguments(arguments);
-    let options = match cli::parse::<Options>(arguments) {
+    let hint = "note: a flag is an option of pgpu-opt or a registered pass (`--list-passes`); \
+                the passes of a plugin need `--load-pass-plugin=PATH` first";
+    let options = match cli::parse_with_hint::<Options>(arguments, hint) {
         Ok(options) => options,
         Err(code) => return code,
     };
