@@ -8,16 +8,22 @@ arguments. The time of a run is the sum of its kernels' GPU times
 of the device code changes; with TIME=loop it is the program's own
 `loop-ms T` line (bench/speculate's timed loops, host work and copies
 included). The variants alternate, REPEAT times (default 5), and the
-table has medians. Every run's output without the `loop-ms` line must be
-the same in A and B.
+table has medians. Every run's output without its timing lines (`loop-ms
+T`, `bench-ms T`, `phase-ms T`: any `NAME-ms` line) must be the same in
+A and B.
 
 usage: bench/ab.py A_DIR B_DIR 'NAME ARG...' ...
 """
 
 import os
+import re
 import statistics
 import subprocess
 import sys
+
+
+# The benchmarks' own timing lines.
+TIMING = re.compile(r"^[a-z][a-z-]*-ms ")
 
 
 def run(directory, case):
@@ -31,7 +37,7 @@ def run(directory, case):
     loop = [float(line.split()[1]) for line in lines if line.startswith("loop-ms ")]
     kernels = [float(line.split()[1]) for line in done.stderr.splitlines()
                if line.startswith("pgpu-profile-kernel ")]
-    output = [line for line in lines if not line.startswith("loop-ms ")]
+    output = [line for line in lines if not TIMING.match(line)]
     if os.environ.get("TIME", "kernels") == "loop":
         if not loop:
             raise SystemExit(f"{directory}/{case} prints no loop-ms line")
