@@ -106,6 +106,44 @@ func.func @main() -> i32 {
 
 // -----
 
+// A load of an element the thread has just stored or loaded reaches no
+// memory (LLVM keeps the value in a register), unless something between
+// may write it: any store (a kernel's buffers may alias) or an op with
+// effects. Per thread: 3 stores, and of 6 loads the 2 after the store to
+// %b and after the call: x_g = 5; x_a = index_cast + call = 2.
+// CHECK-LABEL: func.func @forwarded
+// CHECK: pgpu.estimate = {{.*}} x_a = 2 : i64, x_g = 5 : i64
+func.func private @opaque()
+func.func @forwarded(%a: memref<?xi64>, %b: memref<?xi64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = arith.index_cast %i : index to i64
+    memref.store %v, %a[%i] : memref<?xi64>
+    %x = memref.load %a[%i] : memref<?xi64>
+    %y = memref.load %a[%i] : memref<?xi64>
+    memref.store %x, %b[%i] : memref<?xi64>
+    %z = memref.load %a[%i] : memref<?xi64>
+    %w = memref.load %b[%i] : memref<?xi64>
+    func.call @opaque() : () -> ()
+    %u = memref.load %b[%i] : memref<?xi64>
+    %s = memref.load %b[%i] : memref<?xi64>
+    memref.store %u, %a[%i] : memref<?xi64>
+    scf.reduce
+  }
+  return
+}
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : i32
+  %c4096 = arith.constant 4096 : index
+  %a = memref.alloc(%c4096) : memref<?xi64>
+  %b = memref.alloc(%c4096) : memref<?xi64>
+  func.call @forwarded(%a, %b, %c4096) : (memref<?xi64>, memref<?xi64>, index) -> ()
+  return %c0 : i32
+}
+
+// -----
+
 // Unknown trip counts are reported, not guessed: a loop bounded by a value
 // loaded from memory counts once (the figures are lower bounds: the
 // bound's load, the inner load and store), and a kernel whose thread count

@@ -15,7 +15,10 @@
 //!
 //! * **global accesses**: `memref.load`/`store`, atomics, `vector` and
 //!   `affine` loads and stores on memory outside the thread (no memory
-//!   space, or `#gpu.address_space<global>`);
+//!   space, or `#gpu.address_space<global>`), but for a `memref.load` of
+//!   an element the thread loaded or stored earlier in the same block with
+//!   no store or op with effects between: LLVM keeps that value in a
+//!   register, so the load reaches no memory (`loops.rs`, `Forwarding`);
 //! * **shared accesses**: the same on `#gpu.address_space<workgroup>` (or
 //!   memory space 3);
 //! * **arithmetic**: every other op that does work (`arith` but constants,

@@ -286,7 +286,11 @@ impl Analysis<'_> {
         let mut mix = Mix::default();
         let mut block = op.entry_block(index);
         while let Some(current) = block {
+            let mut in_registers = Forwarding::default();
             for inner in current.ops() {
+                if in_registers.forwards(inner) {
+                    continue;
+                }
                 add(&mut mix, self.op_mix(inner, unknown));
             }
             block = current.next_in_region();
@@ -305,6 +309,71 @@ impl Analysis<'_> {
             self.bindings.remove(argument);
         }
     }
+}
+
+/// The elements a thread has just loaded or stored in a block, whose value
+/// LLVM keeps in a register (GVN forwards a store to a later load of the
+/// same address, and reuses a load): a `memref.load` of the same memref
+/// and index values, with nothing between that may write memory, reaches
+/// no memory. A store may write any element (a kernel's buffers may
+/// alias, so LLVM cannot see past one either), and so may an op that is
+/// not pure arithmetic, a view or a thread query: each forgets the rest.
+#[derive(Default)]
+struct Forwarding {
+    elements: Vec<(Val, Vec<Val>)>,
+}
+
+impl Forwarding {
+    /// Whether `op` is a load of an element in registers; notes what `op`
+    /// makes available and what it may overwrite.
+    fn forwards(&mut self, op: Op) -> bool {
+        let name = op.name();
+        match name.as_str() {
+            "memref.load" => {
+                let operands = op.operands();
+                let element = (operands[0], operands[1..].to_vec());
+                if self.elements.contains(&element) {
+                    return true;
+                }
+                self.elements.push(element);
+            }
+            "memref.store" => {
+                let operands = op.operands();
+                self.elements.clear();
+                self.elements.push((operands[1], operands[2..].to_vec()));
+            }
+            _ if writes_no_memory(&name) => {}
+            _ => self.elements.clear(),
+        }
+        false
+    }
+}
+
+/// Ops that write no memory and have no regions: arithmetic, views and
+/// queries of the thread's position.
+fn writes_no_memory(name: &str) -> bool {
+    ["arith.", "index.", "math."]
+        .iter()
+        .any(|dialect| name.starts_with(dialect))
+        || matches!(
+            name,
+            "affine.apply"
+                | "memref.dim"
+                | "memref.cast"
+                | "memref.subview"
+                | "memref.reinterpret_cast"
+                | "memref.extract_strided_metadata"
+                | "memref.extract_aligned_pointer_as_index"
+                | "memref.alloca"
+                | "gpu.thread_id"
+                | "gpu.block_id"
+                | "gpu.block_dim"
+                | "gpu.grid_dim"
+                | "gpu.lane_id"
+                | "pgpu.rank"
+                | "pgpu.size"
+                | "ub.poison"
+        )
 }
 
 /// `predicate` with its operands swapped (`a < b` is `b > a`).
