@@ -18,7 +18,10 @@
 //!   space, or `#gpu.address_space<global>`), but for a `memref.load` of
 //!   an element the thread loaded or stored earlier in the same block with
 //!   no store or op with effects between: LLVM keeps that value in a
-//!   register, so the load reaches no memory (`loops.rs`, `Forwarding`);
+//!   register, so the load reaches no memory (`loops.rs`, `Forwarding`).
+//!   Likewise, from its second iteration on, a loop whose only store is
+//!   to an element the loop does not move loads that element from a
+//!   register (`carried_loads`);
 //! * **shared accesses**: the same on `#gpu.address_space<workgroup>` (or
 //!   memory space 3);
 //! * **arithmetic**: every other op that does work (`arith` but constants,
@@ -937,6 +940,15 @@ fn add(total: &mut Mix, part: Mix) {
     total.arithmetic = total.arithmetic.saturating_add(part.arithmetic);
     total.shared = total.shared.saturating_add(part.shared);
     total.global = total.global.saturating_add(part.global);
+}
+
+/// `mix` less `part` (never below zero).
+fn subtract(mix: Mix, part: Mix) -> Mix {
+    Mix {
+        arithmetic: mix.arithmetic.saturating_sub(part.arithmetic),
+        shared: mix.shared.saturating_sub(part.shared),
+        global: mix.global.saturating_sub(part.global),
+    }
 }
 
 fn scale(mix: Mix, times: u64) -> Mix {

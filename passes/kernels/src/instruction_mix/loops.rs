@@ -22,7 +22,7 @@
 //! known, or the budget is spent, the body counts once per iteration as
 //! it was and stays a lower bound.
 
-use super::{Analysis, Unknown, add, integer_width_of, scale};
+use super::{Analysis, Unknown, add, integer_width_of, scale, subtract};
 use crate::ir::{Op, Val};
 use pgpu_pass_infra::integer::{self, sign_extend, zero_extend};
 use pgpu_perf_model::Mix;
@@ -43,13 +43,53 @@ impl Analysis<'_> {
         };
         let mut unbound = Vec::new();
         let body = self.region_mix(op, 0, &mut unbound);
+        // After the first iteration the carried loads read registers.
+        let carried = scale(self.carried_loads(op), trips.saturating_sub(1));
         if !unbound.is_empty() {
             if let Some(mix) = self.for_by_iteration(op, trips, unbound.len(), unknown) {
-                return mix;
+                return subtract(mix, carried);
             }
             unknown.extend(unbound);
         }
-        scale(body, trips)
+        subtract(scale(body, trips), carried)
+    }
+
+    /// The loads of an `scf.for` body that LLVM serves from a register from
+    /// the second iteration on: the body's only memory write is one store,
+    /// to an element whose memref and indices the loop does not change, and
+    /// a load of that element comes before it (the previous iteration's
+    /// store reaches it with no other write between). A body with regions,
+    /// calls or other ops with effects has none.
+    fn carried_loads(&self, op: Op) -> Mix {
+        let Some(body) = op.entry_block(0) else {
+            return Mix::default();
+        };
+        let ops = body.ops();
+        let mut stores = ops.iter().filter(|inner| inner.is("memref.store"));
+        let (Some(store), None) = (stores.next(), stores.next()) else {
+            return Mix::default();
+        };
+        let has_effects = ops.iter().any(|inner| {
+            let name = inner.name();
+            name != "memref.load"
+                && name != "memref.store"
+                && name != "scf.yield"
+                && !writes_no_memory(&name)
+        });
+        let operands = store.operands();
+        let element = (operands[1], operands[2..].to_vec());
+        let defined_inside = |value: &Val| value.is_defined_within(op);
+        if has_effects || defined_inside(&element.0) || element.1.iter().any(defined_inside) {
+            return Mix::default();
+        }
+        let mut mix = Mix::default();
+        for inner in ops.iter().take_while(|inner| *inner != store) {
+            let operands = inner.operands();
+            if inner.is("memref.load") && (operands[0], operands[1..].to_vec()) == element {
+                add(&mut mix, self.access(*inner));
+            }
+        }
+        mix
     }
 
     /// A loop whose trip count is unknown (`why`): its regions once, and
