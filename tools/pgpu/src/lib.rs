@@ -236,26 +236,25 @@ pub fn main_with(mut registry: Registry) -> ExitCode {
             native,
             print_pipeline,
             backend: Some(backend),
-        } => match plugins::compile_with(
+        } => exit_code(plugins::compile_with(
             &backend,
             &file,
             Path::new(&output),
             &native,
             print_pipeline,
-        ) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(()) => ExitCode::FAILURE,
-        },
+        )),
         Command::Compile {
             file,
             output,
             native,
             print_pipeline,
             backend: None,
-        } => match compile::compile_file(&file, Path::new(&output), &native, print_pipeline) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(()) => ExitCode::FAILURE,
-        },
+        } => exit_code(compile::compile_file(
+            &file,
+            Path::new(&output),
+            &native,
+            print_pipeline,
+        )),
         Command::Run {
             interpret: false,
             device,
@@ -296,18 +295,9 @@ pub fn main_with(mut registry: Registry) -> ExitCode {
                 Err(()) => ExitCode::FAILURE,
             }
         }
-        Command::PerfModel(options) => match perf_model::perf_model(&options) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(()) => ExitCode::FAILURE,
-        },
-        Command::PerfCalibrate(options) => match perf_model::calibrate(&options) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(()) => ExitCode::FAILURE,
-        },
-        Command::RunPtx(options) => match run_ptx::run_ptx(&options) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(()) => ExitCode::FAILURE,
-        },
+        Command::PerfModel(options) => exit_code(perf_model::perf_model(&options)),
+        Command::PerfCalibrate(options) => exit_code(perf_model::calibrate(&options)),
+        Command::RunPtx(options) => exit_code(run_ptx::run_ptx(&options)),
         Command::Emit {
             file,
             stage,
@@ -315,7 +305,7 @@ pub fn main_with(mut registry: Registry) -> ExitCode {
             generic,
             print_pipeline,
             native,
-        } => match emit(
+        } => exit_code(emit(
             &file,
             stage,
             Printing {
@@ -324,10 +314,15 @@ pub fn main_with(mut registry: Registry) -> ExitCode {
                 print_pipeline,
             },
             &native,
-        ) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(()) => ExitCode::FAILURE,
-        },
+        )),
+    }
+}
+
+/// The exit status of a command whose errors are already printed.
+fn exit_code(outcome: Result<(), ()>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(()) => ExitCode::FAILURE,
     }
 }
 

@@ -76,16 +76,16 @@ impl Analysis<'_> {
                 && name != "scf.yield"
                 && !writes_no_memory(&name)
         });
-        let operands = store.operands();
-        let element = (operands[1], operands[2..].to_vec());
+        let Some(element) = accessed_element(*store) else {
+            return Mix::default();
+        };
         let defined_inside = |value: &Val| value.is_defined_within(op);
         if has_effects || defined_inside(&element.0) || element.1.iter().any(defined_inside) {
             return Mix::default();
         }
         let mut mix = Mix::default();
         for inner in ops.iter().take_while(|inner| *inner != store) {
-            let operands = inner.operands();
-            if inner.is("memref.load") && (operands[0], operands[1..].to_vec()) == element {
+            if inner.is("memref.load") && accessed_element(*inner).as_ref() == Some(&element) {
                 add(&mut mix, self.access(*inner));
             }
         }
@@ -368,25 +368,33 @@ impl Forwarding {
     /// makes available and what it may overwrite.
     fn forwards(&mut self, op: Op) -> bool {
         let name = op.name();
-        match name.as_str() {
-            "memref.load" => {
-                let operands = op.operands();
-                let element = (operands[0], operands[1..].to_vec());
+        match (name.as_str(), accessed_element(op)) {
+            ("memref.load", Some(element)) => {
                 if self.elements.contains(&element) {
                     return true;
                 }
                 self.elements.push(element);
             }
-            "memref.store" => {
-                let operands = op.operands();
+            ("memref.store", Some(element)) => {
                 self.elements.clear();
-                self.elements.push((operands[1], operands[2..].to_vec()));
+                self.elements.push(element);
             }
             _ if writes_no_memory(&name) => {}
             _ => self.elements.clear(),
         }
         false
     }
+}
+
+/// The memref and index values a `memref.load` or `memref.store` reaches.
+fn accessed_element(op: Op) -> Option<(Val, Vec<Val>)> {
+    let operands = op.operands();
+    let first = match op.name().as_str() {
+        "memref.load" => 0,
+        "memref.store" => 1,
+        _ => return None,
+    };
+    Some((*operands.get(first)?, operands.get(first + 1..)?.to_vec()))
 }
 
 /// Ops that write no memory and have no regions: arithmetic, views and
