@@ -16,21 +16,27 @@
 //! with the fewest paths is a minimum flow. Values of different size classes
 //! never share a buffer: each class gets its own graph.
 //!
-//! A `barrier(RANK_REASSIGNED)` before superstep `s` makes `s` load values
-//! with the old ranks and save them with the new ones (Listing 4, `pass2`),
-//! so a buffer read at the beginning of `s` must not be written at its end:
-//! another thread may still read the slot being overwritten. For such an `s`
-//! the edge `begin_s -> end_s` is replaced by `begin_s -> end_{s+1}` (a
-//! buffer read in `s` may be written again from the end of `s + 1` on) and
-//! by the bypass `end_{s-1} -> end_s` (a buffer *not* read in `s`, whether
-//! never used or last read earlier, may take a value saved at the end of
-//! `s`). The bypass is what a plain "fresh buffer" edge `source -> end_s`
-//! would miss, and jumping to `end_{s+1}` rather than `begin_{s+1}` keeps
-//! consecutive rank-reassigned supersteps exact. With these edges `begin_a`
-//! reaches `end_b` through non-value edges exactly when a buffer last read in
-//! `a` may be written at the end of `b`: `a < b`, or `a == b` where `a` is
-//! not rank-reassigned. Reassignment on the first superstep (nothing is read
-//! there) or the last (nothing saved there is ever loaded) changes nothing.
+//! The paper assumes each thread reads and writes only its own slot: thread
+//! `i` loads slot `i` when superstep `s` begins and saves slot `i` when `s`
+//! ends, so a buffer last read in `s` may take a value saved at the end of
+//! `s`. Three kinds of access break that assumption, because threads then
+//! touch *other* threads' slots at any time during a superstep, while other
+//! threads are still at its beginning or already at its end:
+//! `thread.get(r, v)` reads `v`'s slot of thread `r`; after
+//! `barrier(RANK_REASSIGNED)` a superstep loads its values with the old
+//! ranks (Listing 4, `pass2`); and `thread.put(r, p, v)` writes `p`'s slot of
+//! thread `r` during the superstep. We therefore add a node `between_s`
+//! (every thread has finished `s`, none has started `s + 1`) to the chain:
+//! `begin_s -> end_s -> between_s -> begin_{s+1}`. A value read remotely in
+//! its last use `u` frees its buffer at `between_u` instead of `begin_u` (so
+//! the next value may be saved at the end of `u + 1` at the earliest, or put
+//! during `u + 1`); a value written remotely in its defining superstep `d`
+//! takes its buffer from `between_{d-1}` instead of `end_d` (so the buffer
+//! must have been free since before `d` began). With these nodes, a value
+//! edge's head reaches the next value's tail through non-value edges exactly
+//! when the two may share a buffer: the first's last read comes before the
+//! second's write, or both happen in one superstep, the read at its
+//! beginning by the thread's own slot and the write at its end likewise.
 //! A value whose use range spans a rank-reassigned superstep is rejected:
 //! callers split it into segments, as the paper moves `v` to a new stream.
 //!
@@ -725,6 +731,14 @@ pub struct SavedValue<C> {
     pub last_use_superstep: usize,
     /// Buffers are shared only within one class (element type and count).
     pub class: C,
+    /// Other threads write the value's slots during its defining superstep
+    /// (`thread.put`), so the buffer is busy for the whole superstep.
+    pub written_remotely: bool,
+    /// Threads read other threads' slots during the last use (`thread.get`),
+    /// so the buffer stays busy until that superstep has ended everywhere.
+    /// Loads in a rank-reassigned superstep (by the old ranks) count as such
+    /// reads whatever this flag says.
+    pub read_remotely: bool,
 }
 
 /// One temporary buffer.
@@ -835,7 +849,10 @@ impl From<FlowError> for AllocError {
 }
 
 /// The paper's graph for a superstep sequence: `begin_s` is node `2s`,
-/// `end_s` node `2s + 1`; value edges are added per saved value.
+/// `end_s` node `2s + 1`, and `between_s` (after every thread has finished
+/// superstep `s`, before any starts `s + 1`) node `2n + s`; the skeleton is
+/// the chain `begin_0 -> end_0 -> between_0 -> begin_1 -> ...`. Value edges
+/// are added per saved value.
 #[derive(Debug, Clone)]
 pub struct SuperstepGraph {
     graph: FlowGraph,
@@ -854,24 +871,17 @@ impl SuperstepGraph {
         if num_supersteps == 0 {
             return Err(AllocError::NoSupersteps);
         }
-        let mut graph = FlowGraph::new(2 * num_supersteps);
-        for s in 0..num_supersteps {
-            graph.set_node_label(2 * s, format!("S{} begin", s + 1))?;
-            graph.set_node_label(2 * s + 1, format!("S{} end", s + 1))?;
-        }
-        let last = num_supersteps - 1;
-        let (begin, end) = (|s: usize| 2 * s, |s: usize| 2 * s + 1);
-        for (s, &reassigned) in rank_reassigned.iter().enumerate() {
-            // Reassignment on the first superstep (nothing is loaded there)
-            // or the last (nothing saved there is loaded) has no effect.
-            if reassigned && s != 0 && s != last {
-                graph.add_edge(end(s - 1), end(s), 0, None, EdgeKind::NonValue)?;
-                graph.add_edge(begin(s), end(s + 1), 0, None, EdgeKind::NonValue)?;
-            } else {
-                graph.add_edge(begin(s), end(s), 0, None, EdgeKind::NonValue)?;
-            }
-            if s != last {
-                graph.add_edge(end(s), begin(s + 1), 0, None, EdgeKind::NonValue)?;
+        let n = num_supersteps;
+        let mut graph = FlowGraph::new(3 * n - 1);
+        let (begin, end, between) = (|s: usize| 2 * s, |s: usize| 2 * s + 1, |s: usize| 2 * n + s);
+        for s in 0..n {
+            graph.set_node_label(begin(s), format!("S{} begin", s + 1))?;
+            graph.set_node_label(end(s), format!("S{} end", s + 1))?;
+            graph.add_edge(begin(s), end(s), 0, None, EdgeKind::NonValue)?;
+            if s + 1 < n {
+                graph.set_node_label(between(s), format!("S{}|S{}", s + 1, s + 2))?;
+                graph.add_edge(end(s), between(s), 0, None, EdgeKind::NonValue)?;
+                graph.add_edge(between(s), begin(s + 1), 0, None, EdgeKind::NonValue)?;
             }
         }
         Ok(Self {
@@ -893,6 +903,38 @@ impl SuperstepGraph {
     /// Node of the end of superstep `s`.
     pub fn end(&self, s: usize) -> usize {
         2 * s + 1
+    }
+
+    /// Node between supersteps `s` and `s + 1`: every thread has finished
+    /// `s` and none has started `s + 1`.
+    pub fn between(&self, s: usize) -> usize {
+        2 * self.num_supersteps() + s
+    }
+
+    /// Where a value's buffer becomes busy: the end of its defining
+    /// superstep, or the moment before it when other threads write it then.
+    pub fn busy_from<C>(&self, value: &SavedValue<C>) -> usize {
+        match (value.written_remotely, value.def_superstep) {
+            (false, def) => self.end(def),
+            (true, 0) => self.source(),
+            (true, def) => self.between(def - 1),
+        }
+    }
+
+    /// Where a value's buffer becomes free: the beginning of its last use,
+    /// or the moment after it when threads read other threads' slots then
+    /// (`thread.get`, or loads with the old ranks in a rank-reassigned
+    /// superstep).
+    pub fn free_from<C>(&self, value: &SavedValue<C>) -> usize {
+        let last_use = value.last_use_superstep;
+        let reassigned = self.rank_reassigned.get(last_use) == Some(&true);
+        if !(value.read_remotely || reassigned) {
+            self.begin(last_use)
+        } else if last_use + 1 >= self.num_supersteps() {
+            self.sink()
+        } else {
+            self.between(last_use)
+        }
     }
 
     /// The flow source, the beginning of the first superstep.
@@ -941,14 +983,12 @@ impl SuperstepGraph {
         Ok(())
     }
 
-    /// Adds the value edge `end_def -> begin_last_use` (bounds 1 and 1) for
-    /// value `id`; returns the edge id.
+    /// Adds the value edge `busy_from -> free_from` (bounds 1 and 1) for
+    /// value `id`, in the plain case `end_def -> begin_last_use`; returns
+    /// the edge id.
     pub fn add_value<C>(&mut self, id: usize, value: &SavedValue<C>) -> Result<usize, AllocError> {
         self.check_value(id, value)?;
-        let (from, to) = (
-            self.end(value.def_superstep),
-            self.begin(value.last_use_superstep),
-        );
+        let (from, to) = (self.busy_from(value), self.free_from(value));
         Ok(self
             .graph
             .add_edge(from, to, 1, Some(1), EdgeKind::Value(id))?)
@@ -1068,6 +1108,8 @@ mod tests {
             def_superstep: def,
             last_use_superstep: last_use,
             class,
+            written_remotely: false,
+            read_remotely: false,
         }
     }
 
@@ -1102,8 +1144,8 @@ mod tests {
         for (id, v) in listing5().iter().enumerate() {
             graph.add_value(id, v).expect("value edge");
         }
-        // 4 begin->end, 3 end->begin, 4 value edges.
-        assert_eq!(graph.graph().edges().len(), 11);
+        // 4 begin->end, 3 end->between, 3 between->begin, 4 value edges.
+        assert_eq!(graph.graph().edges().len(), 14);
         let flow = graph.min_flow().expect("flow");
         assert_eq!(flow.value(), 2);
         let dot = graph.to_dot(Some(&flow), &["v0", "v1", "v2", "v3"]);
@@ -1194,16 +1236,22 @@ mod tests {
                 def_superstep: 0,
                 last_use_superstep: 1,
                 class: class(4, "n"),
+                written_remotely: false,
+                read_remotely: false,
             },
             SavedValue {
                 def_superstep: 1,
                 last_use_superstep: 2,
                 class: class(4, "m"),
+                written_remotely: false,
+                read_remotely: false,
             },
             SavedValue {
                 def_superstep: 1,
                 last_use_superstep: 2,
                 class: class(4, "n"),
+                written_remotely: false,
+                read_remotely: false,
             },
         ];
         let allocation = allocate(3, &[false; 3], &values).expect("allocates");
@@ -1510,18 +1558,69 @@ mod tests {
     fn superstep_graph_reachability_matches_reuse_rule() {
         let flags = [false, true, true, false, true, false, true];
         let graph = SuperstepGraph::new(flags.len(), &flags).expect("graph");
-        for a in 0..flags.len() {
-            for b in 0..flags.len() {
+        for a in 1..flags.len() {
+            // The last superstep saves nothing that is loaded.
+            for b in 0..flags.len() - 1 {
+                let read = value(0, a, 0);
+                let write = value(b, flags.len() - 1, 0);
                 let allowed = a < b || (a == b && !flags[b]);
-                let reaches = graph.graph().reaches(graph.begin(a), graph.end(b), |e| {
-                    e.kind == EdgeKind::NonValue
-                });
-                // The last superstep saves nothing that is loaded, so its
-                // begin -> end edge is irrelevant.
-                if b + 1 < flags.len() {
-                    assert_eq!(reaches, allowed, "begin {a} -> end {b}");
-                }
+                let reaches =
+                    graph
+                        .graph()
+                        .reaches(graph.free_from(&read), graph.busy_from(&write), |e| {
+                            e.kind == EdgeKind::NonValue
+                        });
+                assert_eq!(reaches, allowed, "read {a} -> write {b}");
             }
         }
+    }
+
+    /// `get_two_supersteps.bsgp`: a0 (0 -> 1) is read with `thread.get` in
+    /// superstep 1, which saves a1 (1 -> 2): a1 must not take a0's buffer,
+    /// as every thread writes its a1 slot while its right neighbour may
+    /// still read it as a0.
+    #[test]
+    fn remote_reads_keep_the_buffer_through_the_superstep() {
+        let a0 = SavedValue {
+            read_remotely: true,
+            ..value(0, 1, 0)
+        };
+        let a1 = value(1, 2, 0);
+        let allocation = allocate(3, &[false; 3], &[a0.clone(), a1.clone()]).expect("allocates");
+        assert_eq!(allocation.buffers.len(), 2);
+        // Read locally, the two share one buffer (Listing 5's rule).
+        let local = allocate(3, &[false; 3], &[value(0, 1, 0), a1.clone()]).expect("allocates");
+        assert_eq!(local.buffers.len(), 1);
+        // A value saved one superstep later may take a0's buffer.
+        let a2 = value(2, 3, 0);
+        let later = allocate(4, &[false; 4], &[a0, a2]).expect("allocates");
+        assert_eq!(later.buffers.len(), 1);
+    }
+
+    /// `thread.put` writes other threads' slots during its superstep: its
+    /// target may not take a buffer read in that superstep, even locally.
+    #[test]
+    fn remote_writes_need_the_buffer_for_the_whole_superstep() {
+        let put = SavedValue {
+            written_remotely: true,
+            ..value(1, 2, 0)
+        };
+        let allocation =
+            allocate(3, &[false; 3], &[value(0, 1, 0), put.clone()]).expect("allocates");
+        assert_eq!(allocation.buffers.len(), 2);
+        // Free before the superstep began: one buffer.
+        let put_later = SavedValue {
+            written_remotely: true,
+            ..value(2, 3, 0)
+        };
+        let shared = allocate(4, &[false; 4], &[value(0, 1, 0), put_later]).expect("allocates");
+        assert_eq!(shared.buffers.len(), 1);
+        // A put in the first superstep starts at the source.
+        let first = SavedValue {
+            written_remotely: true,
+            ..value(0, 1, 0)
+        };
+        let graph = SuperstepGraph::new(2, &[false; 2]).expect("graph");
+        assert_eq!(graph.busy_from(&first), graph.source());
     }
 }

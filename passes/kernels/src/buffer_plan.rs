@@ -57,6 +57,10 @@ pub(crate) struct Segment {
     pub by_old_rank_at_end: bool,
     /// Its flow-allocated buffer, or `None` for a collective's output list.
     pub buffer: Option<usize>,
+    /// Written into other threads' slots during `start` (`thread.put`).
+    pub written_remotely: bool,
+    /// Read from other threads' slots during `end` (`thread.get`).
+    pub read_remotely: bool,
     /// Its value id in the flow allocation.
     flow_id: Option<usize>,
 }
@@ -71,6 +75,20 @@ pub(crate) struct Plan {
     pub buffer_lives: Vec<(usize, usize)>,
     /// The flow graph of each class, for printing.
     pub graphs: Vec<(Class, SuperstepGraph, Vec<String>)>,
+}
+
+/// Whether superstep `step` reads `value` with `thread.get`, that is, from
+/// other threads' slots.
+fn read_by_get(supersteps: &Supersteps, value: &CrossingValue, step: usize) -> bool {
+    supersteps.steps[value.step]
+        .result(value.result)
+        .uses()
+        .iter()
+        .any(|found| {
+            found.owner.is("pgpu.thread.get")
+                && found.index == 1
+                && found.owner.ancestor_under(supersteps.spawn) == Some(supersteps.steps[step])
+        })
 }
 
 /// Whether the first segment of `value` is a collective's output list.
@@ -181,6 +199,12 @@ impl Plan {
                 ends.push((last, false));
             }
             for (end, by_old_rank) in ends {
+                let written_remotely = start == value.step
+                    && value
+                        .value
+                        .defining_op()
+                        .is_some_and(|op| op.is("pgpu.thread.put"));
+                let read_remotely = read_by_get(supersteps, value, end);
                 let buffer = if collective && start == value.step {
                     None
                 } else {
@@ -188,6 +212,8 @@ impl Plan {
                         def_superstep: start,
                         last_use_superstep: end,
                         class: (value.value.melior_type().to_string(), epoch[start]),
+                        written_remotely,
+                        read_remotely,
                     });
                     segment_of_flow.push(segments.len());
                     Some(flow_values.len() - 1)
@@ -199,6 +225,8 @@ impl Plan {
                     end,
                     by_old_rank_at_end: by_old_rank,
                     buffer: None,
+                    written_remotely,
+                    read_remotely,
                     flow_id: buffer,
                 });
                 start = end;
@@ -288,18 +316,33 @@ impl Plan {
     /// The most bytes per thread live at once (at a superstep boundary),
     /// with every buffer live from its first write to its last read.
     pub fn peak_bytes(&self) -> usize {
-        let last = self
-            .buffer_lives
+        // Barrier `k` follows superstep `k`. A buffer is live at the barriers
+        // from its first write to its last read, and also at the one before
+        // a write when other threads put into it during that superstep, and
+        // the one after a last read when they get from it then.
+        let mut lives: Vec<Option<(usize, usize)>> = vec![None; self.allocation.buffers.len()];
+        for segment in &self.segments {
+            let Some(live) = segment.buffer.and_then(|buffer| lives.get_mut(buffer)) else {
+                continue;
+            };
+            let first = segment.start - usize::from(segment.written_remotely && segment.start > 0);
+            let end = segment.end + usize::from(segment.read_remotely);
+            *live = Some(live.map_or((first, end), |(a, b)| (a.min(first), b.max(end))));
+        }
+        let last = lives
             .iter()
+            .flatten()
             .map(|(_, end)| *end)
             .max()
             .unwrap_or(0);
         (0..=last)
-            .map(|boundary| {
-                self.buffer_lives
+            .map(|barrier| {
+                lives
                     .iter()
                     .enumerate()
-                    .filter(|(_, (first, end))| *first <= boundary && boundary < *end)
+                    .filter(|(_, live)| {
+                        live.is_some_and(|(first, end)| first <= barrier && barrier < end)
+                    })
                     .map(|(buffer, _)| self.buffer_bytes(buffer))
                     .sum()
             })
@@ -352,10 +395,12 @@ impl Pass for PrintBufferAllocation {
                     .filter(|segment| segment.buffer == Some(index))
                     .map(|segment| {
                         format!(
-                            "{} [{}->{}]",
+                            "{} [{}->{}{}{}]",
                             value_name(&plan.crossing[segment.value]),
                             segment.start + 1,
-                            segment.end + 1
+                            segment.end + 1,
+                            if segment.written_remotely { " put" } else { "" },
+                            if segment.read_remotely { " get" } else { "" },
                         )
                     })
                     .collect();

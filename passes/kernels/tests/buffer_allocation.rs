@@ -64,6 +64,8 @@ fn random_instance(rng: &mut Rng) -> Instance {
             def_superstep: def,
             last_use_superstep: last_use,
             class,
+            written_remotely: rng.chance(25),
+            read_remotely: rng.chance(25),
         });
     }
     Instance {
@@ -73,13 +75,18 @@ fn random_instance(rng: &mut Rng) -> Instance {
     }
 }
 
-/// The reuse rule, stated directly: a buffer last read at the beginning of
-/// superstep `read` may be written at the end of superstep `write` when
-/// `read < write`, or `read == write` and `write` does not reassign ranks
-/// (loads with old ranks and saves with new ones in one kernel would race).
+/// The reuse rule, stated directly. A value is read at the beginning of its
+/// last use `read` by each thread from its own slot, or, when it is read
+/// remotely (`thread.get`) or `read` reassigns ranks (loads by old rank),
+/// from any slot at any time during `read`. It is written at the end of its
+/// definition `write` by each thread into its own slot, or, when written
+/// remotely (`thread.put`), into any slot at any time during `write`. The
+/// next value may take the buffer when `read < write`, or `read == write`
+/// with both accesses to the own slot only.
 fn may_follow(flags: &[bool], earlier: &SavedValue<u32>, later: &SavedValue<u32>) -> bool {
     let (read, write) = (earlier.last_use_superstep, later.def_superstep);
-    read < write || (read == write && !flags[write])
+    let own_slot_read = !earlier.read_remotely && !flags[read];
+    read < write || (read == write && own_slot_read && !later.written_remotely)
 }
 
 /// Whether the values can share one buffer: ordered by definition, each
@@ -92,8 +99,8 @@ fn compatible(flags: &[bool], values: &[SavedValue<u32>], members: &[usize]) -> 
         .all(|pair| may_follow(flags, &values[pair[0]], &values[pair[1]]))
 }
 
-/// The same check through the graph: each next value's `end_def` is
-/// reachable from the previous value's `begin_last_use` by non-value edges.
+/// The same check through the graph: each next value's tail is reachable
+/// from the previous value's head by non-value edges.
 fn compatible_in_graph(
     graph: &SuperstepGraph,
     values: &[SavedValue<u32>],
@@ -101,11 +108,11 @@ fn compatible_in_graph(
 ) -> bool {
     members.windows(2).all(|pair| {
         let (a, b) = (&values[pair[0]], &values[pair[1]]);
-        graph.graph().reaches(
-            graph.begin(a.last_use_superstep),
-            graph.end(b.def_superstep),
-            |edge| edge.kind == EdgeKind::NonValue,
-        )
+        graph
+            .graph()
+            .reaches(graph.free_from(a), graph.busy_from(b), |edge| {
+                edge.kind == EdgeKind::NonValue
+            })
     })
 }
 
@@ -192,6 +199,7 @@ fn random_allocations_are_valid_and_optimal() {
     let mut rng = Rng(0x5eed_b59f_0001);
     let mut cases_with_reuse = 0;
     let mut cases_with_reassignment = 0;
+    let mut cases_with_remote_access = 0;
     for case in 0..1500 {
         let instance = random_instance(&mut rng);
         let flags = &instance.rank_reassigned;
@@ -237,10 +245,14 @@ fn random_allocations_are_valid_and_optimal() {
         if flags.iter().any(|&f| f) && !values.is_empty() {
             cases_with_reassignment += 1;
         }
+        if values.iter().any(|v| v.read_remotely || v.written_remotely) {
+            cases_with_remote_access += 1;
+        }
     }
     // The generator exercises the interesting cases.
     assert!(cases_with_reuse > 300, "{cases_with_reuse}");
     assert!(cases_with_reassignment > 300, "{cases_with_reassignment}");
+    assert!(cases_with_remote_access > 300, "{cases_with_remote_access}");
 }
 
 #[test]
@@ -254,23 +266,43 @@ fn superstep_graph_reachability_is_the_reuse_rule() {
             |edge: &pgpu_kernel_passes::buffer_flow::Edge| edge.kind == EdgeKind::NonValue;
         for a in 0..n {
             for b in 0..n {
-                // The end of the last superstep saves nothing that is read,
-                // and nothing is read at the beginning of the first.
-                if b + 1 == n || (a == 0 && b == 0) {
-                    continue;
+                for (read_remotely, written_remotely) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let earlier = SavedValue {
+                        def_superstep: 0,
+                        last_use_superstep: a,
+                        class: 0u32,
+                        written_remotely: false,
+                        read_remotely,
+                    };
+                    let later = SavedValue {
+                        def_superstep: b,
+                        last_use_superstep: n - 1,
+                        class: 0u32,
+                        written_remotely,
+                        read_remotely: false,
+                    };
+                    // The end of the last superstep saves nothing that is
+                    // read, and nothing is read in the first.
+                    if b + 1 == n || a == 0 {
+                        continue;
+                    }
+                    assert_eq!(
+                        graph.graph().reaches(
+                            graph.free_from(&earlier),
+                            graph.busy_from(&later),
+                            non_value
+                        ),
+                        may_follow(&flags, &earlier, &later),
+                        "case {case}: flags {flags:?}, last read {a} (remote {read_remotely}) \
+                         -> write {b} (remote {written_remotely})"
+                    );
                 }
-                let allowed = a < b || (a == b && !flags[b]);
-                assert_eq!(
-                    graph
-                        .graph()
-                        .reaches(graph.begin(a), graph.end(b), non_value),
-                    allowed,
-                    "case {case}: flags {flags:?}, begin {a} -> end {b}"
-                );
             }
         }
         // Every node lies between source and sink.
-        for node in 0..2 * n {
+        for node in 0..graph.graph().num_nodes() {
             assert!(
                 graph.graph().reaches(graph.source(), node, non_value),
                 "case {case}"
@@ -296,6 +328,8 @@ fn spanning_values_are_rejected() {
             def_superstep: def,
             last_use_superstep: last_use,
             class: 0u32,
+            written_remotely: false,
+            read_remotely: false,
         }];
         let result = allocate(n, &flags, &values);
         assert_eq!(
