@@ -570,6 +570,29 @@ fn index_to_int<'c>(cx: &mut LowerCx<'c, '_>, value: V<'c>, expr: &Expr) -> Lowe
     Ok(Rv::Scalar(cx.b().from_index(value, ty, location)?))
 }
 
+/// A sort key as the pgpu ops compare it: integers as signed. An unsigned
+/// key (or `bool`) gets its sign bit flipped, which maps unsigned order onto
+/// signed order (0 -> MIN, 2^(w-1) -> 0, 2^w - 1 -> MAX).
+fn sort_key<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    key: &Expr,
+    location: melior::ir::Location<'c>,
+) -> LowerResult<V<'c>> {
+    let value = cx.lower_scalar(key)?;
+    if !key.ty.is_unsigned() {
+        return Ok(value);
+    }
+    let ty = value.r#type();
+    let bits = melior::ir::r#type::IntegerType::try_from(ty)
+        .map_err(|_| cx.internal(format!("an unsigned sort key of type {ty}")))?
+        .width();
+    // The sign bit as a signed constant of the key's width.
+    let sign_bit = i64::MIN >> (64 - bits);
+    let b = cx.b();
+    let flip = b.const_int(ty, sign_bit, location)?;
+    Ok(b.binary("arith.xori", value, flip, location)?)
+}
+
 fn int_to_index<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<V<'c>> {
     cx.lower_index(expr)
 }
@@ -631,7 +654,7 @@ fn lower_bsgp_expr<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<
             Ok(Rv::Void)
         }
         ExprKind::ThreadSortBy(key) => {
-            let k = cx.lower_scalar(key)?;
+            let k = sort_key(cx, key, location)?;
             cx.b()
                 .append(pg::thread_sortby(context, k, location).into());
             Ok(Rv::Void)
@@ -700,7 +723,7 @@ fn lower_bsgp_expr<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<
             lower_append(cx, expr, list, src, keep, flag, is_compact)
         }
         ExprKind::SortIdx(key) => {
-            let k = cx.lower_scalar(key)?;
+            let k = sort_key(cx, key, location)?;
             let op = cx
                 .b()
                 .append(pg::sort_idx(context, index, k, location).into());

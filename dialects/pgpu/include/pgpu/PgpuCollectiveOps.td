@@ -134,7 +134,9 @@ def Pgpu_SortIdxOp : Pgpu_CollectiveOp<"sort_idx"> {
     thread of rank i receives the rank of the thread holding the i-th
     smallest key. Equal keys keep rank order (the paper leaves ties open;
     we fix them so that results are deterministic). Integer keys compare as
-    signed. Unlike `pgpu.thread.sortby`, ranks do not change.
+    signed (frontends flip the sign bit of unsigned keys, which maps
+    unsigned order onto signed order). Unlike `pgpu.thread.sortby`, ranks
+    do not change.
 
     ```mlir
     %idx = pgpu.sort_idx %key : i32

@@ -71,7 +71,8 @@ def Pgpu_ThreadSortByOp : Pgpu_ThreadPrimitiveOp<"thread.sortby"> {
     Ki <= Kj for all i <= j. Relative rank order is preserved among threads
     with the same key, i.e., the sort is stable". Each thread keeps its
     private values; `pgpu.oldrank` is its rank before the call. Integer keys
-    compare as signed. It is a collective; its library implementation is a
+    compare as signed (frontends flip the sign bit of unsigned keys, which
+    maps unsigned order onto signed order). It is a collective; its library implementation is a
     local sort, a `pgpu.barrier rank_reassigned` and a global merge.
 
     ```mlir
