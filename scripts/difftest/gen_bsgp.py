@@ -967,6 +967,10 @@ class Body:
             self.declare("int", call, MOD, implicit=True)
         if fn.has_barrier:
             self.barriers += 1
+            if self.set_changed:
+                # thread.oldrank after an inline function with a barrier is
+                # rejected like after one that reassigns ranks.
+                self.set_changed = "inline"
             self.prev_step_get = self.step_get
             self.step_get = fn.has_get
             self.reset_modes()
@@ -1054,6 +1058,8 @@ class Body:
         self.emit("}")
         if had_barrier:
             self.barriers += 1
+            if self.set_changed:
+                self.set_changed = "inline"
             self.prev_step_get = self.step_get
             self.step_get = had_get
             self.reset_modes()
