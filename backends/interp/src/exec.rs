@@ -98,6 +98,40 @@ pub struct Fiber {
     pub passed: bool,
 }
 
+/// A fiber's values at a barrier: the slots of each activation, and the
+/// same of the branches of a `pgpu.par` it is running.
+#[derive(Debug, Clone)]
+pub struct FiberSnapshot {
+    pub acts: Vec<Vec<Val>>,
+    pub branches: Vec<FiberSnapshot>,
+}
+
+impl FiberSnapshot {
+    pub fn of(fiber: &Fiber) -> Self {
+        let branches = match fiber
+            .acts
+            .last()
+            .and_then(|a| a.ctl.last())
+            .map(|c| &c.kind)
+        {
+            Some(CtlKind::Par(state)) => state.branches.iter().map(Self::of).collect(),
+            _ => Vec::new(),
+        };
+        Self {
+            acts: fiber.acts.iter().map(|a| a.slots.clone()).collect(),
+            branches,
+        }
+    }
+
+    /// The snapshot of the fiber at `path` (par branch indices).
+    pub fn at(&self, path: &[usize]) -> Option<&Self> {
+        match path.split_first() {
+            None => Some(self),
+            Some((&first, rest)) => self.branches.get(first)?.at(rest),
+        }
+    }
+}
+
 pub enum Stop {
     Done(Vec<Val>),
     Sync,
@@ -120,6 +154,8 @@ pub struct ThreadCtx {
 #[derive(Debug)]
 pub struct Put {
     pub target: usize,
+    /// The `pgpu.par` branches leading to the putting fiber.
+    pub path: Vec<usize>,
     pub depth: usize,
     pub slot: Slot,
     pub value: Val,
@@ -138,7 +174,11 @@ pub struct Interp<'p> {
     pub in_spawn: bool,
     pub spawn_dtemps: Vec<u32>,
     pub globals: Vec<u32>,
-    pub get_snapshot: Option<Vec<Vec<Vec<Val>>>>,
+    /// Every thread's values at the last barrier, for `pgpu.thread.get`.
+    pub get_snapshot: Option<Vec<FiberSnapshot>>,
+    /// The `pgpu.par` branches leading to the fiber running now (empty in a
+    /// thread's own fiber).
+    pub fiber_path: Vec<usize>,
     pub rr_snapshot: Option<Vec<Vec<Vec<Val>>>>,
     pub rr_claimed: Vec<bool>,
     pub puts: Vec<Put>,
@@ -173,6 +213,7 @@ impl<'p> Interp<'p> {
             spawn_dtemps: Vec::new(),
             globals: Vec::new(),
             get_snapshot: None,
+            fiber_path: Vec::new(),
             rr_snapshot: None,
             rr_claimed: Vec::new(),
             puts: Vec::new(),
@@ -1341,7 +1382,8 @@ impl<'p> Interp<'p> {
                             format!("pgpu.thread.get of rank {rank}, which is not a valid rank: undefined result"),
                         )
                     })?
-                    .get(depth - 1)
+                    .at(&self.fiber_path)
+                    .and_then(|fiber| fiber.acts.get(depth - 1))
                     .and_then(|slots| slots.get(slot))
                     .filter(|v| v.is_set())
                     .cloned()
@@ -1358,6 +1400,7 @@ impl<'p> Interp<'p> {
                     for &slot in std::iter::once(&op.results[0]).chain(forwards.iter()) {
                         self.puts.push(Put {
                             target: rank as usize,
+                            path: self.fiber_path.clone(),
                             depth: depth - 1,
                             slot,
                             value: value.clone(),
@@ -1772,7 +1815,10 @@ impl<'p> Interp<'p> {
             if state.results[index].is_some() {
                 continue;
             }
-            match self.run_fiber(&mut state.branches[index]) {
+            self.fiber_path.push(index);
+            let result = self.run_fiber(&mut state.branches[index]);
+            self.fiber_path.pop();
+            match result {
                 Ok(Stop::Done(values)) => state.results[index] = Some(values),
                 Ok(Stop::Sync) => waiting = true,
                 Err(error) => {

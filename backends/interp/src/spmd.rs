@@ -217,7 +217,8 @@ impl Interp<'_> {
                 for put in std::mem::take(&mut self.puts) {
                     if let Some(slot) = threads
                         .get_mut(put.target)
-                        .and_then(|t| t.fiber.acts.get_mut(put.depth))
+                        .and_then(|t| fiber_at(&mut t.fiber, &put.path))
+                        .and_then(|f| f.acts.get_mut(put.depth))
                         .and_then(|a| a.slots.get_mut(put.slot as usize))
                     {
                         *slot = put.value;
@@ -345,7 +346,12 @@ impl Interp<'_> {
                     self.rr_claimed = vec![false; threads.len()];
                 }
                 if prog.uses_thread_get && !only_require {
-                    self.get_snapshot = Some(snapshot(&threads));
+                    self.get_snapshot = Some(
+                        threads
+                            .iter()
+                            .map(|t| FiberSnapshot::of(&t.fiber))
+                            .collect(),
+                    );
                 }
             }
         })();
@@ -433,6 +439,7 @@ impl Interp<'_> {
                 // state around it.
                 let saved = (
                     self.in_spawn,
+                    std::mem::take(&mut self.fiber_path),
                     self.get_snapshot.take(),
                     self.rr_snapshot.take(),
                     std::mem::take(&mut self.rr_claimed),
@@ -448,6 +455,7 @@ impl Interp<'_> {
                 self.mem.race_thread = None;
                 (
                     self.in_spawn,
+                    self.fiber_path,
                     self.get_snapshot,
                     self.rr_snapshot,
                     self.rr_claimed,

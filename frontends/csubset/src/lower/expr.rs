@@ -644,7 +644,12 @@ impl<'c> LowerCx<'c, '_> {
         self.b().binary(name, l, r, location)
     }
 
-    /// `a && b`, `a || b`: `scf.if` unless `b` is trivially safe to evaluate.
+    /// `a && b`, `a || b` with C's short-circuit: `scf.if` unless `b` is
+    /// trivially safe to evaluate, and then `arith.select` (`a ? b : false`,
+    /// `a ? true : b`), which takes nothing from the arm it does not choose:
+    /// a `b` that is undefined (poison) where `a` decides, such as a
+    /// `thread.get` the guard `a` excludes, does not reach the result as it
+    /// would through `arith.andi`/`arith.ori`.
     fn lower_logical(
         &mut self,
         op: BinaryOp,
@@ -656,12 +661,12 @@ impl<'c> LowerCx<'c, '_> {
         let l = self.lower_scalar(lhs)?;
         if is_trivial(rhs) {
             let r = self.lower_scalar(rhs)?;
-            let name = if op == BinaryOp::LogAnd {
-                "arith.andi"
+            let decided = self.b().const_bool(op == BinaryOp::LogOr, location)?;
+            return if op == BinaryOp::LogAnd {
+                self.b().select(l, r, decided, location)
             } else {
-                "arith.ori"
+                self.b().select(l, decided, r, location)
             };
-            return self.b().binary(name, l, r, location);
         }
         let i1: MType = melior::ir::r#type::IntegerType::new(self.context, 1).into();
         let and = op == BinaryOp::LogAnd;
