@@ -189,12 +189,31 @@ static bool definesOldRank(Operation *op) {
              ThreadSplitOp>(op);
 }
 
+/// Whether `root` gives the threads new ranks, itself or through a call of
+/// an inline SPMD function that does (BSGP builds `thread.sortby` so, as an
+/// inline function ending in `barrier(RANK_REASSIGNED)`).
+static bool reassignsRanks(Operation *root,
+                           SmallPtrSetImpl<Operation *> &visited) {
+  return containsOp(root, [&](Operation *op) {
+    if (definesOldRank(op))
+      return true;
+    auto call = dyn_cast<CallOpInterface>(op);
+    if (!call)
+      return false;
+    Operation *callee = call.resolveCallable();
+    return callee && isSpmdFunction(callee) &&
+           callee->hasAttr(PgpuDialect::getSpmdInlineAttrName()) &&
+           visited.insert(callee).second && reassignsRanks(callee, visited);
+  });
+}
+
 /// Whether a rank reassignment precedes `op` in its SPMD region.
 static bool followsRankReassignment(Operation *op) {
+  SmallPtrSet<Operation *, 4> visited;
   for (Operation *current = op;;) {
     for (Operation *prev = current->getPrevNode(); prev;
          prev = prev->getPrevNode())
-      if (containsOp(prev, definesOldRank))
+      if (reassignsRanks(prev, visited))
         return true;
     Operation *parent = current->getParentOp();
     if (!parent)

@@ -323,6 +323,24 @@ func.func @oldrank_before_reassignment(%n: index, %k: i32) {
 
 // -----
 
+// An inline function that does not reassign ranks does not define oldrank
+// for its caller (one that does: oldrank-after-inline-reassign.mlir).
+func.func private @plain_barrier() attributes {pgpu.spmd_inline} {
+  pgpu.barrier
+  return
+}
+
+func.func @oldrank_after_inline_without_reassignment(%n: index) {
+  pgpu.spawn %n {
+    func.call @plain_barrier() : () -> ()
+    // expected-error @+1 {{'pgpu.oldrank' op is only defined after a rank reassignment}}
+    %o = pgpu.oldrank : index
+  }
+  return
+}
+
+// -----
+
 func.func @oldrank_in_host_code(%n: index, %k: i32) {
   pgpu.spawn %n {
     pgpu.thread.sortby %k : i32
