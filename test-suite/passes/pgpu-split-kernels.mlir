@@ -216,3 +216,48 @@ func.func @main() -> i32 {
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// A superstep that starts with a thread.get whose rank is itself a saved
+// value: the loads go before the get, which is lowered after them (the
+// pass used to lower the get first and then insert the loads before the
+// erased op: a segmentation fault; shared/bugs/reliability/
+// split_kernels_segv.mlir).
+// CHECK-LABEL: func.func @main
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: scf.parallel (%[[T:.*]]) =
+// CHECK-DAG: %[[RANK:.*]] = memref.load %{{.*}}[%[[T]]] : memref<?xindex>
+// CHECK-DAG: %[[Y:.*]] = memref.load %{{.*}}[%[[T]]] : memref<?xi32>
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[RANK]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[IN]] -> (i32) {
+// CHECK-NEXT: memref.load %{{.*}}[%[[RANK]]] : memref<?xi32>
+func.func @main() -> i32 {
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc(%c4) : memref<?xi32>
+  pgpu.spawn %c4 {
+    %x = pgpu.superstep -> (i32) {
+      %r = pgpu.rank : index
+      %xi = arith.index_cast %r : index to i32
+      memref.store %xi, %a[%r] : memref<?xi32>
+      pgpu.yield %xi : i32
+    }
+    %s:3 = pgpu.superstep -> (index, i32, i32) {
+      %r = pgpu.rank : index
+      %r1 = arith.addi %r, %c1 : index
+      %next = arith.remui %r1, %c4 : index
+      %y = memref.load %a[%next] : memref<?xi32>
+      %g = pgpu.thread.get %next, %x : i32
+      pgpu.yield %next, %y, %g : index, i32, i32
+    }
+    pgpu.superstep {
+      %h = pgpu.thread.get %s#0, %s#1 : i32
+      pgpu.printf "%d %d\n"(%s#2, %h) : i32, i32
+    }
+  }
+  memref.dealloc %a : memref<?xi32>
+  %ok = arith.constant 0 : i32
+  return %ok : i32
+}

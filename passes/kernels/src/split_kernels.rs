@@ -514,6 +514,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
     ) -> Built<HashMap<usize, Val>> {
         let old = old_rank.map(|old| old.value);
         let mut loaded = HashMap::new();
+        let mut gets = vec![];
         // The superstep's yield may forward an earlier value: it reads the
         // load too.
         let terminator = self.supersteps.steps[step]
@@ -560,21 +561,22 @@ impl<'a, 'c> Splitter<'a, 'c> {
             let by_old = self.plan.segments[segment].by_old_rank_at_end
                 && self.plan.segments[segment].end == step;
             // thread.get reads the sender's slot of the same list; a list
-            // still by old rank is read at the sender's old rank.
-            for found in &inside {
-                if found.owner.is("pgpu.thread.get") && found.index == 1 {
-                    self.lower_get(
-                        found.owner,
-                        memref,
-                        self.sizes[self.plan.segments[segment].start],
-                        old_rank.and_then(|old| old.permutation).filter(|_| by_old),
-                    )?;
-                }
+            // still by old rank is read at the sender's old rank. Lowered
+            // after the loads: a get may be the op the loads go before.
+            let is_get =
+                |found: &crate::ir::Use| found.owner.is("pgpu.thread.get") && found.index == 1;
+            for found in inside.iter().filter(|found| is_get(found)) {
+                gets.push((
+                    found.owner,
+                    memref,
+                    self.sizes[self.plan.segments[segment].start],
+                    old_rank.and_then(|old| old.permutation).filter(|_| by_old),
+                ));
             }
             let plain: Vec<_> = result
                 .uses()
                 .into_iter()
-                .filter(|found| reads(found.owner))
+                .filter(|found| reads(found.owner) && !is_get(found))
                 .collect();
             if plain.is_empty() && !resaved {
                 continue;
@@ -596,6 +598,9 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 found.owner.set_operand(found.index, value);
             }
             loaded.insert(index, value);
+        }
+        for (get, memref, count, permutation) in gets {
+            self.lower_get(get, memref, count, permutation)?;
         }
         Ok(loaded)
     }
