@@ -37,6 +37,7 @@ KNOWN_BUGS (scripts/difftest/runner.py classifies mismatches with it).
 """
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -96,6 +97,10 @@ CONSTRUCTS = {
     "par": "par { } of collectives and inline calls",
     "par_barrier": "par { } with barriers in block branches",
     "par_get": "thread.get inside par branches (also through inline functions)",
+    "par_after_collective": "par branches that read a collective's result of the same superstep",
+    "get_uniform": "thread.get of a value that is the same in every thread (a constant)",
+    "oldrank_after_collective": "thread.oldrank after a collective that follows a thread-set change",
+    "reassign_identity": "barrier(RANK_REASSIGNED); thread.oldrank = thread.rank; (the identity)",
 }
 
 DEFAULT_OFF = set()
@@ -112,17 +117,31 @@ KNOWN_BUGS = {
     "oldrank_after_inline": "oldrank_after_inline_reassign (rejected by the compiler)",
 }
 
+# Constructs behind the bugs this generator found (reproducers in
+# test-suite/difftest/found/, docs/testing.md): off in the lit tests too.
+FOUND_BUGS = {
+    "get_uniform": "found/get_uniform_value.bsgp (thread.get of a constant: 'must be nested in an SPMD region')",
+    "oldrank_after_collective": "found/oldrank_after_collective.bsgp ('thread.oldrank before any rank reassignment')",
+    "par_after_collective": "found/par_block_collective_result.bsgp ('operand does not dominate this use')",
+    "reassign_identity": "found/reassign_identity_segfault.bsgp (the compiler crashes)",
+}
+
 PERMS = ["thread.rank", "thread.size - 1 - thread.rank", "(thread.rank + {k}) % thread.size"]
 
 
 class Var:
-    __slots__ = ("name", "ty", "bound", "top")
+    __slots__ = ("name", "ty", "bound", "top", "varying", "collective")
 
-    def __init__(self, name, ty, bound, top):
+    def __init__(self, name, ty, bound, top, varying=True):
         self.name = name
         self.ty = ty  # "int" | "unsigned" | "float"
         self.bound = bound  # int/float magnitude bound; None = any int
         self.top = top  # declared at the top level of the spawn body
+        self.varying = varying  # may differ between threads
+        self.collective = False  # defined by a collective since the last barrier
+
+
+VARYING = re.compile(r"thread\.rank|thread\.oldrank|thread\.get|\[|sort_idx|scan\(|compact\(|split\(|\bf\d+\(")
 
 
 class InlineFn:
@@ -160,6 +179,7 @@ class Body:
         self.forks = 0
         self.pending = {}  # var -> "perm" | "shift": a put waits for the barrier
         self.readonly = set()  # loop counters
+        self.hide_collective = False
         self.depth = 0
         self.in_loop = 0
         self.sync_count = 0
@@ -188,6 +208,7 @@ class Body:
         return [
             v for v in self.all_vars().values()
             if v.name not in self.pending and (ty is None or v.ty == ty)
+            and not (self.hide_collective and v.collective)
         ]
 
     def declare(self, ty, expr, bound, implicit=None):
@@ -199,9 +220,21 @@ class Body:
             self.emit(f"{name} = {expr};")
         else:
             self.emit(f"{ty} {name} = {expr};")
-        var = Var(name, ty, bound, top)
+        var = Var(name, ty, bound, top, self.varying(expr))
         self.scopes[-1][name] = var
         return var
+
+    def varying(self, expr):
+        """Whether expr may differ between threads (a thread-dependent
+        leaf or a variable that may)."""
+        if VARYING.search(expr):
+            return True
+        known = self.all_vars()
+        for name in re.findall(r"\b[vcwjgp]\d+\b", expr):
+            v = known.get(name)
+            if v is None or v.varying:
+                return True
+        return False
 
     def reset_modes(self):
         self.modes = {}
@@ -264,10 +297,15 @@ class Body:
         """thread.get of a variable of type ty, or None."""
         if not (self.on("get") or self.on("get_guarded")) or not self.get_allowed():
             return None
-        cands = [v for v in self.usable(ty) if v.name in self.barrier_vars]
+        cands = [v for v in self.usable(ty) if v.name in self.barrier_vars
+                 and (v.varying or self.on("get_uniform"))]
+        if any(not v.varying for v in cands):
+            pass
         if not cands:
             return None
         v = self.rng.pick(cands)
+        if not v.varying:
+            self.use("get_uniform")
         self.note_get()
         if self.on("get_guarded") and (not self.on("get") or self.rng.chance(0.35)):
             self.use("get_guarded")
@@ -337,7 +375,8 @@ class Body:
     def ileaf(self, allow_arrays=True, allow_get=True):
         rng = self.rng
         opts = [(3, "const"), (4, "var"), (2, "rank"), (1, "size"), (1, "host")]
-        if self.set_changed and self.on("oldrank") and (self.set_changed != "inline" or self.on("oldrank_after_inline")):
+        if self.set_changed and self.on("oldrank") and (self.set_changed != "inline" or self.on("oldrank_after_inline")) \
+                and (self.set_changed != "collective" or self.on("oldrank_after_collective")):
             opts.append((1, "oldrank"))
         if allow_arrays:
             opts.append((2, "array"))
@@ -359,7 +398,7 @@ class Body:
         if kind == "host":
             return rng.pick(["n", "m", "it", "z", "cap"]), RANK_BOUND
         if kind == "oldrank":
-            self.use("oldrank_after_inline" if self.set_changed == "inline" else "oldrank")
+            self.use({"inline": "oldrank_after_inline", "collective": "oldrank_after_collective"}.get(self.set_changed, "oldrank"))
             return "thread.oldrank", RANK_BOUND
         if kind == "array":
             arr = rng.pick(["A0", "A1"])
@@ -525,6 +564,7 @@ class Body:
                         e, b = f"(float)((int)({e}) % 1000)", 999
                     v.bound = max(v.bound, b) if self.depth else b
                 self.emit(f"{v.name} = {e};")
+                v.varying = v.varying or self.varying(e) or self.depth > 0
                 # thread.get reads the value of the last barrier: the
                 # frontend passes the variable's current version, so a
                 # value reassigned since is no longer a get source.
@@ -627,6 +667,8 @@ class Body:
 
     def after_barrier(self):
         self.barriers += 1
+        for v in self.all_vars().values():
+            v.collective = False
         self.prev_step_get = self.step_get
         self.step_get = False
         self.reset_modes()
@@ -719,7 +761,7 @@ class Body:
         elif kind == "reassign":
             self.use("rank_reassign")
             self.emit("barrier(RANK_REASSIGNED);")
-            self.emit(f"thread.oldrank = {perm(rng)};")
+            self.emit(f"thread.oldrank = {self.reassign_perm()};")
             self.barriers += 1
             self.set_change()
         elif kind == "fork":
@@ -757,24 +799,47 @@ class Body:
             self.use("thread_split")
             self.emit(f"thread.split({self.bval(1)});")
             self.set_change()
-        elif kind == "reduce":
-            self.reduce_statement()
-        elif kind == "scan":
-            self.scan_statement()
-        elif kind == "compact":
-            self.compact_statement()
-        elif kind == "sort_idx":
-            ty, k = self.key(idx_kinds)
-            self.use("sort_idx_" + ty)
-            self.declare("int", f"sort_idx({k})", RANK_BOUND, implicit=True)
+        elif kind in ("reduce", "scan", "compact", "sort_idx"):
+            before = set(self.scopes[0])
+            if kind == "reduce":
+                self.reduce_statement()
+            elif kind == "scan":
+                self.scan_statement()
+            elif kind == "compact":
+                self.compact_statement()
+            else:
+                ty, k = self.key(idx_kinds)
+                self.use("sort_idx_" + ty)
+                self.declare("int", f"sort_idx({k})", RANK_BOUND, implicit=True)
+            for name in set(self.scopes[0]) - before:
+                self.scopes[0][name].collective = True
+            self.after_collective()
         elif kind == "require":
             self.require_statement()
         elif kind == "inline":
-            self.inline_call()
+            fn = self.inline_call()
+            if fn is not None and fn.kind in ("reduce", "scan", "sort_idx"):
+                self.after_collective()
         elif kind == "par":
             self.par_statement()
+            self.after_collective()
         elif kind == "put":
             self.put_statement()
+
+    def reassign_perm(self):
+        p = perm(self.rng)
+        if p == "thread.rank":
+            if self.on("reassign_identity"):
+                self.use("reassign_identity")
+            else:
+                p = "thread.size - 1 - thread.rank"
+        return p
+
+    def after_collective(self):
+        """thread.oldrank after a collective is rejected (found by difftest):
+        without `oldrank_after_collective` it is not read any more."""
+        if self.set_changed:
+            self.set_changed = "collective"
 
     def pending_puts(self):
         return any(k in ("perm", "shift") for k in self.pending.values())
@@ -979,6 +1044,19 @@ class Body:
         return fn
 
     def par_statement(self):
+        # A collective's result read in a par branch before its barrier does
+        # not compile (found by difftest): hidden unless par_after_collective.
+        if any(v.collective for v in self.all_vars().values()):
+            if self.on("par_after_collective"):
+                self.use("par_after_collective")
+            else:
+                self.hide_collective = True
+        try:
+            self.par_statement_body()
+        finally:
+            self.hide_collective = False
+
+    def par_statement_body(self):
         rng = self.rng
         self.use("par")
         branches = rng.int(2, 3)
@@ -1118,6 +1196,7 @@ class BsgpGenerator:
     CONSTRUCTS = CONSTRUCTS
     DEFAULT_OFF = DEFAULT_OFF
     KNOWN_BUGS = KNOWN_BUGS
+    FOUND_BUGS = FOUND_BUGS
     LANG = "bsgp"
     EXT = ".bsgp"
 
@@ -1207,7 +1286,7 @@ class BsgpGenerator:
             text = (
                 f"inline void {name}() {{\n"
                 f"  barrier(RANK_REASSIGNED);\n"
-                f"  thread.oldrank = {perm(rng)};\n"
+                f"  thread.oldrank = {body.reassign_perm()};\n"
                 f"}}"
             )
             fn = InlineFn(name, text, kind, True, False, True, 0)

@@ -98,6 +98,14 @@ KNOWN_CLASSES = [
      and re.search(r"\bmp(add|max|and|or)\(", s) is not None),
     ("fork/dollar_semantics ($ in subgroups)", "fork",
      lambda s, k, m, a: "$$" in s),
+    # Found by these generators (test-suite/difftest/found/).
+    ("found: get_uniform_value", "bsgp", lambda s, k, m, a: "must be nested in an SPMD region" in m),
+    ("found: oldrank_after_collective", "bsgp", lambda s, k, m, a: False),
+    ("found: par_block_collective_result", "bsgp", lambda s, k, m, a: "does not dominate this use" in m),
+    ("found: reassign_identity_segfault", "bsgp",
+     lambda s, k, m, a: "signal 11" in m and "thread.oldrank = thread.rank;" in s),
+    ("found: fork_skip_private_values", "fork",
+     lambda s, k, m, a: re.search(r"@ = me % (\d+); \$ = me\)", s) is not None and ("poison" in m or k == "stdout")),
 ]
 
 
@@ -219,6 +227,8 @@ class Result:
         self.timeout = timeout
         self.compile_failed = compile_failed
         self.line, self.msg = error_of(err)
+        if self.msg is None and (rc < 0 or rc >= 128) and not timeout:
+            self.msg = f"crashed with signal {-rc if rc < 0 else rc - 128}"
 
     def failed(self):
         return self.timeout or self.compile_failed or self.rc != 0 or self.msg is not None
