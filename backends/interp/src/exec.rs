@@ -471,7 +471,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn set_results(act: &mut Activation, op: &Op, values: Vec<Val>) {
+    pub(crate) fn set_results(act: &mut Activation, op: &Op, values: Vec<Val>) {
         for (&slot, value) in op.results.iter().zip(values) {
             act.slots[slot as usize] = value;
         }

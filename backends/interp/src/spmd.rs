@@ -147,6 +147,14 @@ impl Interp<'_> {
             ));
         }
         let template = self.body_fiber(host, op.frame.as_deref(), op.regions[0], &[]);
+        if count == 0 {
+            self.in_spawn = true;
+            self.spawn_dtemps.clear();
+            let result = self.run_requires_without_threads(template);
+            self.in_spawn = false;
+            result?;
+            return Ok(std::mem::take(&mut self.spawn_dtemps));
+        }
         let threads = vec![
             Thread {
                 fiber: template,
@@ -323,7 +331,13 @@ impl Interp<'_> {
                     }
                 }
                 if let Some(op) = primitive {
+                    let before = threads.first().map(|thread| thread.fiber.clone());
                     threads = self.thread_primitive(op, threads)?;
+                    if threads.is_empty()
+                        && let Some(fiber) = before
+                    {
+                        return self.run_requires_without_threads(fiber);
+                    }
                 }
                 let snapshot = |threads: &[Thread]| -> Vec<Vec<Vec<Val>>> {
                     threads
@@ -424,6 +438,88 @@ impl Interp<'_> {
         Ok(())
     }
 
+    /// Runs a `pgpu.require` body on the host with the values of `thread`
+    /// (the first thread's, which must be uniform) and `thread.size` `n`.
+    fn run_require(&mut self, op: &Op, thread: &Activation, n: usize) -> R<Vec<Val>> {
+        let mut fiber = self.body_fiber(thread, None, op.regions[0], &[]);
+        // The body is host code (it may even spawn): save the SPMD state
+        // around it.
+        let saved = (
+            self.in_spawn,
+            std::mem::take(&mut self.fiber_path),
+            self.get_snapshot.take(),
+            self.rr_snapshot.take(),
+            std::mem::take(&mut self.rr_claimed),
+            std::mem::take(&mut self.puts),
+            self.require_size.replace(n),
+        );
+        self.in_spawn = false;
+        self.mem.race_thread = self
+            .options
+            .race_detection
+            .then_some(crate::memory::HOST_THREAD);
+        let result = self.run_fiber(&mut fiber);
+        self.mem.race_thread = None;
+        (
+            self.in_spawn,
+            self.fiber_path,
+            self.get_snapshot,
+            self.rr_snapshot,
+            self.rr_claimed,
+            self.puts,
+            self.require_size,
+        ) = saved;
+        if let Some(act) = fiber.acts.first_mut() {
+            self.spawn_dtemps.append(&mut act.dtemps);
+        }
+        match result? {
+            Stop::Done(values) => Ok(values),
+            Stop::Sync => Err(self.fail(op, "synchronization inside pgpu.require")),
+        }
+    }
+
+    /// The rest of a spawn whose thread set became empty (every thread
+    /// killed, or forked into none; `fiber` is a thread's just before): no
+    /// thread code runs, but the `require` blocks still run on the host, in
+    /// order, with `thread.size` 0, as in compiled code, where they run
+    /// before the superstep is launched (seeds/bsgp.txt, Section 5;
+    /// docs/models.md). Values that only threads compute are undefined
+    /// there.
+    pub(crate) fn run_requires_without_threads(&mut self, mut fiber: Fiber) -> R<()> {
+        while let Some(mut act) = fiber.acts.pop() {
+            while let Some(ctl) = act.ctl.pop() {
+                let block = &self.prog.blocks[ctl.block as usize];
+                for &op_id in block.ops.get(ctl.pc as usize..).unwrap_or_default() {
+                    self.run_requires_in(op_id, &mut act)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `op` if it is a `require`, or the requires of a superstep.
+    fn run_requires_in(&mut self, op_id: OpId, act: &mut Activation) -> R<()> {
+        let prog = self.prog;
+        let op = &prog.ops[op_id as usize];
+        match op.kind {
+            K::Require => {
+                let values = self.run_require(op, act, 0)?;
+                Self::set_results(act, op, values);
+            }
+            K::Superstep { .. } => {
+                for &region in &op.regions {
+                    for &block in &prog.regions[region as usize].blocks {
+                        for &inner in &prog.blocks[block as usize].ops {
+                            self.run_requires_in(inner, act)?;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Resolves a barrier, collective or require for all threads.
     fn resolve(&mut self, op: &Op, threads: &mut [Thread], paths: &[Vec<usize>]) -> R<()> {
         let n = threads.len();
@@ -433,42 +529,9 @@ impl Interp<'_> {
             K::Require => {
                 let first = fiber_at(&mut threads[0].fiber, &paths[0])
                     .and_then(|f| f.acts.last())
-                    .ok_or_else(|| self.fail(op, "internal error: lost thread context"))?;
-                let mut fiber = self.body_fiber(first, None, op.regions[0], &[]);
-                // The body is host code (it may even spawn): save the SPMD
-                // state around it.
-                let saved = (
-                    self.in_spawn,
-                    std::mem::take(&mut self.fiber_path),
-                    self.get_snapshot.take(),
-                    self.rr_snapshot.take(),
-                    std::mem::take(&mut self.rr_claimed),
-                    std::mem::take(&mut self.puts),
-                    self.require_size.replace(n),
-                );
-                self.in_spawn = false;
-                self.mem.race_thread = self
-                    .options
-                    .race_detection
-                    .then_some(crate::memory::HOST_THREAD);
-                let result = self.run_fiber(&mut fiber);
-                self.mem.race_thread = None;
-                (
-                    self.in_spawn,
-                    self.fiber_path,
-                    self.get_snapshot,
-                    self.rr_snapshot,
-                    self.rr_claimed,
-                    self.puts,
-                    self.require_size,
-                ) = saved;
-                if let Some(act) = fiber.acts.first_mut() {
-                    self.spawn_dtemps.append(&mut act.dtemps);
-                }
-                let values = match result? {
-                    Stop::Done(values) => values,
-                    Stop::Sync => return Err(self.fail(op, "synchronization inside pgpu.require")),
-                };
+                    .ok_or_else(|| self.fail(op, "internal error: lost thread context"))?
+                    .clone();
+                let values = self.run_require(op, &first, n)?;
                 self.write_results(op, threads, paths, vec![values; n]);
             }
             K::PReduce(kind) => {

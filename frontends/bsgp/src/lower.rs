@@ -271,6 +271,7 @@ fn lower_spawn<'c>(
     let length_cells = list_length_cells(cx, body, location)?;
 
     let outer = cx.env.clone();
+    cx.env.cleared_lists.clear();
     let block = Block::new(&[]);
     let outer_scope = cx.alloca_scope.replace(block_ref(&block));
     let result = cx.at_block(block_ref(&block), |cx| {
@@ -284,7 +285,7 @@ fn lower_spawn<'c>(
         // writes them.
         let finals: Vec<(V<'c>, V<'c>)> = length_cells
             .iter()
-            .filter_map(|(var, cell)| match cx.env.lists.get(var) {
+            .filter_map(|(var, cell, _)| match cx.env.lists.get(var) {
                 Some(ListLen::Known(length)) => Some((*length, *cell)),
                 _ => None,
             })
@@ -316,12 +317,27 @@ fn lower_spawn<'c>(
     });
     cx.alloca_scope = outer_scope;
     let inner_lists = cx.env.lists.clone();
+    let cleared = std::mem::take(&mut cx.env.cleared_lists);
     cx.env = outer;
     cx.env
         .lists
         .retain(|var, len| inner_lists.get(var) == Some(len));
     let cells = std::mem::replace(&mut cx.cells, outer_cells);
     result?;
+    // Thread 0 writes the final lengths; what the cells hold before the
+    // spawn is the length an empty thread set leaves (docs/models.md): 0
+    // for a list some compact cleared, else the length on entry.
+    for (var, cell, on_entry) in &length_cells {
+        let empty_set_length = match on_entry {
+            _ if cleared.contains(var) => Some(cx.b().const_index(0, location)?),
+            Some(ListLen::Zero) => Some(cx.b().const_index(0, location)?),
+            Some(ListLen::Known(length)) => Some(*length),
+            None => None,
+        };
+        if let Some(length) = empty_set_length {
+            cx.b().store(length, *cell, &[], location)?;
+        }
+    }
     let region = Region::new();
     region.append_block(block);
     let op = pg::SpawnOperation::builder(cx.context, location)
@@ -343,7 +359,7 @@ fn lower_spawn<'c>(
         cx.env.set(Key::Var(var), rv);
         cx.env.lists.remove(&var);
     }
-    for (var, cell) in length_cells {
+    for (var, cell, _) in length_cells {
         if inner_lists
             .get(&var)
             .is_some_and(|len| matches!(len, ListLen::Known(_)))
@@ -356,13 +372,14 @@ fn lower_spawn<'c>(
     Ok(())
 }
 
-/// A `memref<index>` cell, holding the current length, for each list
-/// bound before the spawn that `compact`/`split` in `body` append to.
+/// A `memref<index>` cell for each list bound before the spawn that
+/// `compact`/`split` in `body` append to, with the list's length on entry
+/// when it is known.
 fn list_length_cells<'c>(
     cx: &mut LowerCx<'c, '_>,
     body: &pgpu_csubset::hir::Block,
     location: melior::ir::Location<'c>,
-) -> LowerResult<Vec<(VarId, V<'c>)>> {
+) -> LowerResult<Vec<(VarId, V<'c>, Option<ListLen<'c>>)>> {
     let mut lists = BTreeSet::new();
     visit_block_exprs(&body.stmts, &mut |e| {
         if let ExprKind::Compact { list, .. } | ExprKind::Split { list, .. } = &e.kind
@@ -378,15 +395,7 @@ fn list_length_cells<'c>(
         }
         let cell_type = cx.parse_type("memref<index>")?;
         let cell = cx.alloca(cell_type, location)?;
-        let current = match cx.env.lists.get(&var).copied() {
-            Some(ListLen::Zero) => Some(cx.b().const_index(0, location)?),
-            Some(ListLen::Known(length)) => Some(length),
-            None => None,
-        };
-        if let Some(length) = current {
-            cx.b().store(length, cell, &[], location)?;
-        }
-        cells.push((var, cell));
+        cells.push((var, cell, cx.env.lists.get(&var).copied()));
     }
     Ok(cells)
 }
@@ -789,6 +798,11 @@ fn lower_append<'c>(
     };
     let zero = cx.b().const_index(0, location)?;
     let known = list_var.and_then(|v| cx.env.lists.get(&v).copied());
+    if let Some(var) = list_var
+        && (matches!(flag.kind, ExprKind::BoolLit(true)) || known == Some(ListLen::Zero))
+    {
+        cx.env.cleared_lists.insert(var);
+    }
     let base = match (&flag.kind, known) {
         (ExprKind::BoolLit(true), _) | (_, Some(ListLen::Zero)) => zero,
         (ExprKind::BoolLit(false), Some(ListLen::Known(length))) => length,

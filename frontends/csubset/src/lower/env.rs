@@ -8,7 +8,7 @@
 
 use super::builder::V;
 use crate::hir::VarId;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A lowered value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +112,9 @@ pub struct Env<'c> {
     pub values: BTreeMap<Key, Rv<'c>>,
     /// Lengths of the lists the function allocated.
     pub lists: HashMap<VarId, ListLen<'c>>,
+    /// Lists that a `compact`/`split` with a literal `true` flag cleared in
+    /// the spawn being lowered: an empty thread set leaves them empty.
+    pub cleared_lists: HashSet<VarId>,
 }
 
 impl<'c> Env<'c> {
