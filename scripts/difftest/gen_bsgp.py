@@ -101,6 +101,8 @@ CONSTRUCTS = {
     "get_uniform": "thread.get of a value that is the same in every thread (a constant)",
     "oldrank_after_collective": "thread.oldrank after a collective that follows a thread-set change",
     "reassign_identity": "barrier(RANK_REASSIGNED); thread.oldrank = thread.rank; (the identity)",
+    "size_across_change": "values derived from thread.size used after thread.fork/kill",
+    "get_loop_carried": "thread.get of a variable that a loop around the get reassigns",
 }
 
 DEFAULT_OFF = set()
@@ -124,13 +126,15 @@ FOUND_BUGS = {
     "oldrank_after_collective": "found/oldrank_after_collective.bsgp ('thread.oldrank before any rank reassignment')",
     "par_after_collective": "found/par_block_collective_result.bsgp ('operand does not dominate this use')",
     "reassign_identity": "found/reassign_identity_segfault.bsgp (the compiler crashes)",
+    "size_across_change": "found/size_value_across_fork.bsgp ('operand does not dominate this use')",
+    "get_loop_carried": "found/get_loop_carried.bsgp (interpreter: 'undefined result'; compiler: 'must be nested in an SPMD region')",
 }
 
 PERMS = ["thread.rank", "thread.size - 1 - thread.rank", "(thread.rank + {k}) % thread.size"]
 
 
 class Var:
-    __slots__ = ("name", "ty", "bound", "top", "varying", "collective")
+    __slots__ = ("name", "ty", "bound", "top", "varying", "collective", "size_dep")
 
     def __init__(self, name, ty, bound, top, varying=True):
         self.name = name
@@ -139,6 +143,7 @@ class Var:
         self.top = top  # declared at the top level of the spawn body
         self.varying = varying  # may differ between threads
         self.collective = False  # defined by a collective since the last barrier
+        self.size_dep = False  # derived from thread.size
 
 
 VARYING = re.compile(r"thread\.rank|thread\.oldrank|thread\.get|\[|sort_idx|scan\(|compact\(|split\(|\bf\d+\(")
@@ -180,6 +185,7 @@ class Body:
         self.pending = {}  # var -> "perm" | "shift": a put waits for the barrier
         self.readonly = set()  # loop counters
         self.hide_collective = False
+        self.dead = set()  # values not read any more (see set_change)
         self.depth = 0
         self.in_loop = 0
         self.sync_count = 0
@@ -208,7 +214,7 @@ class Body:
         return [
             v for v in self.all_vars().values()
             if v.name not in self.pending and (ty is None or v.ty == ty)
-            and not (self.hide_collective and v.collective)
+            and not (self.hide_collective and v.collective) and v.name not in self.dead
         ]
 
     def declare(self, ty, expr, bound, implicit=None):
@@ -221,8 +227,15 @@ class Body:
         else:
             self.emit(f"{ty} {name} = {expr};")
         var = Var(name, ty, bound, top, self.varying(expr))
+        var.size_dep = self.size_dep(expr)
         self.scopes[-1][name] = var
         return var
+
+    def size_dep(self, expr):
+        if "thread.size" in expr:
+            return True
+        known = self.all_vars()
+        return any(known[n].size_dep for n in re.findall(r"\b[vcwjgp]\d+\b", expr) if n in known)
 
     def varying(self, expr):
         """Whether expr may differ between threads (a thread-dependent
@@ -548,6 +561,12 @@ class Body:
             return
         if kind == "assign":
             vs = [v for v in self.usable() if v.name not in self.readonly]
+            if self.in_loop and not self.on("get_loop_carried"):
+                # A get source reassigned in a loop around the get is
+                # rejected (found by difftest): keep get sources out of loops.
+                vs = [v for v in vs if v.name not in self.barrier_vars]
+            elif self.in_loop and any(v.name in self.barrier_vars for v in vs):
+                self.use("get_loop_carried")
             if vs:
                 v = rng.pick(vs)
                 if v.ty == "int":
@@ -565,6 +584,7 @@ class Body:
                     v.bound = max(v.bound, b) if self.depth else b
                 self.emit(f"{v.name} = {e};")
                 v.varying = v.varying or self.varying(e) or self.depth > 0
+                v.size_dep = v.size_dep or self.size_dep(e)
                 # thread.get reads the value of the last barrier: the
                 # frontend passes the variable's current version, so a
                 # value reassigned since is no longer a get source.
@@ -694,7 +714,13 @@ class Body:
             self.barrier_vars.discard(name)
             var.bound = max(var.bound or 0, abs(c)) if var.bound is not None else None
 
-    def set_change(self, how="plain"):
+    def set_change(self, how="plain", resizes=False):
+        if resizes and not self.on("size_across_change"):
+            # A thread.size-derived value live across fork/kill does not
+            # compile (found by difftest): not read afterwards.
+            self.dead |= {v.name for v in self.all_vars().values() if v.size_dep}
+        elif resizes and any(v.size_dep for v in self.all_vars().values()):
+            self.use("size_across_change")
         self.set_changed = how
         self.get_ok = False
         self.barrier_vars = set()
@@ -779,8 +805,8 @@ class Body:
             self.use(name)
             c = self.new_name("c")
             self.emit(f"{c} = thread.fork({count});")
+            self.set_change(resizes=True)
             self.scopes[0][c] = Var(c, "int", 3, True)
-            self.set_change()
         elif kind == "kill":
             b = self.bval(1)
             if self.on("empty_set") and (not self.on("kill") or rng.chance(0.4)):
@@ -789,7 +815,7 @@ class Body:
             else:
                 self.use("kill")
                 self.emit(f"thread.kill(thread.rank != 0 && {b});")
-            self.set_change()
+            self.set_change(resizes=True)
         elif kind == "sortby":
             ty, k = self.key(sort_kinds)
             self.use("sortby_" + ty)
