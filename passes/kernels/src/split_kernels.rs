@@ -121,6 +121,8 @@ struct Splitter<'a, 'c> {
     kernel: Option<Op>,
     /// `dtempnew` lists the spawn's requires allocate.
     temporary_lists: Vec<Op>,
+    /// Every kernel made so far with its thread index.
+    kernels: Vec<(Op, Val)>,
 }
 
 impl<'a, 'c> Splitter<'a, 'c> {
@@ -143,6 +145,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
             put_segments: vec![],
             kernel: None,
             temporary_lists: vec![],
+            kernels: vec![],
         })
     }
 
@@ -151,6 +154,9 @@ impl<'a, 'c> Splitter<'a, 'c> {
             self.lower_step(step)?;
             self.free_after(step)?;
         }
+        if cfg!(debug_assertions) {
+            self.check_buffer_slots()?;
+        }
         for superstep in self.supersteps.steps.iter().rev() {
             superstep.erase();
         }
@@ -158,6 +164,46 @@ impl<'a, 'c> Splitter<'a, 'c> {
             self.free_at_last_use(list)?;
         }
         self.supersteps.spawn.erase();
+        Ok(())
+    }
+
+    /// The buffer plan's safety, checked on the kernels it produced (debug
+    /// builds, so in every pipeline the tests run): within one kernel a
+    /// temporary buffer may be both written and read, or written twice,
+    /// only when every such access is to the thread's own slot. A thread
+    /// that reads or writes another thread's slot (`thread.get`, a load by
+    /// old rank, `thread.put`) while a slot of the same buffer is written
+    /// may see, or overwrite, a value another thread still needs.
+    fn check_buffer_slots(&self) -> Built<()> {
+        for &(kernel, rank) in &self.kernels {
+            let accesses: Vec<Op> = kernel
+                .nested()
+                .into_iter()
+                .filter(|op| op.is("memref.load") || op.is("memref.store"))
+                .collect();
+            for buffer in self.buffers.iter().flatten() {
+                // (op, writes, own slot) of each access to `buffer`.
+                let touching: Vec<(Op, bool, bool)> = accesses
+                    .iter()
+                    .filter_map(|op| {
+                        let writes = op.is("memref.store");
+                        let memref = op.operand(usize::from(writes));
+                        let index = op.operands().get(usize::from(writes) + 1).copied();
+                        (memref == *buffer).then_some((*op, writes, index == Some(rank)))
+                    })
+                    .collect();
+                let written = touching.iter().filter(|(_, writes, _)| *writes).count();
+                let shared = written > 0 && touching.len() > 1;
+                if let Some((op, _, _)) = touching.iter().find(|(_, _, own)| !own).filter(|_| shared)
+                {
+                    return Err(emit_error(
+                        op.melior_location(),
+                        "internal error: the buffer plan shares a temporary buffer within one kernel \
+                         whose threads access other threads' slots of it",
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -292,6 +338,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
         let host = Builder::before(self.supersteps.spawn).at_location_of(superstep);
         let (kernel, end, rank) = host.parallel(self.size)?;
         self.kernel = Some(kernel);
+        self.kernels.push((kernel, rank));
         let kernel_body = end.block_of();
         let boundary: Vec<Op> = body
             .ops()
