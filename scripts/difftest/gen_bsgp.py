@@ -103,6 +103,7 @@ CONSTRUCTS = {
     "reassign_identity": "barrier(RANK_REASSIGNED); thread.oldrank = thread.rank; (the identity)",
     "size_across_change": "values derived from thread.size used after thread.fork/kill",
     "get_loop_carried": "thread.get of a variable that a loop around the get reassigns",
+    "collective_derived_value": "values computed from a collective's result used after another collective",
 }
 
 DEFAULT_OFF = set()
@@ -128,13 +129,14 @@ FOUND_BUGS = {
     "reassign_identity": "found/reassign_identity_segfault.bsgp (the compiler crashes)",
     "size_across_change": "found/size_value_across_fork.bsgp ('operand does not dominate this use')",
     "get_loop_carried": "found/get_loop_carried.bsgp (interpreter: 'undefined result'; compiler: 'must be nested in an SPMD region')",
+    "collective_derived_value": "found/collective_derived_value.bsgp ('operand does not dominate this use')",
 }
 
 PERMS = ["thread.rank", "thread.size - 1 - thread.rank", "(thread.rank + {k}) % thread.size"]
 
 
 class Var:
-    __slots__ = ("name", "ty", "bound", "top", "varying", "collective", "size_dep")
+    __slots__ = ("name", "ty", "bound", "top", "varying", "collective", "size_dep", "cdep")
 
     def __init__(self, name, ty, bound, top, varying=True):
         self.name = name
@@ -144,6 +146,7 @@ class Var:
         self.varying = varying  # may differ between threads
         self.collective = False  # defined by a collective since the last barrier
         self.size_dep = False  # derived from thread.size
+        self.cdep = False  # computed from a collective's result
 
 
 VARYING = re.compile(r"thread\.rank|thread\.oldrank|thread\.get|\[|sort_idx|scan\(|compact\(|split\(|\bf\d+\(")
@@ -228,8 +231,17 @@ class Body:
             self.emit(f"{ty} {name} = {expr};")
         var = Var(name, ty, bound, top, self.varying(expr))
         var.size_dep = self.size_dep(expr)
+        var.cdep = self.cdep(expr)
         self.scopes[-1][name] = var
         return var
+
+    def cdep(self, expr):
+        """Whether expr computes with (not just copies) a collective's result."""
+        known = self.all_vars()
+        names = re.findall(r"\b[vcwjgp]\d+\b", expr)
+        if expr.strip() in known:
+            return known[expr.strip()].cdep
+        return any(known[n].collective or known[n].cdep for n in names if n in known)
 
     def size_dep(self, expr):
         if "thread.size" in expr:
@@ -585,6 +597,7 @@ class Body:
                 self.emit(f"{v.name} = {e};")
                 v.varying = v.varying or self.varying(e) or self.depth > 0
                 v.size_dep = v.size_dep or self.size_dep(e)
+                v.cdep = v.cdep or self.cdep(e)
                 # thread.get reads the value of the last barrier: the
                 # frontend passes the variable's current version, so a
                 # value reassigned since is no longer a get source.
@@ -837,9 +850,10 @@ class Body:
                 ty, k = self.key(idx_kinds)
                 self.use("sort_idx_" + ty)
                 self.declare("int", f"sort_idx({k})", RANK_BOUND, implicit=True)
-            for name in set(self.scopes[0]) - before:
+            fresh = set(self.scopes[0]) - before
+            for name in fresh:
                 self.scopes[0][name].collective = True
-            self.after_collective()
+            self.after_collective(fresh)
         elif kind == "require":
             self.require_statement()
         elif kind == "inline":
@@ -861,11 +875,20 @@ class Body:
                 p = "thread.size - 1 - thread.rank"
         return p
 
-    def after_collective(self):
+    def after_collective(self, fresh=()):
         """thread.oldrank after a collective is rejected (found by difftest):
-        without `oldrank_after_collective` it is not read any more."""
+        without `oldrank_after_collective` it is not read any more. Values
+        computed from an earlier collective's result do not compile after
+        another collective (found by difftest): without
+        `collective_derived_value` they are not read any more."""
         if self.set_changed:
             self.set_changed = "collective"
+        derived = {v.name for v in self.all_vars().values() if v.cdep and v.name not in fresh}
+        if derived:
+            if self.on("collective_derived_value"):
+                self.use("collective_derived_value")
+            else:
+                self.dead |= derived
 
     def pending_puts(self):
         return any(k in ("perm", "shift") for k in self.pending.values())

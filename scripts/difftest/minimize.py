@@ -99,6 +99,10 @@ def _ddmin(lines, units, predicate, budget, protected):
 PROTECT = re.compile(r"^// difftest-|^    \w*k\d+\(")
 
 
+# For compile-time failures only the header is kept.
+PROTECT_HEADER = re.compile(r"^// difftest-")
+
+
 def minimize(source, predicate, max_tests=400, max_seconds=600, log=None, protect=PROTECT):
     """The smallest variant of `source` (a string) for which `predicate`
     holds; `predicate(source)` must hold at the start."""
@@ -178,6 +182,7 @@ def main():
         lambda s: runner.mismatch_kind(tools, lang, s, opts.config, args) == kind,
         max_tests=opts.max_tests,
         log=lambda m: print(m, file=sys.stderr),
+        protect=PROTECT_HEADER if kind.startswith("compile-fail") else PROTECT,
     )
     if opts.output:
         with open(opts.output, "w") as f:

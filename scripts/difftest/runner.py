@@ -549,12 +549,13 @@ def run_all(opts, programs):
             budget -= 1
             print(f"minimizing {outcome.name}: {config} [{args}] {sig}", flush=True)
             try:
-                from minimize import minimize
+                from minimize import PROTECT, PROTECT_HEADER, minimize
                 minimized = minimize(
                     outcome.source,
                     lambda s: mismatch_kind(tools, outcome.lang, s, config, args) == sig,
                     max_tests=opts.max_tests,
                     log=lambda m: print("  " + m, flush=True),
+                    protect=PROTECT_HEADER if kind == "compile-fail" else PROTECT,
                 )
             except Exception as e:  # keep going: the original is saved
                 print(f"  minimization failed: {e}", flush=True)
