@@ -104,6 +104,7 @@ CONSTRUCTS = {
     "size_across_change": "values derived from thread.size used after thread.fork/kill",
     "get_loop_carried": "thread.get of a variable that a loop around the get reassigns",
     "collective_derived_value": "values computed from a collective's result used after another collective",
+    "primitive_then_reassign": "values defined before fork/kill/sortby/split read after a later rank reassignment",
 }
 
 DEFAULT_OFF = set()
@@ -130,13 +131,14 @@ FOUND_BUGS = {
     "size_across_change": "found/size_value_across_fork.bsgp ('operand does not dominate this use')",
     "get_loop_carried": "found/get_loop_carried.bsgp (interpreter: 'undefined result'; compiler: 'must be nested in an SPMD region')",
     "collective_derived_value": "found/collective_derived_value.bsgp ('operand does not dominate this use')",
+    "primitive_then_reassign": "found/primitive_then_reassign.bsgp (WRONG OUTPUT: the value of the rank before the primitive)",
 }
 
 PERMS = ["thread.rank", "thread.size - 1 - thread.rank", "(thread.rank + {k}) % thread.size"]
 
 
 class Var:
-    __slots__ = ("name", "ty", "bound", "top", "varying", "collective", "size_dep", "cdep")
+    __slots__ = ("name", "ty", "bound", "top", "varying", "collective", "size_dep", "cdep", "epoch")
 
     def __init__(self, name, ty, bound, top, varying=True):
         self.name = name
@@ -147,6 +149,7 @@ class Var:
         self.collective = False  # defined by a collective since the last barrier
         self.size_dep = False  # derived from thread.size
         self.cdep = False  # computed from a collective's result
+        self.epoch = 0  # thread primitives (fork/kill/sortby/split) before its definition
 
 
 VARYING = re.compile(r"thread\.rank|thread\.oldrank|thread\.get|\[|sort_idx|scan\(|compact\(|split\(|\bf\d+\(")
@@ -189,6 +192,7 @@ class Body:
         self.readonly = set()  # loop counters
         self.hide_collective = False
         self.dead = set()  # values not read any more (see set_change)
+        self.epoch = 0
         self.depth = 0
         self.in_loop = 0
         self.sync_count = 0
@@ -232,6 +236,7 @@ class Body:
         var = Var(name, ty, bound, top, self.varying(expr))
         var.size_dep = self.size_dep(expr)
         var.cdep = self.cdep(expr)
+        var.epoch = self.epoch
         self.scopes[-1][name] = var
         return var
 
@@ -598,6 +603,8 @@ class Body:
                 v.varying = v.varying or self.varying(e) or self.depth > 0
                 v.size_dep = v.size_dep or self.size_dep(e)
                 v.cdep = v.cdep or self.cdep(e)
+                if self.depth == 0:
+                    v.epoch = self.epoch
                 # thread.get reads the value of the last barrier: the
                 # frontend passes the variable's current version, so a
                 # value reassigned since is no longer a get source.
@@ -727,7 +734,22 @@ class Body:
             self.barrier_vars.discard(name)
             var.bound = max(var.bound or 0, abs(c)) if var.bound is not None else None
 
-    def set_change(self, how="plain", resizes=False):
+    def before_reassign(self):
+        """Values defined before a thread primitive (fork, kill, sortby,
+        split) and read after a later rank reassignment are read at the
+        wrong rank by compiled code (found by difftest): without
+        `primitive_then_reassign` they are not read any more."""
+        old = {v.name for v in self.all_vars().values() if v.epoch < self.epoch}
+        if not old:
+            return
+        if self.on("primitive_then_reassign"):
+            self.use("primitive_then_reassign")
+        else:
+            self.dead |= old
+
+    def set_change(self, how="plain", resizes=False, primitive=True):
+        if primitive:
+            self.epoch += 1
         if resizes and not self.on("size_across_change"):
             # A thread.size-derived value live across fork/kill does not
             # compile (found by difftest): not read afterwards.
@@ -799,10 +821,11 @@ class Body:
             self.barrier()
         elif kind == "reassign":
             self.use("rank_reassign")
+            self.before_reassign()
             self.emit("barrier(RANK_REASSIGNED);")
             self.emit(f"thread.oldrank = {self.reassign_perm()};")
             self.barriers += 1
-            self.set_change()
+            self.set_change(primitive=False)
         elif kind == "fork":
             self.forks += 1
             e, _ = self.ival(1)
@@ -1062,12 +1085,14 @@ class Body:
         if not kinds:
             return None
         kind = rng.pick(kinds)
+        if kind == "reassign":
+            self.before_reassign()
         fn = self.gen.inline_fn(kind, self)
         if fn.reassign:
             self.use("inline_reassign")
             self.emit(f"{fn.name}();")
             self.barriers += 1
-            self.set_change("inline")
+            self.set_change("inline", primitive=False)
             return fn
         args = []
         for _ in range(fn.ret):
@@ -1095,6 +1120,9 @@ class Body:
     def par_statement(self):
         # A collective's result read in a par branch before its barrier does
         # not compile (found by difftest): hidden unless par_after_collective.
+        # The branches are collectives too: values computed from earlier
+        # collective results are not read in them (see after_collective).
+        self.after_collective()
         if any(v.collective for v in self.all_vars().values()):
             if self.on("par_after_collective"):
                 self.use("par_after_collective")

@@ -478,9 +478,9 @@ def save_reproducer(out_dir, outcome, minimized, cls, mism):
     return d
 
 
-def programs_from_seeds(lang, seed, count, enabled):
+def programs_from_seeds(lang, seeds, enabled):
     gen = generator(lang)
-    for s in range(seed, seed + count):
+    for s in seeds:
         p = gen().generate(s, enabled)
         yield Outcome(f"{lang}-{s}", lang, s, p.source, p.constructs, [" ".join(a) for a in p.arg_sets])
 
@@ -782,6 +782,7 @@ def main(argv=None):
             p.add_argument("--lang", choices=["bsgp", "fork"], default="bsgp")
             p.add_argument("--count", type=int, default=20)
             p.add_argument("--seed", type=int, default=1)
+            p.add_argument("--seeds", default="", help="a list of seeds (comma-separated) instead of --seed/--count")
             p.add_argument("--disable", default="", help="constructs to leave out (gen_*.py --list-constructs)")
             p.add_argument("--enable", default="", help="constructs that are off by default to turn on")
         else:
@@ -810,7 +811,8 @@ def main(argv=None):
         gen = generator(opts.lang)
         enabled = resolve_constructs(gen.CONSTRUCTS, gen.DEFAULT_OFF, split_names(opts.disable), None,
                                      split_names(opts.enable))
-        return run_all(opts, list(programs_from_seeds(opts.lang, opts.seed, opts.count, enabled)))
+        seeds = [int(s) for s in split_names(opts.seeds)] or list(range(opts.seed, opts.seed + opts.count))
+        return run_all(opts, list(programs_from_seeds(opts.lang, seeds, enabled)))
     if opts.command == "files":
         return run_all(opts, list(programs_from_files(opts.programs)))
     if opts.command == "build":
