@@ -66,6 +66,7 @@ CONSTRUCTS = {
     "nested_fork": "fork inside fork",
     "dollar": "$ where every definition agrees",
     "dollar2": "$$ (the group rank renumbered at every split)",
+    "dollar_in_loop": "$ in the body of a loop with a uniform trip count",
     "group_id": "@ reads",
     "groupsize": "groupsize() reads",
     "sync_fn": "sync functions called from group code",
@@ -104,6 +105,7 @@ KNOWN_BUGS = {
 # Constructs behind the bugs this generator found (test-suite/difftest/found/).
 FOUND_BUGS = {
     "fork_skip": "found/fork_skip_private_values.fork (members that skip a fork body lose private values)",
+    "dollar_in_loop": "found/dollar_in_uniform_loop_race.fork (the lowered module races: pgpu-opt --pgpu-check-semantics fails)",
 }
 
 
@@ -619,8 +621,12 @@ class ForkGenerator:
                 self.add(Var(j, 3, readonly=True))
         else:
             self.use("uniform_loop")
+            # $ in a loop body: the lowered module races (found by difftest).
+            keep = ctx.dollar == "canonical" and self.on("dollar_in_loop")
             inner = ctx.copy(loop=ctx.loop + 1, depth=ctx.depth + 1,
-                             dollar="canonical" if ctx.dollar == "canonical" else "none")
+                             dollar="canonical" if keep else "none")
+            if keep:
+                self.use("dollar_in_loop")
             j = self.name("j")
             u, _ = self.uniform(ctx, 0)
             self.emit(ctx, f"for (int {j} = 0; {j} < {self.idx(u, 3)}; {j}++) {{")

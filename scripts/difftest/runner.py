@@ -104,6 +104,7 @@ KNOWN_CLASSES = [
     ("found: par_block_collective_result", "bsgp", lambda s, k, m, a: "does not dominate this use" in m),
     ("found: reassign_identity_segfault", "bsgp",
      lambda s, k, m, a: "signal 11" in m and "thread.oldrank = thread.rank;" in s),
+    ("found: dollar_in_uniform_loop_race", "fork", lambda s, k, m, a: k == "opt-fail" and "data race" in m),
     ("found: fork_skip_private_values", "fork",
      lambda s, k, m, a: re.search(r"@ = me % (\d+); \$ = me\)", s) is not None and ("poison" in m or k == "stdout")),
 ]
