@@ -599,7 +599,7 @@ fn sort_key<'c>(
     let sign_bit = i64::MIN >> (64 - bits);
     let b = cx.b();
     let flip = b.const_int(ty, sign_bit, location)?;
-    Ok(b.binary("arith.xori", value, flip, location)?)
+    b.binary("arith.xori", value, flip, location)
 }
 
 fn int_to_index<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<V<'c>> {

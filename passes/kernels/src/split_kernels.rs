@@ -50,6 +50,16 @@ use mlir_sys::mlirOperationIsBeforeInBlock;
 use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 use std::collections::HashMap;
 
+/// What a `thread.get` reads: a saved value's slot, or a uniform value.
+#[derive(Clone, Copy)]
+enum Sent {
+    Slot {
+        memref: Val,
+        permutation: Option<Val>,
+    },
+    Uniform(Val),
+}
+
 /// The pass; it has no options.
 #[derive(Debug, Default)]
 pub struct SplitKernels;
@@ -194,7 +204,8 @@ impl<'a, 'c> Splitter<'a, 'c> {
                     .collect();
                 let written = touching.iter().filter(|(_, writes, _)| *writes).count();
                 let shared = written > 0 && touching.len() > 1;
-                if let Some((op, _, _)) = touching.iter().find(|(_, _, own)| !own).filter(|_| shared)
+                if let Some((op, _, _)) =
+                    touching.iter().find(|(_, _, own)| !own).filter(|_| shared)
                 {
                     return Err(emit_error(
                         op.melior_location(),
@@ -309,12 +320,18 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 "host code (a require block or a collective's list) uses a value that differs between threads",
             ));
         }
+        // Operands first: each lands before the spawn, so the copy goes
+        // after them.
+        let operands = op
+            .operands()
+            .into_iter()
+            .map(|operand| self.on_host(operand, step))
+            .collect::<Built<Vec<Val>>>()?;
         let copy = op.clone_detached();
         self.host
             .moved_to(self.supersteps.spawn)
             .insert_detached(copy);
-        for (index, operand) in op.operands().into_iter().enumerate() {
-            let hoisted = self.on_host(operand, step)?;
+        for (index, hoisted) in operands.into_iter().enumerate() {
             copy.set_operand(index, hoisted);
         }
         let result = copy.result(0);
@@ -354,7 +371,7 @@ impl<'a, 'c> Splitter<'a, 'c> {
             }
         }
         let old_rank = self.old_rank(step, kernel_body, end, rank)?;
-        self.replace_thread_queries(kernel, rank, old_rank.map(|old| old.value))?;
+        let old_rank = self.replace_thread_queries(kernel, rank, old_rank)?;
         // Loads go after the op that defines the old rank, else first.
         let loads_before = match old_rank {
             Some(old) => old.anchor.next().unwrap_or(end),
@@ -518,24 +535,48 @@ impl<'a, 'c> Splitter<'a, 'c> {
         }))
     }
 
-    /// `pgpu.rank`, `pgpu.size` and `pgpu.oldrank` in the kernel.
-    fn replace_thread_queries(&self, kernel: Op, rank: Val, old: Option<Val>) -> Built<()> {
-        for op in kernel.nested() {
-            let replacement = match op.name().as_str() {
-                "pgpu.rank" => rank,
-                "pgpu.size" => self.size,
-                "pgpu.oldrank" => old.ok_or_else(|| {
-                    emit_error(
-                        op.melior_location(),
-                        "thread.oldrank before any rank reassignment",
-                    )
-                })?,
-                _ => continue,
-            };
+    /// `pgpu.rank`, `pgpu.size` and `pgpu.oldrank` in the kernel; returns
+    /// `old` with its value after the replacement (`thread.oldrank =
+    /// thread.rank` sets the old rank to a query replaced here).
+    fn replace_thread_queries(
+        &self,
+        kernel: Op,
+        rank: Val,
+        old: Option<OldRank>,
+    ) -> Built<Option<OldRank>> {
+        let replace = |op: Op, replacement: Val| {
             op.result(0).replace_all_uses(replacement);
             op.erase();
+        };
+        for op in kernel.nested() {
+            match op.name().as_str() {
+                "pgpu.rank" => replace(op, rank),
+                "pgpu.size" => replace(op, self.size),
+                _ => {}
+            }
         }
-        Ok(())
+        let old = old.map(|old| OldRank {
+            value: if old.anchor.is("pgpu.set_oldrank") {
+                old.anchor.operand(0)
+            } else {
+                old.value
+            },
+            ..old
+        });
+        for op in kernel
+            .nested()
+            .into_iter()
+            .filter(|op| op.is("pgpu.oldrank"))
+        {
+            let value = old.map(|old| old.value).ok_or_else(|| {
+                emit_error(
+                    op.melior_location(),
+                    "thread.oldrank before any rank reassignment",
+                )
+            })?;
+            replace(op, value);
+        }
+        Ok(old)
     }
 
     /// The segment of crossing value `index` that superstep `step` reads.
@@ -592,7 +633,12 @@ impl<'a, 'c> Splitter<'a, 'c> {
                     )
                 })?;
                 for found in inside {
-                    found.owner.set_operand(found.index, host);
+                    if found.owner.is("pgpu.thread.get") && found.index == 1 {
+                        // Every thread holds the same value.
+                        gets.push((found.owner, Sent::Uniform(host), self.sizes[value.step]));
+                    } else {
+                        found.owner.set_operand(found.index, host);
+                    }
                 }
                 continue;
             }
@@ -613,11 +659,14 @@ impl<'a, 'c> Splitter<'a, 'c> {
             let is_get =
                 |found: &crate::ir::Use| found.owner.is("pgpu.thread.get") && found.index == 1;
             for found in inside.iter().filter(|found| is_get(found)) {
+                let slot = Sent::Slot {
+                    memref,
+                    permutation: old_rank.and_then(|old| old.permutation).filter(|_| by_old),
+                };
                 gets.push((
                     found.owner,
-                    memref,
+                    slot,
                     self.sizes[self.plan.segments[segment].start],
-                    old_rank.and_then(|old| old.permutation).filter(|_| by_old),
                 ));
             }
             let plain: Vec<_> = result
@@ -646,8 +695,8 @@ impl<'a, 'c> Splitter<'a, 'c> {
             }
             loaded.insert(index, value);
         }
-        for (get, memref, count, permutation) in gets {
-            self.lower_get(get, memref, count, permutation)?;
+        for (get, sent, count) in gets {
+            self.lower_get(get, sent, count)?;
         }
         Ok(loaded)
     }
@@ -675,18 +724,26 @@ impl<'a, 'c> Splitter<'a, 'c> {
 
     /// `thread.get(r, v)`: v's slot of thread r, if r is a rank; with
     /// `permutation` (v's list is by old rank, right after the ranks
-    /// changed), the slot of r's old rank.
-    fn lower_get(&self, get: Op, memref: Val, count: Val, permutation: Option<Val>) -> Built<()> {
+    /// changed), the slot of r's old rank; a uniform v is v itself.
+    fn lower_get(&self, get: Op, sent: Sent, count: Val) -> Built<()> {
         let builder = Builder::before(get);
         let target = get.operand(0);
         let inside = builder.cmpi(6, target, count)?;
         let ty: Type = get.result(0).melior_type();
         let (branch, then_yield, else_yield) = builder.if_op(inside, &[ty], true)?;
-        let slot = match permutation {
-            Some(permutation) => Builder::before(then_yield).load(permutation, target)?,
-            None => target,
+        let value = match sent {
+            Sent::Uniform(value) => value,
+            Sent::Slot {
+                memref,
+                permutation,
+            } => {
+                let slot = match permutation {
+                    Some(permutation) => Builder::before(then_yield).load(permutation, target)?,
+                    None => target,
+                };
+                Builder::before(then_yield).load(memref, slot)?
+            }
         };
-        let value = Builder::before(then_yield).load(memref, slot)?;
         then_yield.set_operands(&[value]);
         if let Some(else_yield) = else_yield {
             let poison = Builder::before(else_yield).poison(ty)?;

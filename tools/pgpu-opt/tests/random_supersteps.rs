@@ -82,15 +82,13 @@
 //! aborts ("memory allocation of ... bytes failed" in `Op::name`) in the
 //! default-pipeline check. `eliminate_barriers_regression` pins one down.
 //!
-//! Gets and puts of uniform values (built from `thread.size`, `k` and
-//! constants, which the compiler keeps on the host) are disabled
-//! (`COMMUNICATE_UNIFORM`) until two `pgpu-split-kernels` bugs are fixed,
-//! both outside buffer allocation: a put sending a host value defined in an
-//! earlier superstep fails with "operand #0 does not dominate this use"
-//! (`put_of_uniform_value_regression`), and a get of such a value leaves
-//! `pgpu.thread.get` outside the SPMD region ("must be nested in an SPMD
-//! region", `get_of_uniform_value_regression`); the interpreter runs both
-//! programs. Both regression tests are ignored until then.
+//! Gets and puts also send uniform values (built from `thread.size`, `k`
+//! and constants, which the compiler keeps on the host). They found two
+//! `pgpu-split-kernels` bugs, pinned by `put_of_uniform_value_regression`
+//! (a put of a host value defined in an earlier superstep: its host copy
+//! came out after its use, "operand #0 does not dominate this use") and
+//! `get_of_uniform_value_regression` (a get of a host value stayed a
+//! `pgpu.thread.get` outside the SPMD region).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -123,10 +121,6 @@ const GET_PERCENT: u64 = 30;
 /// In those programs, the percentage of supersteps before the last that put
 /// into one or two new values.
 const PUT_PERCENT: u64 = 60;
-/// Whether gets and puts may communicate uniform values (`thread.size`
-/// arithmetic, which the compiler keeps on the host): disabled until the
-/// `pgpu-split-kernels` bugs in the header are fixed.
-const COMMUNICATE_UNIFORM: bool = false;
 /// Worker threads running the tools.
 const WORKERS: usize = 2;
 
@@ -485,16 +479,8 @@ impl Gen<'_> {
         !(value.expr.is_put() && value.step >= self.current_step)
     }
 
-    /// Whether value `id` is uniform: built from `thread.size`, `k` and
-    /// constants only (a host value for the compiler).
-    fn uniform(&self, id: usize) -> bool {
-        let expr = &self.values[id].expr;
-        !expr.is_load() && !expr.uses_rank() && expr.operands().iter().all(|op| self.uniform(*op))
-    }
-
     /// Int values a get or put may send: defined in a superstep before
-    /// `step` (for a get) or readable here (for a put), and not uniform
-    /// unless `COMMUNICATE_UNIFORM`.
+    /// `step` (for a get) or readable here (for a put).
     fn communicable(&self, step: usize, get: bool) -> Vec<usize> {
         (0..self.values.len())
             .filter(|id| self.values[*id].ty == Ty::Int)
@@ -505,7 +491,6 @@ impl Gen<'_> {
                     self.readable(*id)
                 }
             })
-            .filter(|id| COMMUNICATE_UNIFORM || !self.uniform(*id))
             .collect()
     }
 
@@ -2237,9 +2222,8 @@ fn assert_pipeline_keeps_meaning(tools: &Tools, name: &str, source: &str, expect
 /// A put sending a uniform value (a host value) of an earlier superstep:
 /// pgpu-split-kernels leaves the put using the host value inside the
 /// kernel ("operand #0 does not dominate this use"). Found by the random
-/// programs; `COMMUNICATE_UNIFORM` keeps them from generating it.
+/// programs.
 #[test]
-#[ignore = "pgpu-split-kernels bug: a put of a host value of an earlier superstep"]
 fn put_of_uniform_value_regression() {
     let Some(tools) = tools() else {
         return;
@@ -2270,10 +2254,8 @@ int main() {
 
 /// A get of a uniform value (a host value) of an earlier superstep:
 /// pgpu-split-kernels leaves `pgpu.thread.get` outside the SPMD region
-/// ("must be nested in an SPMD region"). Found by the random programs;
-/// `COMMUNICATE_UNIFORM` keeps them from generating it.
+/// ("must be nested in an SPMD region"). Found by the random programs.
 #[test]
-#[ignore = "pgpu-split-kernels bug: a get of a host value"]
 fn get_of_uniform_value_regression() {
     let Some(tools) = tools() else {
         return;
