@@ -293,7 +293,24 @@ fn plan(body: Blk) -> (Vec<Step>, Vec<Op>) {
     }
     steps.push(current);
     steps.retain(|step| !step.ops.is_empty());
-    (steps, barriers)
+    // A superstep that starts after a thread primitive and a rank
+    // reassignment would see the ranks change twice, but its loads by old
+    // rank undo one change only: an empty superstep between takes the
+    // primitive's change (saved values move to the new ranks there).
+    let mut planned: Vec<Step> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let after_primitive = planned.last().is_some_and(|previous| {
+            previous
+                .trailing
+                .iter()
+                .any(|op| THREAD_PRIMITIVES.contains(&op.name().as_str()))
+        });
+        if step.reassigned_by.is_some() && after_primitive {
+            planned.push(Step::default());
+        }
+        planned.push(step);
+    }
+    (planned, barriers)
 }
 
 /// Builds the supersteps of `spawn` (steps 2 and 3).
@@ -315,7 +332,12 @@ fn split(spawn: Op, body: Blk) -> Result<(), PassFailure> {
     };
     for (index, step) in steps.iter().enumerate() {
         let crossing = crossing_values(spawn, step, index, &step_of);
-        let superstep = build_superstep(body, terminator, step, &crossing)?;
+        // An empty step goes where the next step's ops begin.
+        let before = steps[index..]
+            .iter()
+            .find_map(|step| step.ops.first().copied())
+            .unwrap_or(terminator);
+        let superstep = build_superstep(body, before, step, &crossing)?;
         for (position, value) in crossing.into_iter().enumerate() {
             let result = superstep.result(position);
             for found in value.uses() {
@@ -350,13 +372,7 @@ fn crossing_values(spawn: Op, step: &Step, index: usize, step_of: &HashMap<Op, u
 
 /// Creates the `pgpu.superstep` for `step` before `terminator` and moves the
 /// step's ops into it, yielding `crossing`.
-fn build_superstep(
-    body: Blk,
-    terminator: Op,
-    step: &Step,
-    crossing: &[Val],
-) -> Result<Op, PassFailure> {
-    let first = step.ops.first().copied().unwrap_or(terminator);
+fn build_superstep(body: Blk, first: Op, step: &Step, crossing: &[Val]) -> Result<Op, PassFailure> {
     let context_ref = first.melior().context();
     // SAFETY: `context_ref` lives until the end of this function.
     let context = unsafe { context_ref.to_ref() };
