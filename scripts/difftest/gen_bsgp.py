@@ -933,11 +933,11 @@ class Body:
                     bound = 16384
                 if op == "+":
                     bound = b * 700
-            self.declare("int", f"reduce({op}, {e})", bound, implicit=True)
+            self.declare("int", f"reduce({op}, {e})", bound, implicit=True).varying = False
         elif ty == "unsigned":
             self.use("reduce_unsigned")
             op = rng.pick(["+", "*", "min", "max", "&", "|", "^"])
-            self.declare("unsigned", f"reduce({op}, {self.uval(2)})", None, implicit=True)
+            self.declare("unsigned", f"reduce({op}, {self.uval(2)})", None, implicit=True).varying = False
         else:
             self.use("reduce_float")
             op = rng.pick(["+", "min", "max"])
@@ -946,10 +946,11 @@ class Body:
                 # sums of at most 700 values: keep the total below 2^24/4
                 e, b = f"(float)((int)({e}) % 16)", 15
                 v = self.declare("float", f"reduce(+, {e})", b * 700, implicit=True)
+                v.varying = False
                 self.emit(f"{v.name} = (float)((int)({v.name}) % 1000);")
                 v.bound = 999
             else:
-                self.declare("float", f"reduce({op}, {e})", b, implicit=True)
+                self.declare("float", f"reduce({op}, {e})", b, implicit=True).varying = False
 
     def scan_statement(self):
         rng = self.rng
@@ -960,15 +961,17 @@ class Body:
             x = self.declare("int", e, b, implicit=True)
             op = rng.pick(["+", "max", "min", "^", "|"])
             t = self.declare("int", f"scan({op}, {x.name})", None, implicit=True)
+            t.varying = False
             x.bound = None
         elif ty == "unsigned":
             x = self.declare("unsigned", self.uval(2), None, implicit=True)
             op = rng.pick(["+", "*", "max", "min", "^"])
-            self.declare("unsigned", f"scan({op}, {x.name})", None, implicit=True)
+            self.declare("unsigned", f"scan({op}, {x.name})", None, implicit=True).varying = False
         else:
             e, b = self.fval(1)
             x = self.declare("float", f"(float)((int)({e}) % 16)", 15, implicit=True)
             t = self.declare("float", f"scan(+, {x.name})", 15 * 700, implicit=True)
+            t.varying = False
             self.emit(f"{x.name} = (float)((int)({x.name}) % 1000);")
             self.emit(f"{t.name} = (float)((int)({t.name}) % 1000);")
             x.bound = 999
@@ -1001,6 +1004,7 @@ class Body:
         b = self.bval(1)
         name = "compact" if which == "compact" else "split"
         v = self.declare("int", f"{name}({lst}, {src}, {b}, {flag})", 2 * RANK_BOUND, implicit=True)
+        v.varying = False
         if self.on("info_write"):
             self.use("info_write")
             self.emit(f"if (thread.rank == 0) info[{self.gen.info_slot()}] = {v.name};")
@@ -1200,7 +1204,7 @@ class Body:
                 texts.append(lines)
             if kind != "block":
                 decls.append(None)
-            declared.append(Var(name, "int", None if kind == "reduce" else MOD, True))
+            declared.append(Var(name, "int", None if kind == "reduce" else MOD, True, varying=kind != "reduce"))
         for v in declared:
             self.scopes[0][v.name] = v
         for d in decls:
