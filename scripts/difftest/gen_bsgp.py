@@ -105,6 +105,7 @@ CONSTRUCTS = {
     "get_loop_carried": "thread.get of a variable that a loop around the get reassigns",
     "collective_derived_value": "values computed from a collective's result used after another collective",
     "primitive_then_reassign": "values defined before fork/kill/sortby/split read after a later rank reassignment",
+    "printf_before_collective": "printf in threads in a superstep that ends at a collective",
 }
 
 DEFAULT_OFF = set()
@@ -132,6 +133,7 @@ FOUND_BUGS = {
     "get_loop_carried": "found/get_loop_carried.bsgp (interpreter: 'undefined result'; compiler: 'must be nested in an SPMD region')",
     "collective_derived_value": "found/collective_derived_value.bsgp ('operand does not dominate this use')",
     "primitive_then_reassign": "found/primitive_then_reassign.bsgp (WRONG OUTPUT: the value of the rank before the primitive)",
+    "printf_before_collective": "found/printf_before_collective.bsgp (WRONG OUTPUT: the threads' output is lost)",
 }
 
 PERMS = ["thread.rank", "thread.size - 1 - thread.rank", "(thread.rank + {k}) % thread.size"]
@@ -193,6 +195,7 @@ class Body:
         self.hide_collective = False
         self.dead = set()  # values not read any more (see set_change)
         self.epoch = 0
+        self.step_printf = False  # a thread printf since the last barrier
         self.depth = 0
         self.in_loop = 0
         self.sync_count = 0
@@ -635,6 +638,7 @@ class Body:
             return
         if kind == "printf":
             self.use("thread_printf")
+            self.step_printf = True
             self.gen.printfs += 1
             e, _ = self.wrap(*self.ival(1))
             self.emit(f'printf("t{self.gen.counter} %d %d\\n", thread.rank, {e});')
@@ -706,6 +710,7 @@ class Body:
         self.after_barrier()
 
     def after_barrier(self):
+        self.step_printf = False
         self.barriers += 1
         for v in self.all_vars().values():
             v.collective = False
@@ -816,6 +821,17 @@ class Body:
             if kind is None:
                 return
         self.sync_count += 1
+        if kind in ("reduce", "scan", "compact", "sort_idx", "inline", "par") and self.step_printf:
+            # Thread output of a superstep that ends at a collective is lost
+            # by compiled code (found by difftest): a barrier first, unless
+            # printf_before_collective.
+            if self.on("printf_before_collective"):
+                self.use("printf_before_collective")
+            elif self.on("barrier") and not self.pending_puts():
+                self.use("barrier")
+                self.barrier()
+            else:
+                return
         if kind == "barrier":
             self.use("barrier")
             self.barrier()
