@@ -24,7 +24,7 @@ pub fn compile<'c>(context: &'c Context, path: &str, text: &str) -> Compiled<'c>
     pgpu_csubset::frontend::compile(
         context,
         checked,
-        &lower::ForkLowering,
+        &lower::ForkLowering::default(),
         path,
         text,
         |context, _, module| split_private_control(context, module, path),

@@ -515,7 +515,7 @@ func.func @group_fork_zero_subgroups(%p: index) {
   pgpu.spawn synchronous %p {
     %c0 = arith.constant 0 : index
     // expected-error @+1 {{'pgpu.group.fork' op needs a positive subgroup count, but got 0}}
-    pgpu.group.fork %c0 id %p rank %p {
+    pgpu.group.fork %c0 id %p {
     }
   }
   return
@@ -527,7 +527,7 @@ func.func @group_fork_in_seq(%p: index, %k: index) {
   pgpu.spawn synchronous %p {
     pgpu.seq {
       // expected-error @+1 {{'pgpu.group.fork' op cannot be nested in 'pgpu.seq': the group structure is fixed there}}
-      pgpu.group.fork %k id %p rank %p {
+      pgpu.group.fork %k id %p {
       }
     }
   }
@@ -538,7 +538,7 @@ func.func @group_fork_in_seq(%p: index, %k: index) {
 
 func.func @group_fork_outside_spmd(%k: index) {
   // expected-error @+1 {{'pgpu.group.fork' op must be nested in an SPMD region}}
-  pgpu.group.fork %k id %k rank %k {
+  pgpu.group.fork %k id %k {
   }
   return
 }
