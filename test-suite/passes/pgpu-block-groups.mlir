@@ -204,7 +204,7 @@ func.func @private_split() attributes {pgpu.synchronous} {
 // CHECK-NOT: pgpu.block_version
 func.func @forks(%v: index) attributes {pgpu.synchronous} {
   %two = arith.constant 2 : index
-  pgpu.group.fork %two id %v rank %v {
+  pgpu.group.fork %two id %v {
     pgpu.group.merge
   }
   return
