@@ -107,7 +107,7 @@ pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use lower_groups::LowerGroups;
 pub use lower_speculation::LowerSpeculation;
-pub use lower_synchronous::LowerSynchronous;
+pub use lower_synchronous::{LowerSynchronous, UNLOWERED};
 pub use lower_to_runtime::LowerToRuntime;
 pub use model_block_size::ModelBlockSize;
 pub use narrow_guarded_kernels::NarrowGuardedKernels;

@@ -349,12 +349,24 @@ pub(crate) fn branch_on_uniform_condition(split: Op) -> Built<Op> {
 /// group operation of the host, or control flow around one or around an
 /// op that needs the whole group at one point.
 fn is_structure(op: Op, scope: Op) -> bool {
+    // `seq` and `farm` bodies run in one member or asynchronously: nothing
+    // in them needs the group at one point.
+    if in_mode_region(op, scope) {
+        return false;
+    }
     match op.name().as_str() {
         "scf.if" | "scf.for" | "scf.while" => op.nested().into_iter().any(|inner| {
             inner != op && (is_host_group_op(inner, scope) || needs_group_step(inner, scope))
         }),
         _ => is_host_group_op(op, scope),
     }
+}
+
+/// Whether `op` is inside a `pgpu.seq` or `pgpu.farm` below `scope`.
+fn in_mode_region(op: Op, scope: Op) -> bool {
+    std::iter::successors(op.parent(), |parent| parent.parent())
+        .take_while(|parent| *parent != scope)
+        .any(|parent| parent.is("pgpu.seq") || parent.is("pgpu.farm"))
 }
 
 /// Whether `op` is a group operation that runs on the host.
@@ -1140,7 +1152,12 @@ impl<'d> Lowering<'d> {
     /// range): per-processor buffers of the positions (`0 .. size`) and of
     /// the then and else sides' flags, stored in the segment computing the
     /// condition (`previous`, if it does) or a new one.
-    fn split_flags(&mut self, op: Op, level: usize, previous: Option<Op>) -> Built<(Val, [Val; 2])> {
+    fn split_flags(
+        &mut self,
+        op: Op,
+        level: usize,
+        previous: Option<Op>,
+    ) -> Built<(Val, [Val; 2])> {
         let at = Builder::before(op);
         let condition = op.operand(0);
         let flags = self.materialize(condition, level, op)?;

@@ -100,9 +100,9 @@ impl Pass for PropagateGroupRanks {
                 .iter()
                 .filter(|(name, index)| {
                     calls[name].iter().all(|call| {
-                        call.operands().get(*index).is_some_and(|value| {
-                            is_callers_rank(*value, *call, &ranks, &functions)
-                        })
+                        call.operands()
+                            .get(*index)
+                            .is_some_and(|value| is_callers_rank(*value, *call, &ranks, &functions))
                     })
                 })
                 .cloned()
