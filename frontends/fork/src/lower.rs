@@ -122,14 +122,15 @@ impl pgpu_csubset::hir::Visitor for ReadsProcessorId<'_> {
     }
 }
 
-/// The functions of `hir` that read `$`, directly or through calls: the
-/// least fixed point over the call graph.
+/// The group functions (`sync`, `async`) of `hir` that read `$`, directly
+/// or through calls: the least fixed point over the call graph. Host
+/// functions have no `$` (a call there of one that needs it is an error).
 fn functions_reading_processor_id(hir: &Hir) -> HashSet<FuncId> {
     let mut set = HashSet::new();
     loop {
         let before = set.len();
         for function in &hir.functions {
-            if set.contains(&function.id) {
+            if set.contains(&function.id) || function.mode.is_none() {
                 continue;
             }
             let mut reads = ReadsProcessorId {
@@ -266,7 +267,9 @@ impl Extension for ForkLowering {
                 ),
                 span,
             )
-            .with_help("call it from a 'start' body, a 'sync' function or a 'farm'")),
+            .with_help(
+                "call it from a 'start' body or a 'sync' or 'async' function (host functions have no '$')",
+            )),
         }
     }
 
