@@ -1606,3 +1606,16 @@ func.func @range_barrier_in_plain_function(%n: index) {
 func.func @block_group_not_unit() attributes {pgpu.block_group = 1 : i32} {
   return
 }
+
+// -----
+
+// The fork's `$ = e2` is a value of the frontend, not an operand: the
+// subgroups' ranks are renumbered in the parent's order (Fork's `$$`).
+func.func @group_fork_rank_operand(%p: index, %k: index) {
+  pgpu.spawn synchronous %p {
+    // expected-error @+1 {{expected '{' to begin a region}}
+    pgpu.group.fork %k id %p rank %p {
+    }
+  }
+  return
+}
