@@ -19,7 +19,7 @@
 //!   after every shared write, `seq`, `farm`, a call that writes; Priority
 //!   CRCW claims) with `pgpu.range_barrier` of the group's range;
 //! * a split on a uniform condition is an `scf.if`; a split on the rank
-//!   against a uniform bound (`$ < k`, as `pgpu-lower-groups` recognizes)
+//!   against a uniform bound (`$$ < k`, as `pgpu-lower-groups` recognizes)
 //!   is an `scf.if` on each member's condition whose sides run with the
 //!   ranges below and from the threshold, between barriers of the parent's
 //!   range. A side gets slot `2 * s` (below) or `2 * s + 1` (from) for the

@@ -471,7 +471,7 @@ fn entry_block<'c>(
             return Err(cx.internal("a hidden parameter that is not a scalar"));
         };
         let arg = entry.add_argument(ty, location);
-        cx.hidden.insert(name, detach(arg.into()));
+        cx.hidden.insert(name, detach(arg));
         all_types.push(ty);
     }
     Ok((entry, all_types))
