@@ -6,11 +6,14 @@ natively: the outputs must be the same.
 
 Each program starts a group and runs a random nest of the constructs whose
 lowering differs most between the two (group splits on private conditions,
-shrinking loops, loops whose bodies write shared memory, `fork`,
-multiprefix on member-dependent cells, concurrent writes, stores at ranks
-(a fork's may repeat), shared locals, calls of a synchronous function that
-splits, calls of ordinary functions that compute, read or write). A differing program is kept
-in /tmp/fork-differential/ with both outputs. Exits 1 if any differs.
+shrinking loops, loops whose bodies write shared memory, `fork` with the
+classic headers, multiprefix on member-dependent cells and in `farm` and
+`seq`, concurrent writes, stores at processor IDs (`$`, which a fork sets
+and splits inherit, may repeat) and at group ranks (`$$`, renumbered at
+every split), shared locals, calls of synchronous functions that read `$`
+and `$$` and split, calls of ordinary functions that compute, read or
+write). A differing program is kept in /tmp/fork-differential/ with both
+outputs. Exits 1 if any differs.
 """
 
 import os
@@ -30,7 +33,18 @@ OUT = "/tmp/fork-differential"
 
 def expression(rng):
     return rng.choice(
-        ["me", "$", "groupsize()", "@", "v", str(rng.randint(1, 9)), "v / 2", "me * 3"]
+        [
+            "me",
+            "$",
+            "$$",
+            "groupsize()",
+            "@",
+            "v",
+            str(rng.randint(1, 9)),
+            "v / 2",
+            "me * 3",
+            "($ < groupsize() / 2 ? $ : $$ + 20)",
+        ]
     )
 
 
@@ -39,6 +53,8 @@ def condition(rng):
         [
             "v % 3 == 1",
             "$ < groupsize() / 2",
+            "$$ < groupsize() / 2",
+            "$ % 3 == $$ % 2",
             "(me & 1) == 1",
             "v > me",
             "groupsize() > 2",
@@ -55,14 +71,31 @@ def statements(rng, depth, budget):
 
 
 def statement(rng, depth):
-    kinds = ["assign", "assign", "crcw", "mpadd", "shared", "rank_store", "plain_call"]
+    kinds = [
+        "assign",
+        "assign",
+        "crcw",
+        "mpadd",
+        "shared",
+        "rank_store",
+        "plain_call",
+        "farm_mp",
+        "seq_mp",
+    ]
     if depth < 3:
         kinds += ["if", "while", "for_shared", "fork", "call", "sh_local"]
     kind = rng.choice(kinds)
     if kind == "assign":
         return f"v = v + {expression(rng)};"
     if kind == "crcw":
-        return f"h[((v % 64) + 64) % 64] = me * 10 + $;"
+        writer = rng.choice(["$", "$$"])
+        return f"h[((v % 64) + 64) % 64] = me * 10 + {writer};"
+    if kind == "farm_mp":
+        # Asynchronous: a fetch-and-op whose results nobody reads, so the
+        # totals do not depend on the members' order.
+        return f"farm {{ mpadd(&cnt[((v % 4) + 4) % 4], {expression(rng)}); }}"
+    if kind == "seq_mp":
+        return "seq { cnt[0] = cnt[0] + mpadd(&cnt[1], 3); }"
     if kind == "mpadd":
         return f"v = v + mpadd(&cnt[((v % 4) + 4) % 4], {expression(rng)});"
     if kind == "shared":
@@ -70,7 +103,8 @@ def statement(rng, depth):
     if kind == "plain_call":
         return rng.choice(["v = v + sq(v % 7);", "v = v + peek(me);", "poke(me, v);"])
     if kind == "rank_store":
-        return f"{{ pr int r = $; if ({condition(rng)}) h[((r + 8) % 64 + 64) % 64] = me + v; }}"
+        rank = rng.choice(["$", "$$"])
+        return f"{{ pr int r = {rank}; if ({condition(rng)}) h[((r + 8) % 64 + 64) % 64] = me + v; }}"
     if kind == "if":
         return (
             f"if ({condition(rng)}) {{\n{statements(rng, depth + 1, 2)}\n}} "
@@ -89,8 +123,16 @@ def statement(rng, depth):
             f"{statements(rng, depth + 1, 1)}\n}}"
         )
     if kind == "fork":
-        rank = rng.choice(["10 - $", "$ / 2"])
-        return f"fork(2; @ = me % 2; $ = {rank}) {{\n{statements(rng, depth + 1, 2)}\n}}"
+        header = rng.choice(
+            [
+                "@ = me % 2; $ = 10 - $",
+                "@ = me % 2; $ = $ / 2",
+                "@ = $$ % 2; $ = $$ / 2",
+                # The classic halving header.
+                "@ = $ < groupsize() / 2 ? 0 : 1; $ = $ < groupsize() / 2 ? $ : $ - groupsize() / 2",
+            ]
+        )
+        return f"fork(2; {header}) {{\n{statements(rng, depth + 1, 2)}\n}}"
     if kind == "call":
         return "v = f(v);"
     return "{ sh int s; s = v; v = v + s; }"
@@ -109,8 +151,8 @@ void poke(int i, int x) {{ g[i] = g[i] + x; }}
 
 sync int f(int a) {{
   pr int r = a;
-  if (a % 2 == 0) r = r + groupsize() * 100 + $;
-  else r = r - $;
+  if (a % 2 == 0) r = r + groupsize() * 100 + $ * 10 + $$;
+  else r = r - $ + $$;
   return r;
 }}
 

@@ -1,6 +1,7 @@
 // Fork's synchronous groups: lock-step PRAM execution (reads of a step see
 // memory before the step; concurrent writes: lowest rank wins), group
-// splitting by a private condition, fork, seq, farm and multiprefix.
+// splitting by a private condition, fork (group ranks renumbered in the
+// parent's order, as at a split), seq, farm and multiprefix.
 // RUN: pgpu run --interpret %s | FileCheck %s
 
 func.func @main() -> i32 {
@@ -76,8 +77,7 @@ func.func @main() -> i32 {
     %bs = pgpu.group.size : index
     pgpu.printf "merged: rank %d got %d group %d/%d\n"(%me, %r, %back, %bs) : index, index, index, index
     %e1 = arith.remui %me, %c2 : index
-    %e2 = arith.divui %me, %c2 : index
-    pgpu.group.fork %c2 id %e1 rank %e2 {
+    pgpu.group.fork %c2 id %e1 {
       %g = pgpu.group.id : index
       %gr = pgpu.group.rank : index
       %gs = pgpu.group.size : index

@@ -204,7 +204,7 @@ func.func @private_split() attributes {pgpu.synchronous} {
 // CHECK-NOT: pgpu.block_version
 func.func @forks(%v: index) attributes {pgpu.synchronous} {
   %two = arith.constant 2 : index
-  pgpu.group.fork %two id %v rank %v {
+  pgpu.group.fork %two id %v {
     pgpu.group.merge
   }
   return
@@ -259,4 +259,30 @@ func.func @shrinks(%n: index) attributes {pgpu.synchronous} {
     memref.store %x, %out[%c0] : memref<8xi32>
   }
   return
+}
+
+// -----
+
+// A multiprefix in `farm` or `seq` is an atomic fetch-and-op in the block
+// version too (as in pgpu-lower-synchronous): the function gets one.
+memref.global "private" @next : memref<i32> = dense<0>
+
+// CHECK-LABEL: func.func private @__block_tickets(
+// CHECK-NOT: pgpu.multiprefix
+// CHECK: %[[TICKET:.*]] = memref.atomic_rmw addi
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw maxs
+// CHECK: return %[[TICKET]] : i32
+// CHECK-LABEL: func.func @tickets(
+// CHECK-SAME: pgpu.block_version = "__block_tickets"
+func.func @tickets(%one: i32) -> i32 attributes {pgpu.synchronous} {
+  %next = memref.get_global @next : memref<i32>
+  %t = pgpu.farm -> (i32) {
+    %ticket = pgpu.multiprefix add %one to %next[] : memref<i32>
+    pgpu.yield %ticket : i32
+  }
+  pgpu.seq {
+    %high = pgpu.multiprefix max %one to %next[] : memref<i32>
+  }
+  return %t : i32
 }

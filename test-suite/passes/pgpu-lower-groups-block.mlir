@@ -1,6 +1,6 @@
 // pgpu-lower-groups runs a synchronous function that has a block version
-// (pgpu-block-groups) as one block spawn when its group fits a block and
-// its ranks are the positions, and as host code otherwise.
+// (pgpu-block-groups) as one block spawn when its group fits a block (the
+// group rank is always the position), and as host code otherwise.
 // RUN: pgpu-opt %s --pass-pipeline='builtin.module(pgpu-block-groups,pgpu-lower-groups)' | FileCheck %s --check-prefix=HOST
 // The lowered program (the interpreter's block capacity is 1024, so the
 // block version runs) prints what the synchronous one does.
@@ -39,10 +39,12 @@
 // RUN: FileCheck %s --check-prefix=NOSPLIT < %t.nosplit.mlir
 // RUN: pgpu run --interpret %t.nosplit.mlir | FileCheck %s --check-prefix=NOSPLIT-OUT
 // NOSPLIT-LABEL: func.func @__group_twice(
-// NOSPLIT-SAME: %[[IDENTITY:[^:]*]]: i1,
-// NOSPLIT: %[[RANKED:.*]] = arith.andi %{{.*}}, %[[IDENTITY]] : i1
+// NOSPLIT-SAME: %[[SIZE:[^:]*]]: index, %{{[^:]*}}: index, %{{[^:]*}}: index,
+// NOSPLIT: %[[SOME:.*]] = arith.cmpi ugt, %[[SIZE]], %{{.*}} : index
+// NOSPLIT: %[[FITS:.*]] = arith.cmpi ule, %[[SIZE]], %{{.*}} : index
+// NOSPLIT: %[[BOTH:.*]] = arith.andi %[[SOME]], %[[FITS]] : i1
 // NOSPLIT-NOT: pgpu.multiprocessors
-// NOSPLIT: scf.if %[[RANKED]] {
+// NOSPLIT: scf.if %[[BOTH]] {
 // NOSPLIT: pgpu.spawn block
 // NOSPLIT: func.call @__block_twice(
 // NOSPLIT: } else {
@@ -52,25 +54,24 @@
 // NOSPLIT-OUT-NEXT: 2: 6
 // NOSPLIT-OUT-NEXT: 3: 7
 
-// The host version runs a group of 1 ..= capacity members whose ranks are
-// the positions as one block spawn: thread = rank, the whole range, slot
+// The host version runs a group of 1 ..= capacity members as one block
+// spawn: thread = rank, the whole range, slot
 // 2 * size, one scratch list per scan type. The block version splits, so
 // the outermost group must also have at least 4 members (warp schedulers)
 // per multiprocessor (the interpreter is one multiprocessor).
 // HOST-LABEL: func.func @__group_halves(
-// HOST-SAME: %[[SIZE:[^:]*]]: index, %[[ID:[^:]*]]: index, %{{[^:]*}}: memref<?xindex>, %{{[^:]*}}: memref<?xindex>, %[[IDENTITY:[^:]*]]: i1, %[[WHOLE:[^:]*]]: index, %[[LO:[^:]*]]: i32, %[[VS:[^:]*]]: memref<?xi32>, %[[RESULTS:[^:]*]]: memref<?xi32>)
+// HOST-SAME: %[[SIZE:[^:]*]]: index, %[[ID:[^:]*]]: index, %[[WHOLE:[^:]*]]: index, %[[LO:[^:]*]]: i32, %[[VS:[^:]*]]: memref<?xi32>, %[[RESULTS:[^:]*]]: memref<?xi32>)
 // HOST: %[[CAPACITY:.*]] = pgpu.block_capacity : index
 // HOST: %[[MAX:.*]] = arith.constant 256 : index
 // HOST: %[[LIMIT:.*]] = arith.minui %[[CAPACITY]], %[[MAX]] : index
 // HOST: %[[SOME:.*]] = arith.cmpi ugt, %[[SIZE]], %[[ZERO:.*]] : index
 // HOST: %[[FITS:.*]] = arith.cmpi ule, %[[SIZE]], %[[LIMIT]] : index
 // HOST: %[[BOTH:.*]] = arith.andi %[[SOME]], %[[FITS]] : i1
-// HOST: %[[RANKED:.*]] = arith.andi %[[BOTH]], %[[IDENTITY]] : i1
 // HOST: %[[SMS:.*]] = pgpu.multiprocessors : index
 // HOST: %[[FOUR:.*]] = arith.constant 4 : index
 // HOST: %[[SCHEDULERS:.*]] = arith.muli %[[SMS]], %[[FOUR]] : index
 // HOST: %[[CROWDED:.*]] = arith.cmpi uge, %[[WHOLE]], %[[SCHEDULERS]] : index
-// HOST: %[[BLOCK:.*]] = arith.andi %[[RANKED]], %[[CROWDED]] : i1
+// HOST: %[[BLOCK:.*]] = arith.andi %[[BOTH]], %[[CROWDED]] : i1
 // HOST: scf.if %[[BLOCK]] {
 // HOST: %[[SCRATCH:.*]] = memref.alloc(%[[SIZE]]) : memref<?xi32>
 // HOST: %[[WHOLE:.*]] = arith.muli %[[SIZE]], %{{.*}} : index

@@ -6,7 +6,7 @@
 // RUN: pgpu run --interpret %s > %t.reference
 // RUN: diff %t.reference %t.lowered
 // RUN: FileCheck %s --check-prefix=OUT < %t.lowered
-// OUT: ids 0 1 0 1 0 1 0 | ranks 13 13 12 12 11 11 10
+// OUT: ids 0 1 0 1 0 1 0 | ranks 0 0 1 1 2 2 3
 // OUT-NEXT: counts 0 0 1 1 2 2 3 | cells 4 3
 // OUT-NEXT: depth 2 3 3 3 3 3 3 | winner 0
 
@@ -22,16 +22,16 @@ memref.global @winner : memref<index> = dense<7>
 // CHECK-LABEL: func.func @__group_halve(
 // Every call passes a uniform argument (a constant, then the caller's
 // argument plus one): the host version takes it as a host value.
-// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %[[ID:[a-z0-9]+]]: index, %[[RANKS:[a-z0-9]+]]: memref<?xindex>, %[[ROOTS:[a-z0-9]+]]: memref<?xindex>, %[[IDENTITY:[a-z0-9]+]]: i1, %[[WHOLE:[a-z0-9]+]]: index, %[[ARG:[a-z0-9]+]]: i32, %[[RESULT:[a-z0-9]+]]: memref<?xi32>)
+// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %[[ID:[a-z0-9]+]]: index, %[[WHOLE:[a-z0-9]+]]: index, %[[ARG:[a-z0-9]+]]: i32, %[[RESULT:[a-z0-9]+]]: memref<?xi32>)
 // The argument of the recursive calls is host code.
+// `$$ < size / 2` splits at a rank the host knows (the group rank is the
+// position): the sides are ranges of positions, no compaction.
+// CHECK: %[[HALF:.*]] = arith.divui %[[SIZE]], %{{.*}} : index
 // CHECK: %[[DEEPER:.*]] = arith.addi %[[ARG]], %{{.*}} : i32
-// `$ < size / 2` splits at a rank the host knows: when the ranks are the
-// positions, no compaction.
-// CHECK: %[[COUNT:.*]] = scf.if %[[IDENTITY]] -> (index) {
-// CHECK: } else {
-// CHECK: pgpu.list.compact
+// CHECK: %[[COUNT:.*]] = arith.minui %[[HALF]], %[[SIZE]] : index
+// CHECK-NOT: pgpu.list.compact
 // The recursive call is a host call with the subgroup's size.
-// CHECK: call @__group_halve(%[[COUNT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[WHOLE]], %[[DEEPER]], %{{.*}}) : (index, index, memref<?xindex>, memref<?xindex>, i1, index, i32, memref<?xi32>) -> ()
+// CHECK: call @__group_halve(%[[COUNT]], %[[ID]], %[[WHOLE]], %[[DEEPER]], %{{.*}}) : (index, index, index, i32, memref<?xi32>) -> ()
 // CHECK: return
 func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
   %size = pgpu.group.size : index
@@ -60,16 +60,15 @@ func.func @halve(%d: i32) -> i32 attributes {pgpu.synchronous} {
 
 // CHECK-LABEL: func.func @main
 // CHECK: %[[SHARED:.*]] = memref.alloc() : memref<index>
-// fork(2; @ = $ % 2; $ = 13 - $ / 2): for each subgroup id, the
-// members (compacted) ordered by their new ranks, ties by processor number
-// (sorted on the device by rank * 2^32 + processor).
-// CHECK: %[[SHIFT:.*]] = arith.constant 4294967296 : index
-// CHECK: arith.muli %{{.*}}, %[[SHIFT]] : index
+// fork(2; @ = $$ % 2; ...): for each subgroup id, the members compacted
+// in the parent's order, which is the subgroup's rank order (the fork
+// renumbers the group rank as a split does): no sort.
+// CHECK-NOT: pgpu.list.sort_idx
 // CHECK: pgpu.taskgroup {
 // CHECK: scf.for %[[G:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: %[[FOUND:.*]] = pgpu.list.compact
+// CHECK-NOT: pgpu.list.sort_idx
 // CHECK: scf.if
-// CHECK: pgpu.list.sort_idx %{{.*}}, %{{.*}}[%[[FOUND]]]
 // Each subgroup is a task of the loop's taskgroup.
 // CHECK: pgpu.task {
 // CHECK: pgpu.spawn synchronous %[[FOUND]] {
@@ -98,11 +97,8 @@ func.func @main() -> i32 {
   pgpu.spawn synchronous %c7 {
     %me = pgpu.group.rank : index
     %c2 = arith.constant 2 : index
-    %c13 = arith.constant 13 : index
     %id = arith.remui %me, %c2 : index
-    %half = arith.divui %me, %c2 : index
-    %new_rank = arith.subi %c13, %half : index
-    pgpu.group.fork %c2 id %id rank %new_rank {
+    pgpu.group.fork %c2 id %id {
       %g = pgpu.group.id : index
       %r = pgpu.group.rank : index
       %ids = memref.get_global @ids : memref<8xindex>

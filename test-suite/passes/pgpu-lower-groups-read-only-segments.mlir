@@ -4,8 +4,10 @@
 // only read the parent positions, so no segment follows the taskgroup (it
 // would be an empty launch, and on the cuda device it made the group's
 // stream wait for both subgroups' work before the group's task ended).
+// The split is on a rank range (`$$ < 2`): its sides are ranges of
+// positions, and no segment before it stores flags for a compaction.
 // CHECK-LABEL: func.func @main(
-// CHECK: pgpu.spawn synchronous %c4
+// CHECK-NOT: pgpu.spawn synchronous
 // CHECK: pgpu.taskgroup {
 // CHECK: pgpu.task {
 // CHECK: pgpu.spawn synchronous

@@ -27,7 +27,7 @@ memref.global @side : memref<8xi32> = dense<0>
 // the parameter plus a shared load at a uniform address): a host value of
 // the group function. `me` is each member's own: a buffer.
 // CHECK-LABEL: func.func @__group_walk(
-// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: memref<?xindex>, %{{[a-z0-9]+}}: memref<?xindex>, %[[IDENTITY:[a-z0-9]+]]: i1, %{{[a-z0-9]+}}: index, %[[LO:[a-z0-9]+]]: i32, %[[ME:[a-z0-9]+]]: memref<?xindex>)
+// CHECK-SAME: %[[SIZE:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %[[LO:[a-z0-9]+]]: i32, %[[ME:[a-z0-9]+]]: memref<?xindex>)
 // CHECK-NOT: pgpu.list.reduce
 // A split on a uniform condition is a branch of the host.
 // CHECK: %[[ALONE:.*]] = arith.cmpi ule, %[[SIZE]], %{{.*}} : index
@@ -38,20 +38,20 @@ memref.global @side : memref<8xi32> = dense<0>
 // members' cells on the device).
 // CHECK: pgpu.spawn synchronous %[[SIZE]] {
 // CHECK: pgpu.multiprefix add %{{.*}} to %{{.*}}[%{{.*}}] {pgpu.uniform_location}
+// `$$ < size / 2`: the group rank is the position, so the halves are
+// ranges of positions (no compaction).
+// CHECK: %[[LOWER:.*]] = arith.minui %{{.*}}, %[[SIZE]] : index
 // The step is read back once, before the subgroups' taskgroup, and the
 // host computes the lower half's `lo`.
 // CHECK: %[[STEP:.*]] = memref.load %{{.*}}[%{{.*}}] {pgpu.host_read} : memref<?xi32>
 // CHECK: pgpu.taskgroup {
-// `$ < size / 2`: when the ranks are the positions, the halves are ranges
-// of positions (no compaction).
-// CHECK: %[[LOWER:.*]] = scf.if %[[IDENTITY]] -> (index) {
-// CHECK: } else {
-// CHECK: pgpu.list.compact
+// CHECK-NOT: pgpu.list.compact
 // CHECK: pgpu.task {
 // CHECK: %[[NEXT:.*]] = arith.addi %[[LO]], %[[STEP]] : i32
-// CHECK: func.call @__group_walk(%[[LOWER]], %{{.*}}, %{{.*}}, %{{.*}}, %true, %{{.*}}, %[[NEXT]], %{{.*}})
+// CHECK: func.call @__group_walk(%[[LOWER]], %{{.*}}, %{{.*}}, %[[NEXT]], %{{.*}})
+// CHECK-NOT: pgpu.list.compact
 // CHECK: pgpu.task {
-// CHECK: func.call @__group_walk(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %true, %{{.*}}, %[[LO]], %{{.*}})
+// CHECK: func.call @__group_walk(%{{.*}}, %{{.*}}, %{{.*}}, %[[LO]], %{{.*}})
 // CHECK-NOT: pgpu.list.reduce
 // CHECK: return
 func.func @walk(%lo: i32, %me: index) attributes {pgpu.synchronous} {

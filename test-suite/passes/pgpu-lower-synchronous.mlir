@@ -205,3 +205,61 @@ func.func @totals(%one: i32) {
   }
   return
 }
+
+// -----
+
+// A multiprefix in `farm` (asynchronous) or `seq` (one processor) is an
+// atomic fetch-and-op whose result is the old value (Fork's self-scheduling
+// `i = mpadd(&next, 1)`): no scan, no barriers of its own; floats too.
+memref.global @next : memref<i32> = dense<0>
+memref.global @sum : memref<f32> = dense<0.0>
+
+// CHECK-LABEL: func.func @asynchronous
+// CHECK: pgpu.spawn
+// CHECK-NOT: pgpu.scan
+// CHECK: %[[TICKET:.*]] = memref.atomic_rmw addi %{{.*}}, %{{.*}}[] : (i32, memref<i32>) -> i32
+// CHECK-NEXT: memref.atomic_rmw maxs %[[TICKET]], %{{.*}}[] : (i32, memref<i32>) -> i32
+// CHECK: memref.atomic_rmw addf %{{.*}}, %{{.*}}[] : (f32, memref<f32>) -> f32
+// CHECK: pgpu.barrier
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: memref.atomic_rmw ori %{{.*}}, %{{.*}}[] : (i32, memref<i32>) -> i32
+// CHECK-NOT: pgpu.multiprefix
+// CHECK: return
+func.func @asynchronous(%one: i32, %half: f32) {
+  %c4 = arith.constant 4 : index
+  pgpu.spawn synchronous %c4 {
+    %next = memref.get_global @next : memref<i32>
+    %sum = memref.get_global @sum : memref<f32>
+    pgpu.farm {
+      %ticket = pgpu.multiprefix add %one to %next[] : memref<i32>
+      %high = pgpu.multiprefix max %ticket to %next[] : memref<i32>
+      %old = pgpu.multiprefix add %half to %sum[] : memref<f32>
+    }
+    pgpu.seq {
+      %bits = pgpu.multiprefix or %one to %next[] : memref<i32>
+    }
+    pgpu.yield
+  }
+  return
+}
+
+// -----
+
+// `memref.atomic_rmw` takes no `index`: such a multiprefix in a `farm`
+// keeps its group synchronous, marked with the construct (`pgpu compile`
+// reports it at the multiprefix).
+// CHECK-LABEL: func.func @no_atomic
+// CHECK: pgpu.spawn synchronous
+// CHECK: pgpu.multiprefix add %{{.*}} {pgpu.unlowered = "a multiprefix of this type in `farm` or `seq` (no atomic fetch-and-op for it)"}
+func.func @no_atomic(%cell: memref<index>) {
+  %c4 = arith.constant 4 : index
+  pgpu.spawn synchronous %c4 {
+    %one = arith.constant 1 : index
+    pgpu.farm {
+      %t = pgpu.multiprefix add %one to %cell[] : memref<index>
+    }
+    pgpu.yield
+  }
+  return
+}

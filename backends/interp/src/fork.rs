@@ -9,9 +9,10 @@
 //! order within a step. Output is printed per step in rank order.
 //!
 //! When all members wait at a group op, the group resolves it:
-//! `pgpu.group.split` partitions the members by the condition (group ranks
-//! renumbered in parent order, id inherited) and `pgpu.group.fork` by the
-//! `id` operand (rank from the `rank` operand); each subgroup then runs its
+//! `pgpu.group.split` partitions the members by the condition (id
+//! inherited) and `pgpu.group.fork` by the `id` operand; either way the
+//! group ranks (Fork's `$$`) are renumbered in the parent's order, so
+//! every group's members are in the spawn's order. Each subgroup then runs its
 //! region in lock-step on its own, one subgroup after the other, until all
 //! its members reach `pgpu.group.merge`, where they form the parent group
 //! again. `pgpu.group.alloc` makes one allocation that every member gets.
@@ -197,25 +198,26 @@ impl Interp<'_> {
                 }
                 K::GroupFork => {
                     let count = self.member_int(first, &threads[members[0]], 0)?;
-                    let mut lists: Vec<Vec<(usize, i64)>> =
+                    let mut lists: Vec<Vec<usize>> =
                         vec![Vec::new(); count.clamp(0, 1 << 20) as usize];
                     let mut outside = Vec::new();
                     for &m in members {
                         let id = self.member_int(first, &threads[m], 1)?;
-                        let rank = self.member_int(first, &threads[m], 2)?;
                         match usize::try_from(id).ok().and_then(|i| lists.get_mut(i)) {
-                            Some(list) => list.push((m, rank)),
+                            Some(list) => list.push(m),
                             None => outside.push(m),
                         }
                     }
+                    // Each subgroup keeps the parent's order: its group
+                    // ranks are renumbered 0 .. size-1 in it.
                     let mut subgroups = Vec::new();
-                    for (id, mut list) in lists.into_iter().enumerate() {
-                        list.sort_by_key(|&(m, rank)| (rank, m));
+                    for (id, list) in lists.into_iter().enumerate() {
                         let size = list.len() as i64;
                         subgroups.push((
                             first.regions.first().copied(),
                             list.into_iter()
-                                .map(|(m, rank)| (m, (id as i64, rank, size)))
+                                .enumerate()
+                                .map(|(rank, m)| (m, (id as i64, rank as i64, size)))
                                 .collect(),
                         ));
                     }

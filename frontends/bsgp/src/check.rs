@@ -658,6 +658,7 @@ fn direct_children<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
         | ThreadSize
         | ThreadOldRank
         | DTempFree
+        | ProcessorId
         | GroupRank
         | GroupId
         | GroupSize

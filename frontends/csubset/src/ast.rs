@@ -469,8 +469,10 @@ pub enum ExprKind {
     },
     /// A bare operator as the first argument of `reduce`/`scan` (`+`).
     OpArg(BinOp),
-    /// Fork `$`.
+    /// Fork `$` (the group-relative processor ID).
     Dollar,
+    /// Fork `$$` (the group rank).
+    DollarDollar,
     /// Fork `@`.
     At,
     /// Did not parse (already diagnosed).

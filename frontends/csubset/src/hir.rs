@@ -963,7 +963,12 @@ pub enum ExprKind {
     },
     /// `dtempfree()` -> void.
     DTempFree,
-    /// Fork `$` (`int`).
+    /// Fork `$` (`int`): the group-relative processor ID, set by `start`
+    /// (`0 .. P-1`) and by `fork`'s `$ = e`, inherited unchanged by the
+    /// subgroups of a private `if`, `?:` or loop and by called functions.
+    ProcessorId,
+    /// Fork `$$` (`int`): the group rank, renumbered `0 .. groupsize()-1`
+    /// in the parent's order at every split.
     GroupRank,
     /// Fork `@` (`int`).
     GroupId,
@@ -1110,6 +1115,7 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
         | ThreadSize
         | ThreadOldRank
         | DTempFree
+        | ProcessorId
         | GroupRank
         | GroupId
         | GroupSize

@@ -495,7 +495,8 @@ impl Printer<'_> {
                 self.ty(elem)
             ),
             DTempFree => "dtempfree()".into(),
-            GroupRank => "$".into(),
+            ProcessorId => "$".into(),
+            GroupRank => "$$".into(),
             GroupId => "@".into(),
             GroupSize => "groupsize()".into(),
             MultiPrefix { op, ptr, value } => {

@@ -78,6 +78,7 @@ pub enum Punct {
     PlusPlus,
     MinusMinus,
     Dollar,
+    DollarDollar,
     At,
 }
 
@@ -132,6 +133,7 @@ impl Punct {
             PlusPlus => "++",
             MinusMinus => "--",
             Dollar => "$",
+            DollarDollar => "$$",
             At => "@",
         }
     }
@@ -371,6 +373,7 @@ impl Lexer<'_> {
             (b'<', _, _) => (Lt, 1),
             (b'>', _, _) => (Gt, 1),
             (b'=', _, _) => (Assign, 1),
+            (b'$', b'$', _) => (DollarDollar, 2),
             (b'$', _, _) => (Dollar, 1),
             (b'@', _, _) => (At, 1),
             _ => return None,

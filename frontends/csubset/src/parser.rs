@@ -1407,6 +1407,9 @@ impl<'a> Parser<'a> {
                 });
             }
             Tok::Punct(Punct::Dollar) if self.lang == Language::Fork => ExprKind::Dollar,
+            Tok::Punct(Punct::DollarDollar) if self.lang == Language::Fork => {
+                ExprKind::DollarDollar
+            }
             Tok::Punct(Punct::At) if self.lang == Language::Fork => ExprKind::At,
             Tok::Ident(s) => match s.as_str() {
                 "true" => ExprKind::Bool(true),

@@ -1823,7 +1823,8 @@ impl Sema {
                 );
                 err_expr(span)
             }
-            AE::Dollar => rv(ExprKind::GroupRank, Type::Int, span),
+            AE::Dollar => rv(ExprKind::ProcessorId, Type::Int, span),
+            AE::DollarDollar => rv(ExprKind::GroupRank, Type::Int, span),
             AE::At => rv(ExprKind::GroupId, Type::Int, span),
         }
     }

@@ -1,7 +1,7 @@
 //! Fork's own static rules (seeds/fork-to-cuda.txt, Sections 2-3), on top
 //! of the C-subset front end's checks:
 //!
-//! - `$`, `@`, `fork`, `seq`, `farm` and the multiprefix operations only in
+//! - `$`, `$$`, `@`, `fork`, `seq`, `farm` and the multiprefix operations only in
 //!   group code: a `start` body or a `sync` function (not in host code);
 //!   `fork` and `seq` not inside `farm`/`seq` or `async` functions.
 //! - `start` only in host code (groups do not nest through `start`).
@@ -181,7 +181,8 @@ impl Visitor for Checker<'_> {
 
     fn visit_expr(&mut self, expr: &Expr) {
         match &expr.kind {
-            ExprKind::GroupRank => self.group_only("'$'", expr.span),
+            ExprKind::ProcessorId => self.group_only("'$'", expr.span),
+            ExprKind::GroupRank => self.group_only("'$$'", expr.span),
             ExprKind::GroupId => self.group_only("'@'", expr.span),
             ExprKind::GroupSize => self.group_only("'groupsize()'", expr.span),
             ExprKind::MultiPrefix { .. } => self.group_only("a multiprefix operation", expr.span),

@@ -1,9 +1,12 @@
 //! The Fork frontend (seeds/fork-to-cuda.txt, Sections 2-3): the C-subset
 //! front end parses and checks Fork source into the typed HIR, [`check`]
 //! enforces Fork's own rules, [`lower`] lowers its constructs to the `pgpu`
-//! group ops (docs/frontend-ir.md), and `pgpu-split-private-control` (passes/kernels) turns the control flow
-//! of synchronous code whose condition is private into group splitting
-//! (`pgpu.group.split`, group shrinking for loops).
+//! group ops (docs/frontend-ir.md), `pgpu-split-private-control`
+//! (passes/kernels) turns the control flow of synchronous code whose
+//! condition is private into group splitting (`pgpu.group.split`, group
+//! shrinking for loops), and `pgpu-propagate-group-ranks` makes `$` the
+//! group rank in the `sync` functions that every call passes the caller's
+//! group rank as `$`.
 //!
 //! Entry points: [`compile_to_module`] (a verified module or the
 //! diagnostics), [`compile`] (also keeps the warnings of a successful
@@ -24,7 +27,7 @@ pub fn compile<'c>(context: &'c Context, path: &str, text: &str) -> Compiled<'c>
     pgpu_csubset::frontend::compile(
         context,
         checked,
-        &lower::ForkLowering,
+        &lower::ForkLowering::default(),
         path,
         text,
         |context, _, module| split_private_control(context, module, path),
@@ -32,7 +35,8 @@ pub fn compile<'c>(context: &'c Context, path: &str, text: &str) -> Compiled<'c>
 }
 
 /// Runs `pgpu-split-private-control` (group splitting for control flow on
-/// private values, `passes/kernels`) on the lowered module.
+/// private values, `passes/kernels`) and then `pgpu-propagate-group-ranks`
+/// on the lowered module.
 fn split_private_control<'c>(
     context: &'c Context,
     mut module: Module<'c>,
@@ -49,7 +53,7 @@ fn split_private_control<'c>(
     let manager = melior::pass::PassManager::new(context);
     melior::utility::parse_pass_pipeline(
         manager.as_operation_pass_manager(),
-        "builtin.module(pgpu-split-private-control)",
+        "builtin.module(pgpu-split-private-control,pgpu-propagate-group-ranks)",
     )
     .and_then(|()| manager.run(&mut module))
     .map_err(|error| internal(error.to_string()))?;

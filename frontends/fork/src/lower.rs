@@ -5,9 +5,19 @@
 //! - `start(P) s` is `pgpu.spawn synchronous` (P cast to `index`). Host
 //!   variables are captured read-only; locals of the body are private, and
 //!   shared data lives in globals or arrays reached through pointers.
-//! - `$`, `@` are `pgpu.group.rank`/`pgpu.group.id` cast to `int`.
-//! - `fork(k; @ = e1; $ = e2) s` is `pgpu.group.fork`; the private
-//!   variables the body changes leave it through `pgpu.group.merge`.
+//! - `$$`, `@` are `pgpu.group.rank`/`pgpu.group.id` cast to `int`: the
+//!   group rank is renumbered at every split, in the IR as in Fork.
+//! - `$`, the group-relative processor ID (Keller, Kessler, Träff,
+//!   *Practical PRAM Programming*, ch. 5), is a private value of the
+//!   lowering, not an op: `pgpu.group.rank` read once at the start of the
+//!   `start` body, the value of `e2` inside the body of `fork(k; @ = e1;
+//!   $ = e2)`, and a hidden last `int` parameter of every function that
+//!   reads it (directly or through calls), which every call passes. So the
+//!   subgroups of a private `if`, `?:` or loop and called functions
+//!   inherit it unchanged, whatever the optimizer proves uniform.
+//! - `fork(k; @ = e1; $ = e2) s` is `pgpu.group.fork %k id %e1`; the
+//!   private variables the body changes leave it through
+//!   `pgpu.group.merge`.
 //! - `seq s` is `pgpu.seq`; `farm s` is `pgpu.farm`, whose results are the
 //!   private variables the body changes.
 //! - `mpadd(p, v)` etc. are `pgpu.multiprefix add|max|and|or v to p[0]`.
@@ -24,13 +34,14 @@ use melior::ir::{
 };
 use pgpu_csubset::{
     Diagnostic,
-    hir::{Expr, ExprKind, FnMode, Function, Hir, MpOp, Stmt, StmtKind},
+    hir::{Expr, ExprKind, FnMode, FuncId, Function, Hir, MpOp, Stmt, StmtKind, Type},
     lower::{
         Extension, Key, LowerCx, LowerResult, Rv,
         builder::{V, block_ref, results},
     },
     span::Span,
 };
+use std::{cell::OnceCell, collections::HashSet};
 
 /// Code of a `seq` body that assigns a private variable of the group code
 /// around it (only processor 0 runs it, so the value could not leave it).
@@ -39,9 +50,103 @@ pub const E_SEQ_ASSIGNS: &str = "fork::E210";
 /// Code of a host variable assigned inside `start`.
 pub const E_HOST_ASSIGNED: &str = "fork::E211";
 
+/// Code of a call, outside group code, of a function that reads `$`.
+pub const E_NO_PROCESSOR_ID: &str = "fork::E212";
+
+/// The name under which the lowering binds `$` ([`LowerCx::hidden`]).
+const PROCESSOR_ID: &str = "$";
+
 /// The Fork constructs' lowering.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ForkLowering;
+#[derive(Debug, Default)]
+pub struct ForkLowering {
+    /// The functions that read `$`, directly or through calls (computed
+    /// once per program).
+    reads_processor_id: OnceCell<HashSet<FuncId>>,
+}
+
+impl ForkLowering {
+    /// Whether `function` reads `$`, directly or through calls.
+    fn needs_processor_id(&self, hir: &Hir, function: FuncId) -> bool {
+        self.reads_processor_id
+            .get_or_init(|| functions_reading_processor_id(hir))
+            .contains(&function)
+    }
+
+    /// Whether `body` reads `$`, directly or through a call.
+    fn body_needs_processor_id(&self, hir: &Hir, body: &Stmt) -> bool {
+        let set = self
+            .reads_processor_id
+            .get_or_init(|| functions_reading_processor_id(hir));
+        let mut reads = ReadsProcessorId {
+            found: false,
+            callees: set,
+        };
+        pgpu_csubset::hir::walk_stmt(&mut reads, body);
+        reads.found
+    }
+}
+
+/// Finds reads of the `$` of the code around: reads of `$` and calls of
+/// functions in `callees`, outside `start` bodies (which have their own)
+/// and `fork` bodies (whose `$` is the fork's `e2`).
+struct ReadsProcessorId<'a> {
+    found: bool,
+    callees: &'a HashSet<FuncId>,
+}
+
+impl pgpu_csubset::hir::Visitor for ReadsProcessorId<'_> {
+    fn visit_stmt(&mut self, stmt: &Stmt) {
+        match &stmt.kind {
+            StmtKind::Start { count, .. } => self.visit_expr(count),
+            StmtKind::Fork {
+                groups,
+                group_id,
+                rank,
+                ..
+            } => {
+                self.visit_expr(groups);
+                self.visit_expr(group_id);
+                self.visit_expr(rank);
+            }
+            _ => pgpu_csubset::hir::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &Expr) {
+        match &expr.kind {
+            ExprKind::ProcessorId => self.found = true,
+            ExprKind::Call { func, .. } if self.callees.contains(func) => self.found = true,
+            _ => {}
+        }
+        pgpu_csubset::hir::walk_expr(self, expr);
+    }
+}
+
+/// The group functions (`sync`, `async`) of `hir` that read `$`, directly
+/// or through calls: the least fixed point over the call graph. Host
+/// functions have no `$` (a call there of one that needs it is an error).
+fn functions_reading_processor_id(hir: &Hir) -> HashSet<FuncId> {
+    let mut set = HashSet::new();
+    loop {
+        let before = set.len();
+        for function in &hir.functions {
+            if set.contains(&function.id) || function.mode.is_none() {
+                continue;
+            }
+            let mut reads = ReadsProcessorId {
+                found: false,
+                callees: &set,
+            };
+            pgpu_csubset::hir::walk_block(&mut reads, &function.body);
+            if reads.found {
+                set.insert(function.id);
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
 
 impl Extension for ForkLowering {
     fn shared_local<'c>(
@@ -64,7 +169,7 @@ impl Extension for ForkLowering {
 
     fn lower_stmt<'c>(&self, cx: &mut LowerCx<'c, '_>, stmt: &Stmt) -> LowerResult<()> {
         match &stmt.kind {
-            StmtKind::Start { count, body } => lower_start(cx, count, body, stmt.span),
+            StmtKind::Start { count, body } => lower_start(self, cx, count, body, stmt.span),
             StmtKind::Fork {
                 groups,
                 group_id,
@@ -88,6 +193,12 @@ impl Extension for ForkLowering {
         let location = cx.loc(expr.span);
         let index = MType::index(cx.context);
         match &expr.kind {
+            ExprKind::ProcessorId => {
+                let value = *cx.hidden.get(PROCESSOR_ID).ok_or_else(|| {
+                    cx.internal("'$' has no value here (its function was not given one)")
+                })?;
+                Ok(Rv::Scalar(value))
+            }
             ExprKind::GroupRank | ExprKind::GroupId | ExprKind::GroupSize => {
                 let name = match expr.kind {
                     ExprKind::GroupRank => "pgpu.group.rank",
@@ -129,6 +240,39 @@ impl Extension for ForkLowering {
         }
     }
 
+    fn hidden_parameters(&self, hir: &Hir, function: &Function) -> Vec<(&'static str, Type)> {
+        if self.needs_processor_id(hir, function.id) {
+            vec![(PROCESSOR_ID, Type::Int)]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn hidden_arguments<'c>(
+        &self,
+        cx: &mut LowerCx<'c, '_>,
+        callee: &Function,
+        span: Span,
+    ) -> LowerResult<Vec<V<'c>>> {
+        if !self.needs_processor_id(cx.hir, callee.id) {
+            return Ok(Vec::new());
+        }
+        match cx.hidden.get(PROCESSOR_ID) {
+            Some(value) => Ok(vec![*value]),
+            None => Err(Diagnostic::error(
+                E_NO_PROCESSOR_ID,
+                format!(
+                    "'{}' reads '$' (directly or through calls), but it is called outside group code, where there is no processor ID",
+                    callee.name
+                ),
+                span,
+            )
+            .with_help(
+                "call it from a 'start' body or a 'sync' or 'async' function (host functions have no '$')",
+            )),
+        }
+    }
+
     fn function_attributes(&self, _hir: &Hir, function: &Function) -> Vec<&'static str> {
         match function.mode {
             Some(FnMode::Sync) => vec!["pgpu.synchronous"],
@@ -147,7 +291,8 @@ impl Extension for ForkLowering {
     }
 }
 
-/// Whether `body` reads `$`, `@` or `groupsize()`.
+/// Whether `body` reads the group structure: `$$`, `@` or `groupsize()`
+/// (`$` is a value the function receives).
 fn reads_group(body: &pgpu_csubset::hir::Block) -> bool {
     struct Reads(bool);
     impl pgpu_csubset::hir::Visitor for Reads {
@@ -190,12 +335,25 @@ fn has_barrier(stmt: &Stmt) -> bool {
     }
 }
 
+/// What `$` is in a region the Fork lowering makes.
+#[derive(Clone, Copy)]
+enum ProcessorId<'c> {
+    /// The value around it (`seq`, `farm`).
+    Inherited,
+    /// This value (`fork`'s `$ = e2`).
+    Value(V<'c>),
+    /// The group rank at the region's start, read there (`start`; the
+    /// span is the construct's).
+    Rank(Span),
+}
+
 /// Lowers `body` into a fresh block; returns the block and the keys whose
 /// values the body changed (the environment is restored).
 fn lower_region<'c>(
     cx: &mut LowerCx<'c, '_>,
     body: &Stmt,
     private_scope: bool,
+    processor_id: ProcessorId<'c>,
 ) -> LowerResult<(Block<'c>, Vec<Key>, pgpu_csubset::lower::env::Env<'c>)> {
     let before = cx.env.clone();
     let block = Block::new(&[]);
@@ -204,9 +362,28 @@ fn lower_region<'c>(
     } else {
         cx.alloca_scope
     };
+    let outer_id = cx.hidden.get(PROCESSOR_ID).copied();
     let lowered = cx.at_block(block_ref(&block), |cx| {
+        match processor_id {
+            ProcessorId::Inherited => {}
+            ProcessorId::Value(value) => {
+                cx.hidden.insert(PROCESSOR_ID, value);
+            }
+            ProcessorId::Rank(span) => {
+                let location = cx.loc(span);
+                let index = MType::index(cx.context);
+                let rank = cx.b().op1("pgpu.group.rank", location, &[], index, &[])?;
+                let int = cx.mlir_type(&Type::Int, span)?;
+                let value = cx.b().from_index(rank, int, location)?;
+                cx.hidden.insert(PROCESSOR_ID, value);
+            }
+        }
         cx.lower_scoped(|cx| cx.lower_stmt(body))
     });
+    match outer_id {
+        Some(value) => cx.hidden.insert(PROCESSOR_ID, value),
+        None => cx.hidden.remove(PROCESSOR_ID),
+    };
     cx.alloca_scope = outer_scope;
     let after = std::mem::replace(&mut cx.env, before.clone());
     lowered?;
@@ -225,6 +402,7 @@ fn key_name(cx: &LowerCx<'_, '_>, key: Key) -> String {
 }
 
 fn lower_start<'c>(
+    fork: &ForkLowering,
     cx: &mut LowerCx<'c, '_>,
     count: &Expr,
     body: &Stmt,
@@ -232,7 +410,14 @@ fn lower_start<'c>(
 ) -> LowerResult<()> {
     let location = cx.loc(span);
     let n = cx.lower_index(count)?;
-    let (block, keys, _) = lower_region(cx, body, true)?;
+    // `$` is the rank at the start (0 .. P-1), read once at the top of the
+    // body (where the body needs it): subgroups and calls inherit it.
+    let processor_id = if fork.body_needs_processor_id(cx.hir, body) {
+        ProcessorId::Rank(span)
+    } else {
+        ProcessorId::Inherited
+    };
+    let (block, keys, _) = lower_region(cx, body, true, processor_id)?;
     if let Some(&key) = keys.first() {
         return Err(Diagnostic::error(
             E_HOST_ASSIGNED,
@@ -274,20 +459,23 @@ fn lower_fork<'c>(
     let location = cx.loc(span);
     let k = cx.lower_index(groups)?;
     let id = cx.lower_index(id)?;
-    let rank = cx.lower_index(rank)?;
+    // `$ = e2`: the body's `$` (the group rank `$$` is renumbered by the
+    // fork in the parent's order).
+    let rank = cx.lower_scalar(rank)?;
     region_with_results(
         cx,
         body,
         location,
         "pgpu.group.merge",
         "pgpu.group.fork",
-        &[k, id, rank],
+        &[k, id],
+        ProcessorId::Value(rank),
     )
 }
 
 fn lower_seq<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResult<()> {
     let location = cx.loc(span);
-    let (block, keys, _) = lower_region(cx, body, false)?;
+    let (block, keys, _) = lower_region(cx, body, false, ProcessorId::Inherited)?;
     if let Some(&key) = keys.first() {
         return Err(Diagnostic::error(
             E_SEQ_ASSIGNS,
@@ -313,12 +501,21 @@ fn lower_seq<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResu
 
 fn lower_farm<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerResult<()> {
     let location = cx.loc(span);
-    region_with_results(cx, body, location, "pgpu.yield", "pgpu.farm", &[])
+    region_with_results(
+        cx,
+        body,
+        location,
+        "pgpu.yield",
+        "pgpu.farm",
+        &[],
+        ProcessorId::Inherited,
+    )
 }
 
 /// Lowers `body` into the one region of a new `op` (with `operands`) whose
 /// results are the private variables the body changes, passed out through
-/// `terminator`; rebinds those variables to the results.
+/// `terminator`, with `$` as `processor_id` says; rebinds those variables
+/// to the results.
 fn region_with_results<'c>(
     cx: &mut LowerCx<'c, '_>,
     body: &Stmt,
@@ -326,8 +523,9 @@ fn region_with_results<'c>(
     terminator: &str,
     op: &str,
     operands: &[V<'c>],
+    processor_id: ProcessorId<'c>,
 ) -> LowerResult<()> {
-    let (block, keys, after) = lower_region(cx, body, false)?;
+    let (block, keys, after) = lower_region(cx, body, false, processor_id)?;
     let types = cx.key_types(&keys)?;
     let before = std::mem::replace(&mut cx.env, after);
     let values = cx.key_values(&keys)?;

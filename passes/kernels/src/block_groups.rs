@@ -19,7 +19,7 @@
 //!   after every shared write, `seq`, `farm`, a call that writes; Priority
 //!   CRCW claims) with `pgpu.range_barrier` of the group's range;
 //! * a split on a uniform condition is an `scf.if`; a split on the rank
-//!   against a uniform bound (`$ < k`, as `pgpu-lower-groups` recognizes)
+//!   against a uniform bound (`$$ < k`, as `pgpu-lower-groups` recognizes)
 //!   is an `scf.if` on each member's condition whose sides run with the
 //!   ranges below and from the threshold, between barriers of the parent's
 //!   range. A side gets slot `2 * s` (below) or `2 * s + 1` (from) for the
@@ -29,6 +29,8 @@
 //!   `s - 1` from `s`), so live ranges never share a word;
 //! * a call of a synchronous function calls its block version with the
 //!   same context (recursion stays in the kernel, on the thread's stack);
+//! * a multiprefix in `farm` or `seq` is an atomic fetch-and-op, as in
+//!   `pgpu-lower-synchronous`;
 //! * a multiprefix on a uniform location is a scan in the scratch list:
 //!   each member stores its value at its thread, every 32nd rank folds its
 //!   chunk in place, and each member folds the old value, the totals of the
@@ -97,8 +99,8 @@ use crate::{
     ir::{Blk, Op, Val},
     lower_groups::{RankRange, branch_on_uniform_condition, rank_range},
     lower_synchronous::{
-        Members, as_atomic_update, atomic_kind, combine_op, farm, is_same_everywhere,
-        resolve_conflicts, sequential,
+        Members, as_atomic_update, as_fetch_and_op, atomic_kind, combine_op, farm,
+        fetch_and_op_kind, is_same_everywhere, resolve_conflicts, sequential,
     },
     offload_kernels::is_descriptor_global,
     runtime_calls::RuntimeCalls,
@@ -364,6 +366,10 @@ impl Plan {
                     {
                         return None;
                     }
+                }
+                // In `farm` or `seq`: an atomic fetch-and-op.
+                "pgpu.multiprefix" if in_mode(op, function) => {
+                    fetch_and_op_kind(op)?;
                 }
                 "pgpu.multiprefix" => {
                     let ty = op.result(0).melior_type();
@@ -939,6 +945,11 @@ impl BlockVersion {
             }
             "pgpu.seq" | "pgpu.farm" => {
                 answer_queries(op, range)?;
+                for inner in op.nested() {
+                    if inner.is("pgpu.multiprefix") {
+                        as_fetch_and_op(inner)?;
+                    }
+                }
                 for inner in op.nested() {
                     if inner.is("pgpu.barrier") {
                         range.barrier(&Builder::before(inner))?;

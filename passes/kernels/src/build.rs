@@ -101,6 +101,10 @@ impl<'c> Builder<'c> {
         Attribute::unit(self.context())
     }
 
+    pub fn string_attribute(&self, value: &str) -> Attribute<'c> {
+        melior::ir::attribute::StringAttribute::new(self.context(), value).into()
+    }
+
     /// Builds `name` with `operands`, result `types` and `attributes`.
     pub fn op(
         &self,

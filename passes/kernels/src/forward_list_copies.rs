@@ -42,7 +42,7 @@
 //!   permutation.
 //!
 //! Lists nothing reads any more are dropped with their stores, and kernels
-//! left without side effects are erased. The bodies of `pgpu.taskgroup`
+//! left without side effects (writes or output) are erased. The bodies of `pgpu.taskgroup`
 //! and `pgpu.task` are host code run once in place (like
 //! `scf.execute_region`): kernels there are kernels, and a task group
 //! between two ops writes what its body may write. A reader in a task is
@@ -968,10 +968,12 @@ fn remove_copy(store: Op, alloc: Op) {
     }
 }
 
-/// Erases `kernel` when its body has no effect (only pure ops and loads).
+/// Erases `kernel` when its body has no effect (only pure ops and loads:
+/// no writes and no output, which `Effects` does not count).
 fn erase_if_dead(kernel: Op) {
     let effects = Effects::of(kernel);
-    if !effects.unknown && effects.writes.is_empty() {
+    let prints = kernel.nested().into_iter().any(|op| op.is("pgpu.printf"));
+    if !effects.unknown && effects.writes.is_empty() && !prints {
         kernel.erase();
     }
 }

@@ -34,6 +34,9 @@
 //!   kernel and source line;
 //! * `pgpu-split-private-control` turns control flow on private values in
 //!   Fork's synchronous code into group splits and shrinking loops;
+//! * `pgpu-propagate-group-ranks` turns parameters of Fork synchronous
+//!   functions that every call passes the caller's group rank (Fork's `$`
+//!   at a `start` body's statement level) into the callee's group rank;
 //! * `pgpu-block-groups` gives Fork synchronous functions a version that
 //!   runs a whole group, recursion included, in one thread block;
 //! * `pgpu-lower-groups` runs Fork groups that split, fork or synchronize
@@ -80,6 +83,7 @@ mod offload_grid;
 mod offload_kernels;
 mod outline_cpu_kernels;
 mod outline_tasks;
+mod propagate_group_ranks;
 mod report_run_time_errors;
 mod runtime_calls;
 mod spawn_to_parallel;
@@ -103,13 +107,14 @@ pub use grid_fuse::GridFuse;
 pub use inline_spmd::InlineSpmd;
 pub use lower_groups::LowerGroups;
 pub use lower_speculation::LowerSpeculation;
-pub use lower_synchronous::LowerSynchronous;
+pub use lower_synchronous::{LowerSynchronous, UNLOWERED};
 pub use lower_to_runtime::LowerToRuntime;
 pub use model_block_size::ModelBlockSize;
 pub use narrow_guarded_kernels::NarrowGuardedKernels;
 pub use offload_kernels::OffloadKernels;
 pub use outline_cpu_kernels::OutlineCpuKernels;
 pub use outline_tasks::OutlineTasks;
+pub use propagate_group_ranks::PropagateGroupRanks;
 pub use report_run_time_errors::ReportRunTimeErrors;
 pub use spawn_to_parallel::SpawnToParallel;
 pub use split_kernels::SplitKernels;
@@ -183,6 +188,7 @@ pgpu_pass_infra::declare_passes![
     CheckDivision,
     SpawnToParallel,
     SplitPrivateControl,
+    PropagateGroupRanks,
     BlockGroups,
     LowerGroups,
     LowerSynchronous,

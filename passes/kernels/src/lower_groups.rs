@@ -12,9 +12,11 @@
 //!
 //! * The group is a *level*: its size and id are host values, its members
 //!   are numbered by *position* `0 .. size` (the thread index of every
-//!   kernel launched for it, in rank order), and a subgroup level knows the
-//!   parent position of each of its positions and, after a `fork`, each
-//!   member's explicit rank.
+//!   kernel launched for it), and a subgroup level knows the parent
+//!   position of each of its positions. The position is the group rank
+//!   (`pgpu.group.rank`, Fork's `$$`): every split and fork renumbers the
+//!   members in the parent's order, and so does the compaction that makes
+//!   a subgroup.
 //! * Maximal runs of other ops become `pgpu.spawn synchronous %size`
 //!   segments, which `pgpu-lower-synchronous` then lowers (barriers at
 //!   shared writes, Priority CRCW claims, multiprefix as scans). Uniform
@@ -32,13 +34,12 @@
 //!   each non-empty side as a subgroup (ranks renumbered in parent order,
 //!   id inherited), and stores the merge values at the parent positions
 //!   (RestoreGroup). `pgpu.group.fork` does the same for each subgroup id
-//!   `0 .. k`, ordering the members by their new rank (ties by processor
-//!   number, as the reference interpreter) with `pgpu.list.sort_idx`.
+//!   `0 .. k`.
 //! * A synchronous function becomes a host function
-//!   `@__group_<name>(size, id, ranks, processor numbers, ranks are
-//!   positions, outermost group's size, arguments, result buffers)`
-//!   whose body is lowered the same way, so recursion (a recursive
-//!   quicksort that splits its group) recurses on the host.
+//!   `@__group_<name>(size, id, outermost group's size, arguments, result
+//!   buffers)` whose body is lowered the same way, so recursion (a
+//!   recursive quicksort that splits its group) recurses on the host. Its
+//!   positions are the calling group's.
 //! * A multiprefix on cells that may differ between members checks on the
 //!   device whether they are one (min = max of the indices, `pgpu.list.
 //!   reduce`): then it is the group's rank-order multiprefix on that cell;
@@ -51,19 +52,17 @@
 //! * What is the same in every member (the analysis of [`crate::
 //!   uniformity`], run first) stays off the per-member bookkeeping: a
 //!   synchronous function's parameters that every call passes uniform are
-//!   host values of its host version (which also learns whether its ranks
-//!   are the positions); a split on a uniform condition is an `scf.if` of
-//!   the host; a split on the rank against a uniform bound (`$ < k`) takes
-//!   its sides as ranges of positions when ranks are positions, without a
-//!   compaction; a multiprefix on a uniform cell is the group's scan; a
-//!   uniform `arith` value the host needs is computed by the host from its
-//!   operands, and a uniform value of a parent's segment is read back once,
-//!   before the subgroups' taskgroup. A callee that never forks gets no
-//!   processor numbers.
+//!   host values of its host version; a split on a uniform condition is an `scf.if` of
+//!   the host; a split on the rank against a uniform bound (`$$ < k`) takes
+//!   its sides as ranges of positions, without a compaction; a
+//!   multiprefix on a uniform cell is the group's scan; a uniform `arith`
+//!   value the host needs is computed by the host from its operands, and a
+//!   uniform value of a parent's segment is read back once, before the
+//!   subgroups' taskgroup. A group rank that a later segment uses is
+//!   recomputed there from the position, not saved.
 //! * A synchronous function with a block version (`pgpu-block-groups`)
 //!   runs it as one `pgpu.spawn block` when the group fits a block
-//!   (`pgpu.block_capacity`, the version's `pgpu.block_threads`) and its
-//!   ranks are the positions, and, when the version splits
+//!   (`pgpu.block_capacity`, the version's `pgpu.block_threads`), and, when the version splits
 //!   (`pgpu.block_splits`), the outermost group has at least one member per
 //!   warp scheduler of the device (`pgpu.multiprocessors`): see
 //!   [`run_in_one_block`].
@@ -92,7 +91,7 @@ use melior::ir::{
     r#type::{MemRefType, ShapedTypeLike},
 };
 use pgpu_pass_infra::{Pass, PassFailure};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The attribute marking per-processor buffers.
 pub(crate) const PER_PROCESSOR: &str = "pgpu.per_processor";
@@ -172,14 +171,11 @@ struct Decisions {
     uniform_parameters: HashMap<String, Vec<bool>>,
     /// Splits on the rank against a uniform bound.
     rank_ranges: HashMap<Op, RankRange>,
-    /// The synchronous functions that fork, themselves or through calls:
-    /// only they need their members' processor numbers.
-    forking: HashSet<String>,
 }
 
-/// A split whose condition compares the rank with a uniform bound (`$ <
-/// k`, `$ >= k`, ...): when ranks are positions, its sides are the
-/// positions below and from a threshold, known without a compaction.
+/// A split whose condition compares the group rank with a uniform bound
+/// (`$$ < k`, `$$ >= k`, ...): its sides are the positions below and from
+/// a threshold, known without a compaction.
 #[derive(Clone, Copy)]
 pub(crate) struct RankRange {
     /// The `arith.cmpi` and the index of its bound operand.
@@ -247,37 +243,7 @@ impl Decisions {
         Ok(Self {
             uniform_parameters,
             rank_ranges,
-            forking: forking_functions(module),
         })
-    }
-}
-
-/// The synchronous functions that contain a `pgpu.group.fork` or call one
-/// that does.
-fn forking_functions(module: Op) -> HashSet<String> {
-    let functions: Vec<(String, Op)> = module
-        .nested()
-        .into_iter()
-        .filter(|op| op.is("func.func") && op.has_attribute("pgpu.synchronous"))
-        .filter_map(|op| Some((crate::inline_spmd::symbol_attribute(op, "sym_name")?, op)))
-        .collect();
-    let mut forking = HashSet::new();
-    loop {
-        let before = forking.len();
-        for (name, function) in &functions {
-            let forks = function.nested().into_iter().any(|op| {
-                op.is("pgpu.group.fork")
-                    || (op.is("func.call")
-                        && crate::inline_spmd::symbol_attribute(op, "callee")
-                            .is_some_and(|callee| forking.contains(&callee)))
-            });
-            if forks {
-                forking.insert(name.clone());
-            }
-        }
-        if forking.len() == before {
-            return forking;
-        }
     }
 }
 
@@ -349,7 +315,8 @@ pub(crate) fn group_context(op: Op) -> Option<Op> {
 
 /// Replaces the split `split`, whose condition is the same in all members,
 /// by an `scf.if`: the whole group takes one side, with its ranks, size
-/// and id unchanged.
+/// and id unchanged (the one subgroup would be the whole group, ranked in
+/// the same order).
 pub(crate) fn branch_on_uniform_condition(split: Op) -> Built<Op> {
     let at = Builder::before(split);
     let types: Vec<Type> = split
@@ -382,12 +349,24 @@ pub(crate) fn branch_on_uniform_condition(split: Op) -> Built<Op> {
 /// group operation of the host, or control flow around one or around an
 /// op that needs the whole group at one point.
 fn is_structure(op: Op, scope: Op) -> bool {
+    // `seq` and `farm` bodies run in one member or asynchronously: nothing
+    // in them needs the group at one point.
+    if in_mode_region(op, scope) {
+        return false;
+    }
     match op.name().as_str() {
         "scf.if" | "scf.for" | "scf.while" => op.nested().into_iter().any(|inner| {
             inner != op && (is_host_group_op(inner, scope) || needs_group_step(inner, scope))
         }),
         _ => is_host_group_op(op, scope),
     }
+}
+
+/// Whether `op` is inside a `pgpu.seq` or `pgpu.farm` below `scope`.
+fn in_mode_region(op: Op, scope: Op) -> bool {
+    std::iter::successors(op.parent(), |parent| parent.parent())
+        .take_while(|parent| *parent != scope)
+        .any(|parent| parent.is("pgpu.seq") || parent.is("pgpu.farm"))
 }
 
 /// Whether `op` is a group operation that runs on the host.
@@ -422,17 +401,8 @@ fn needs_group_step(op: Op, scope: Op) -> bool {
 struct Level {
     size: Val,
     id: Val,
-    /// Explicit ranks by position (after a fork).
-    ranks: Option<Val>,
     /// Parent position by position, and the parent level.
     parent: Option<(Val, usize)>,
-    /// The members' processor numbers in the spawn by position, where the
-    /// level is the outermost one of a host function (its caller's); the
-    /// outermost level of a spawn numbers its members by position.
-    roots: Option<Val>,
-    /// Whether the ranks are the positions (a host `i1`): always outside
-    /// functions, except in a fork's subgroups.
-    identity: Val,
     /// The size of the outermost group (the spawn's), passed down through
     /// subgroups and calls: the program's processors.
     whole: Val,
@@ -758,39 +728,6 @@ impl<'d> Lowering<'d> {
         Ok(value)
     }
 
-    /// The thread's processor number in the spawn (what the reference
-    /// interpreter orders members of equal rank by), in `segment`.
-    fn root(&mut self, segment: Op, user: Op) -> Built<Val> {
-        let outermost = self.position(segment, 0, user)?;
-        match self.levels[0].roots {
-            Some(roots) => Builder::before(user).load(roots, outermost),
-            None => Ok(outermost),
-        }
-    }
-
-    /// An index buffer of `level` for an operand that is not read.
-    fn unread_buffer(&self, level: usize) -> Built<Val> {
-        let known = &self.levels[level];
-        match known
-            .ranks
-            .or(known.roots)
-            .or(known.parent.map(|(map, _)| map))
-        {
-            Some(buffer) => Ok(buffer),
-            None => self.buffer(level, Builder::before(known.anchor).index_type(), &[]),
-        }
-    }
-
-    /// A buffer of `level` with every member's processor number, stored by
-    /// a new segment before `before`.
-    fn roots_buffer(&mut self, level: usize, before: Op) -> Built<Val> {
-        let (segment, end, position) = self.open_segment(before, level)?;
-        let root = self.root(segment, end)?;
-        let buffer = self.buffer(level, Builder::before(end).index_type(), &[])?;
-        Builder::before(end).store(root, buffer, position)?;
-        Ok(buffer)
-    }
-
     /// Moves the device op `op` to the end of `segment`, reaching values of
     /// other segments and demoted cells through their buffers and replacing
     /// the group queries.
@@ -820,26 +757,9 @@ impl<'d> Lowering<'d> {
         for inner in inner_ops {
             match inner.name().as_str() {
                 "pgpu.group.rank" => {
+                    // The group rank is the position.
                     let position = self.position(segment, level, op)?;
-                    let identity = self.levels[level].identity;
-                    let at = Builder::before(op);
-                    let value = match (self.levels[level].ranks, identity.constant_integer()) {
-                        (None, _) => position,
-                        (Some(ranks), Some(0)) => at.load(ranks, position)?,
-                        // A function's ranks are the positions when its
-                        // caller's were (the buffer is then not filled).
-                        (Some(ranks), _) => {
-                            let index_type = at.index_type();
-                            let (choice, same, explicit) =
-                                at.if_op(identity, &[index_type], true)?;
-                            let explicit = explicit.ok_or(PassFailure)?;
-                            same.set_operands(&[position]);
-                            explicit
-                                .set_operands(&[Builder::before(explicit).load(ranks, position)?]);
-                            choice.result(0)
-                        }
-                    };
-                    inner.result(0).replace_all_uses(value);
+                    inner.result(0).replace_all_uses(position);
                     inner.erase();
                     continue;
                 }
@@ -887,13 +807,48 @@ impl<'d> Lowering<'d> {
         if let Some(known) = self.imported.get(&(segment, value)) {
             return Ok(*known);
         }
-        let buffer = self.buffer_of(value, home)?;
         let owner = self.segments[&home];
+        if let Some(recomputed) = self.recompute_rank(value, owner, segment, user)? {
+            self.imported.insert((segment, value), recomputed);
+            self.import_origins.insert(recomputed, value);
+            return Ok(recomputed);
+        }
+        let buffer = self.buffer_of(value, home)?;
         let position = self.position(segment, owner, user)?;
         let loaded = Builder::before(user).load(buffer, position)?;
         self.imported.insert((segment, value), loaded);
         self.import_origins.insert(loaded, value);
         Ok(loaded)
+    }
+
+    /// A value of a segment of level `owner` that is the thread's position
+    /// there (a group rank, Fork's `$` at the start of a `start` body), or
+    /// an integer cast of one: recomputed in `segment` (before `user`) from
+    /// the position at `owner` instead of going through a buffer.
+    fn recompute_rank(
+        &mut self,
+        value: Val,
+        owner: usize,
+        segment: Op,
+        user: Op,
+    ) -> Built<Option<Val>> {
+        let Some(op) = value.defining_op() else {
+            return Ok(None);
+        };
+        match op.name().as_str() {
+            "pgpu.rank" => Ok(Some(self.position(segment, owner, user)?)),
+            "arith.index_cast" | "arith.index_castui" => {
+                let Some(position) = self.recompute_rank(op.operand(0), owner, segment, user)?
+                else {
+                    return Ok(None);
+                };
+                let copy = op.clone_detached();
+                copy.set_operands(&[position]);
+                Builder::before(user).insert_detached(copy);
+                Ok(Some(copy.result(0)))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The buffer holding the per-thread `value` of segment `home`.
@@ -1107,8 +1062,8 @@ impl<'d> Lowering<'d> {
     }
 
     /// Runs the group region `block` as a subgroup of `parent` in the host
-    /// region ending at `end`: `size` members, group id `id`, explicit
-    /// `ranks` (by position) if any, parent positions `map`.
+    /// region ending at `end`: `size` members, group id `id`, parent
+    /// positions `map` (in order: the subgroup's ranks).
     #[allow(clippy::too_many_arguments)]
     fn enter_subgroup(
         &mut self,
@@ -1117,22 +1072,17 @@ impl<'d> Lowering<'d> {
         parent: usize,
         size: Val,
         id: Val,
-        ranks: Option<Val>,
         map: Val,
         enclosing: Op,
     ) -> Built<()> {
         let at = Builder::before(end);
         let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
-        let identity = at.constant(at.parse_type("i1")?, i64::from(ranks.is_none()))?;
         let index = self.levels.len();
         let whole = self.levels[parent].whole;
         self.levels.push(Level {
             size,
             id,
-            ranks,
             parent: Some((map, parent)),
-            roots: None,
-            identity,
             whole,
             enclosing: Some(enclosing),
             anchor,
@@ -1150,13 +1100,71 @@ impl<'d> Lowering<'d> {
     /// `pgpu.group.split`: Figure 4 with the bookkeeping on the device.
     fn lower_split(&mut self, op: Op, level: usize, after: Op, previous: Option<Op>) -> Built<Op> {
         let at = Builder::before(op);
+        let index_type = at.index_type();
+        // A split on a rank range knows its sides; others compact the
+        // positions of each side's flags.
+        let range = self.decisions.rank_ranges.get(&op).copied();
+        let compactions = match range {
+            Some(_) => None,
+            None => Some(self.split_flags(op, level, previous)?),
+        };
+        let (buffers, next) = self.result_buffers(op, level, after)?;
+        let ranges = match range {
+            Some(range) => Some(self.rank_range_sides(range, level, op)?),
+            None => None,
+        };
+        let size = self.levels[level].size;
+        let (taskgroup, taskgroup_end) = at.op_with_body("pgpu.taskgroup", &[], &[])?;
+        let sides = Builder::before(taskgroup_end);
+        for region in 0..2 {
+            let Some(block) = op.entry_block(region) else {
+                continue;
+            };
+            let map = self.buffer(level, index_type, &[])?;
+            let (count, then_yield) = match (ranges, compactions) {
+                (Some(ranges), _) => {
+                    let (count, offset) = ranges[region];
+                    self.members_in_range(&sides, count, offset, map)?
+                }
+                (None, Some((iota, flags))) => members_of(
+                    &sides,
+                    Compaction {
+                        iota,
+                        flags: flags[region],
+                        positions: map,
+                        size,
+                    },
+                )?,
+                (None, None) => return Err(at.fail("internal error: a split without its sides")),
+            };
+            if let Some(merge) = block.terminator() {
+                self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
+            }
+            let id = self.levels[level].id;
+            let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
+            self.enter_subgroup(block, task_end, level, count, id, map, taskgroup)?;
+        }
+        op.erase();
+        Ok(next)
+    }
+
+    /// The bookkeeping of the split `op` (on a condition that is not a rank
+    /// range): per-processor buffers of the positions (`0 .. size`) and of
+    /// the then and else sides' flags, stored in the segment computing the
+    /// condition (`previous`, if it does) or a new one.
+    fn split_flags(
+        &mut self,
+        op: Op,
+        level: usize,
+        previous: Option<Op>,
+    ) -> Built<(Val, [Val; 2])> {
+        let at = Builder::before(op);
         let condition = op.operand(0);
         let flags = self.materialize(condition, level, op)?;
         let i1 = at.parse_type("i1")?;
         let index_type = at.index_type();
         let others = self.buffer(level, i1, &[])?;
         let iota = self.buffer(level, index_type, &[])?;
-        // The bookkeeping joins the segment computing the condition.
         let (end, position) = match previous {
             Some(segment) if self.home_segment(condition) == Some(segment) => {
                 let end = body_end(segment)?;
@@ -1173,46 +1181,10 @@ impl<'d> Lowering<'d> {
         let other = inside.value("arith.xori", &[flag, one], i1, &[])?;
         inside.store(other, others, position)?;
         inside.store(position, iota, position)?;
-        let (buffers, next) = self.result_buffers(op, level, after)?;
-        let size = self.levels[level].size;
-        let ranges = match self.decisions.rank_ranges.get(&op) {
-            Some(range) => Some(self.rank_range_sides(*range, level, op)?),
-            None => None,
-        };
-        let (taskgroup, taskgroup_end) = at.op_with_body("pgpu.taskgroup", &[], &[])?;
-        let sides = Builder::before(taskgroup_end);
-        for (region, side_flags) in [(0, flags), (1, others)] {
-            let Some(block) = op.entry_block(region) else {
-                continue;
-            };
-            let map = self.buffer(level, index_type, &[])?;
-            let compact = Compaction {
-                iota,
-                flags: side_flags,
-                positions: map,
-                size,
-            };
-            let (count, then_yield) = match ranges {
-                Some(ranges) => {
-                    let (count, offset) = ranges[region];
-                    let identity = self.levels[level].identity;
-                    self.members_in_range(&sides, identity, count, offset, compact)?
-                }
-                None => members_of(&sides, compact)?,
-            };
-            if let Some(merge) = block.terminator() {
-                self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
-            }
-            let id = self.levels[level].id;
-            let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
-            self.enter_subgroup(block, task_end, level, count, id, None, map, taskgroup)?;
-        }
-        op.erase();
-        Ok(next)
+        Ok((iota, [flags, others]))
     }
 
-    /// The sides of the rank-range split `op` when ranks are positions:
-    /// (count, first position) of the then and else sides, host values
+    /// The sides of the rank-range split `op`: (count, first position) of the then and else sides, host values
     /// before `op`.
     fn rank_range_sides(
         &mut self,
@@ -1267,72 +1239,37 @@ impl<'d> Lowering<'d> {
         })
     }
 
-    /// The members of one side of a rank-range split: when ranks are
-    /// positions (`identity`), the `count` positions from `offset`, written
-    /// into the positions buffer by a spawn; otherwise by `compact`.
+    /// The members of one side of a rank-range split: the `count`
+    /// positions from `offset`, written into `positions` by a spawn.
     /// Returns the count and the end of an `scf.if` that runs when there
     /// are any.
     fn members_in_range(
         &mut self,
         at: &Builder,
-        identity: Val,
         count: Val,
         offset: Val,
-        compact: Compaction,
+        positions: Val,
     ) -> Built<(Val, Op)> {
         let zero = at.index(0)?;
-        let known = identity.constant_integer();
-        let found = match known {
-            Some(1) => count,
-            _ => {
-                let (choice, range_end, compact_end) =
-                    at.if_op(identity, &[at.index_type()], true)?;
-                let compact_end = compact_end.ok_or(PassFailure)?;
-                range_end.set_operands(&[count]);
-                compact_end.set_operands(&[compact.build(&Builder::before(compact_end), zero)?]);
-                choice.result(0)
-            }
-        };
-        let any = at.cmpi(8, found, zero)?;
+        let any = at.cmpi(8, count, zero)?;
         let (_, then_yield, _) = at.if_op(any, &[], false)?;
-        // Ranks are positions: the side's positions are a range.
-        let fill_at = if known == Some(1) {
-            then_yield
-        } else {
-            Builder::before(then_yield).if_op(identity, &[], false)?.1
-        };
-        let (fill_end, slot) = self.open_spawn(fill_at, found)?;
+        let (fill_end, slot) = self.open_spawn(then_yield, count)?;
         let inside = Builder::before(fill_end);
         let position = inside.value("arith.addi", &[slot, offset], at.index_type(), &[])?;
-        inside.store(position, compact.positions, slot)?;
-        Ok((found, then_yield))
+        inside.store(position, positions, slot)?;
+        Ok((count, then_yield))
     }
 
-    /// `pgpu.group.fork`: a subgroup for each id `0 .. k`, members ordered
-    /// by their new rank.
+    /// `pgpu.group.fork`: a subgroup for each id `0 .. k`, its members in
+    /// the parent's order (their positions compacted).
     fn lower_fork(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         let at = Builder::before(op);
         let index_type = at.index_type();
         let i1 = at.parse_type("i1")?;
         let count = self.host_scalar(op.operand(0), level, op)?;
-        let fork_operands = self.materialize_all(&[op.operand(1), op.operand(2)], level, op)?;
-        let (ids, ranks) = (fork_operands[0], fork_operands[1]);
-        // Sort keys: the new rank, ties broken by processor number (as the
-        // interpreter orders them): rank * 2^32 + processor.
-        let sort_keys = self.buffer(level, index_type, &[])?;
-        let (segment, keys_end, keys_position) = self.open_segment(op, level)?;
-        let inside = Builder::before(keys_end);
-        let root = self.root(segment, keys_end)?;
-        let rank = inside.load(ranks, keys_position)?;
-        let shift = inside.index(1 << 32)?;
-        let high = inside.value("arith.muli", &[rank, shift], index_type, &[])?;
-        let key = inside.value("arith.addi", &[high, root], index_type, &[])?;
-        inside.store(key, sort_keys, keys_position)?;
+        let ids = self.materialize(op.operand(1), level, op)?;
         let iota = self.buffer(level, index_type, &[])?;
         let members = self.buffer(level, i1, &[])?;
-        let positions = self.buffer(level, index_type, &[])?;
-        let keys = self.buffer(level, index_type, &[])?;
-        let order = self.buffer(level, index_type, &[])?;
         let (buffers, next) = self.result_buffers(op, level, after)?;
         let zero = at.index(0)?;
         let one = at.index(1)?;
@@ -1351,6 +1288,8 @@ impl<'d> Lowering<'d> {
         let same = inside.cmpi(0, id, group)?;
         inside.store(same, members, position)?;
         inside.store(position, iota, position)?;
+        // Their parent positions: the subgroup's ranks in order.
+        let positions = self.buffer(level, index_type, &[])?;
         let (found, then_yield) = members_of(
             &Builder::before(end),
             Compaction {
@@ -1360,37 +1299,11 @@ impl<'d> Lowering<'d> {
                 size,
             },
         )?;
-        // Order them by their new rank, then processor number.
-        let (gather_end, slot) = self.open_spawn(then_yield, found)?;
-        let inside = Builder::before(gather_end);
-        let member = inside.load(positions, slot)?;
-        let key = inside.load(sort_keys, member)?;
-        inside.store(key, keys, slot)?;
-        let sort = Builder::before(then_yield);
-        sort.op("pgpu.list.sort_idx", &[keys, order, found], &[], &[])?;
-        let map = self.buffer(level, index_type, &[])?;
-        let new_ranks = self.buffer(level, index_type, &[])?;
-        let (place_end, slot) = self.open_spawn(then_yield, found)?;
-        let inside = Builder::before(place_end);
-        let source = inside.load(order, slot)?;
-        let member = inside.load(positions, source)?;
-        let rank = inside.load(ranks, member)?;
-        inside.store(member, map, slot)?;
-        inside.store(rank, new_ranks, slot)?;
         if let Some(merge) = block.terminator() {
-            self.store_results(&merge.operands(), &buffers, Some(map), merge)?;
+            self.store_results(&merge.operands(), &buffers, Some(positions), merge)?;
         }
         let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
-        self.enter_subgroup(
-            block,
-            task_end,
-            level,
-            found,
-            group,
-            Some(new_ranks),
-            map,
-            taskgroup,
-        )?;
+        self.enter_subgroup(block, task_end, level, found, group, positions, taskgroup)?;
         op.erase();
         Ok(next)
     }
@@ -1572,15 +1485,13 @@ impl<'d> Lowering<'d> {
     }
 
     /// A call of a synchronous function: the group calls its host version
-    /// (see [`lower_function`]) with its size, id, ranks, processor
-    /// numbers, whether its ranks are the positions, the uniform arguments'
-    /// host values and per-processor buffers of the others and the results.
+    /// (see [`lower_function`]) with its size, id and the outermost group's
+    /// size, the uniform arguments' host values and per-processor buffers
+    /// of the others and the results.
     fn lower_call(&mut self, op: Op, level: usize, after: Op) -> Built<Op> {
         let at = Builder::before(op);
         let callee = crate::inline_spmd::symbol_attribute(op, "callee")
             .ok_or_else(|| at.fail(&format!("internal error: {} as a call", op.name())))?;
-        // The ranks: explicit ones after a fork, else the positions.
-        let explicit = self.levels[level].ranks;
         // Uniform parameters take host values, the others buffers.
         let uniform = self.decisions.uniform_parameters.get(&callee).cloned();
         let is_uniform = |index: usize| {
@@ -1596,27 +1507,8 @@ impl<'d> Lowering<'d> {
             .map(|(_, value)| *value)
             .collect();
         let mut buffers = self.materialize_all(&divergent, level, op)?.into_iter();
-        // Ranks that are the positions (the callee is told so) and the
-        // processor numbers of a callee that never forks are not read: any
-        // buffer of the level stands for them.
-        let ranks = match explicit {
-            Some(ranks) => ranks,
-            None => self.unread_buffer(level)?,
-        };
-        let roots = if self.decisions.forking.contains(&callee) {
-            self.roots_buffer(level, op)?
-        } else {
-            self.unread_buffer(level)?
-        };
         let level_data = &self.levels[level];
-        let mut call_operands = vec![
-            level_data.size,
-            level_data.id,
-            ranks,
-            roots,
-            level_data.identity,
-            level_data.whole,
-        ];
+        let mut call_operands = vec![level_data.size, level_data.id, level_data.whole];
         for (index, value) in operands.into_iter().enumerate() {
             if is_uniform(index) {
                 call_operands.push(self.host_scalar(value, level, op)?);
@@ -1835,7 +1727,6 @@ fn lower_spawn(spawn: Op, decisions: &Decisions) -> Built<()> {
     let at = Builder::before(spawn);
     let anchor = at.index(0)?.defining_op().ok_or(PassFailure)?;
     let id = at.index(0)?;
-    let identity = at.constant(at.parse_type("i1")?, 1)?;
     let Some(body) = spawn.entry_block(0) else {
         return Err(at.fail("pgpu.spawn without a body"));
     };
@@ -1847,10 +1738,7 @@ fn lower_spawn(spawn: Op, decisions: &Decisions) -> Built<()> {
     lowering.lower_outermost(Level {
         size: spawn.operand(0),
         id,
-        ranks: None,
         parent: None,
-        roots: None,
-        identity,
         whole: spawn.operand(0),
         enclosing: None,
         anchor,
@@ -1886,10 +1774,9 @@ fn is_read_only(name: &str) -> bool {
         )
 }
 
-/// The host version of a synchronous function takes the group's size, id,
-/// ranks, processor numbers, whether the ranks are the positions and the
-/// outermost group's size, then the arguments.
-const FIRST_ARGUMENT: usize = 6;
+/// The host version of a synchronous function takes the group's size and
+/// id and the outermost group's size, then the arguments.
+const FIRST_ARGUMENT: usize = 3;
 
 /// Warp schedulers per multiprocessor (4 on every CUDA GPU since Maxwell):
 /// a splitting group runs in one block only when the outermost group has
@@ -1902,9 +1789,8 @@ fn group_function_name(name: &str) -> String {
 }
 
 /// Replaces the synchronous function `function` by its host version: it
-/// takes the calling group's size, id, ranks and processor numbers (by
-/// position), whether the ranks are the positions, the outermost group's
-/// size, each uniform argument
+/// takes the calling group's size and id, the outermost group's size, each
+/// uniform argument
 /// as a host value and each other argument and each result as a
 /// per-processor buffer, and runs its body as the group's host code.
 fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
@@ -1929,15 +1815,7 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
         .cloned()
         .unwrap_or_default();
     let is_uniform = |index: usize| uniform.get(index) == Some(&true);
-    let i1 = at.parse_type("i1")?;
-    let mut types = vec![
-        index_type,
-        index_type,
-        list(index_type)?,
-        list(index_type)?,
-        i1,
-        index_type,
-    ];
+    let mut types = vec![index_type, index_type, index_type];
     for (index, argument) in old.arguments().into_iter().enumerate() {
         let ty = argument.melior_type();
         types.push(if is_uniform(index) { ty } else { list(ty)? });
@@ -1999,11 +1877,8 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
     lowering.lower_outermost(Level {
         size: parameters[0],
         id: parameters[1],
-        ranks: Some(parameters[2]),
         parent: None,
-        roots: Some(parameters[3]),
-        identity: parameters[4],
-        whole: parameters[5],
+        whole: parameters[2],
         enclosing: None,
         anchor,
         end: new_return,
@@ -2028,7 +1903,7 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
 
 /// Versions the host version `host` of a synchronous function on the
 /// block capacity: a group of `1 ..= min(pgpu.block_capacity,
-/// max_threads)` members whose ranks are the positions runs as one
+/// max_threads)` members runs as one
 /// `pgpu.spawn block` of the block version `version` (thread = position =
 /// rank, the whole block's range, slot `2 * size`), with the scratch lists
 /// it needs; otherwise the host code runs.
@@ -2074,8 +1949,7 @@ fn run_in_one_block(
     let zero = at.index(0)?;
     let some = at.cmpi(8, size, zero)?;
     let fits = at.cmpi(7, size, capacity)?;
-    let fits = at.value("arith.andi", &[some, fits], i1, &[])?;
-    let mut fits = at.value("arith.andi", &[fits, parameters[4]], i1, &[])?;
+    let mut fits = at.value("arith.andi", &[some, fits], i1, &[])?;
     if splits {
         let multiprocessors = at.value("pgpu.multiprocessors", &[], index_type, &[])?;
         let schedulers = at.index(WARP_SCHEDULERS_PER_MULTIPROCESSOR)?;
@@ -2085,7 +1959,7 @@ fn run_in_one_block(
             index_type,
             &[],
         )?;
-        let crowded = at.cmpi(9, parameters[5], schedulers)?;
+        let crowded = at.cmpi(9, parameters[2], schedulers)?;
         fits = at.value("arith.andi", &[fits, crowded], i1, &[])?;
     }
     let (branch, then_yield, else_yield) = at.if_op(fits, &[], true)?;

@@ -34,18 +34,22 @@
 //!   barriers;
 //! * `seq` (Fork's one-processor mode) becomes `if (rank == 0)` and `farm`
 //!   (asynchronous mode: immediate writes, explicit barriers) its region
-//!   inline, both between barriers;
+//!   inline, both between barriers; a multiprefix inside either is an
+//!   atomic fetch-and-op (`memref.atomic_rmw`, which returns the old
+//!   value: Fork's self-scheduling `i = mpadd(&next, 1)` in a `farm`), for
+//!   integers and floats;
 //! * `pgpu.group.rank` and `pgpu.group.size` become `pgpu.rank` and
 //!   `pgpu.size`, and `pgpu.group.id` the initial group's 0.
 //!
-//! Groups the rules do not cover stay synchronous (and `pgpu compile`
-//! reports them). `pgpu-lower-groups`, which runs first, takes apart group
+//! Groups the rules do not cover stay synchronous, the op that keeps one
+//! so marked `pgpu.unlowered = "<the construct>"` (and `pgpu compile`
+//! reports it at that op's source location). `pgpu-lower-groups`, which runs first, takes apart group
 //! splits, `fork`, calls of synchronous functions, multiprefix on locations
 //! that differ between processors and synchronization under control flow
 //! (Figures 4 and 5), so that what reaches this pass unlowered is: a
-//! multiprefix or barrier in a `farm` below other statements, and
-//! conflicting stores to lists made inside the group or to lists from
-//! outside of rank other than 1.
+//! barrier in a `farm` below other statements, a multiprefix on `index`
+//! values in `farm` or `seq`, and conflicting stores to lists made inside
+//! the group or to lists from outside of rank other than 1.
 //!
 //! Calls of ordinary functions: one that at most reads memory may be
 //! anywhere; one that writes is a statement of its own between barriers,
@@ -96,8 +100,14 @@ impl Pass for LowerSynchronous {
             .filter(|op| op.is("pgpu.spawn") && op.has_attribute("synchronous"))
             .collect();
         for spawn in spawns {
-            if let Some(plan) = plan(spawn) {
-                lower(&mut runtime, spawn, plan)?;
+            match plan(spawn) {
+                Ok(plan) => lower(&mut runtime, spawn, plan)?,
+                // Left synchronous; the op says why (`pgpu compile`
+                // reports it there).
+                Err((op, what)) => {
+                    let at = Builder::before(op);
+                    op.set_attribute(UNLOWERED, at.string_attribute(what));
+                }
             }
         }
         Ok(())
@@ -111,20 +121,35 @@ struct SharedStore {
     conflicting: bool,
 }
 
-/// The shared stores of a group the pass can lower, or `None`.
-fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
-    let body = spawn.entry_block(0)?;
+/// The attribute naming, on the op that kept its group synchronous, what
+/// the native backends cannot compile there (`pgpu compile` reports it at
+/// the op's location).
+pub const UNLOWERED: &str = "pgpu.unlowered";
+
+/// The op that keeps a group from being lowered, and the construct it is.
+type Unlowered = (Op, &'static str);
+
+/// The shared stores of a group the pass can lower, or the op that keeps
+/// it synchronous.
+fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
+    let Some(body) = spawn.entry_block(0) else {
+        return Err((spawn, "a synchronous spawn without a body"));
+    };
     let mut stores = vec![];
     for op in spawn.nested() {
         let name = op.name();
-        if name.starts_with("pgpu.group.split")
-            || name.starts_with("pgpu.group.fork")
-            || matches!(
-                name.as_str(),
-                "func.call_indirect" | "memref.copy" | "memref.atomic_rmw" | "pgpu.spawn"
-            )
-        {
-            return None;
+        let unsupported = match name.as_str() {
+            "pgpu.group.split" | "pgpu.group.fork" => {
+                Some("a group split or fork that pgpu-lower-groups left in place")
+            }
+            "func.call_indirect" => Some("an indirect call in synchronous group code"),
+            "memref.copy" => Some("a copy of arrays in synchronous group code"),
+            "memref.atomic_rmw" => Some("an atomic update in synchronous group code"),
+            "pgpu.spawn" => Some("a spawn inside synchronous group code"),
+            _ => None,
+        };
+        if let Some(what) = unsupported {
+            return Err((op, what));
         }
         // `seq`, `farm` and calls of functions that write memory (run
         // asynchronously, as Fork runs asynchronous functions) are
@@ -134,7 +159,20 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         let writing_call = op.is("func.call") && call_effects(op) == CallEffects::Writes;
         if writing_call || matches!(name.as_str(), "pgpu.seq" | "pgpu.farm") {
             if op.block_of() != body {
-                return None;
+                return Err((
+                    op,
+                    match name.as_str() {
+                        "pgpu.seq" => {
+                            "a `seq` below other statements (under control flow the group does not split at)"
+                        }
+                        "pgpu.farm" => {
+                            "a `farm` below other statements (under control flow the group does not split at)"
+                        }
+                        _ => {
+                            "a call of a function that writes memory below other statements (under control flow the group does not split at)"
+                        }
+                    },
+                ));
             }
             stores.push(SharedStore {
                 op,
@@ -151,19 +189,36 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
                 .parent()
                 .is_some_and(|parent| parent.is("pgpu.farm") && parent.block_of() == body)
         {
-            return None;
+            return Err((
+                op,
+                "a `barrier` below other statements of a `farm` (under control flow)",
+            ));
         }
         if op.is("pgpu.multiprefix") {
             if mode.is_some() {
-                return None;
+                // Asynchronous code (`farm`) or one processor (`seq`): an
+                // atomic fetch-and-op, immediate as the mode's writes.
+                if fetch_and_op_kind(op).is_none() {
+                    return Err((
+                        op,
+                        "a multiprefix of this type in `farm` or `seq` (no atomic fetch-and-op for it)",
+                    ));
+                }
+                continue;
             }
             // One location for the whole group, at the top level.
             let uniform = op.has_attribute(crate::lower_groups::UNIFORM_LOCATION)
                 || op.operands()[1..]
                     .iter()
                     .all(|operand| is_same_everywhere(*operand, spawn));
-            if op.block_of() != body || !uniform || combine_op(op).is_none() {
-                return None;
+            if combine_op(op).is_none() {
+                return Err((op, "a multiprefix of this kind and type"));
+            }
+            if op.block_of() != body || !uniform {
+                return Err((
+                    op,
+                    "a multiprefix below other statements or on a location that differs between members",
+                ));
             }
             stores.push(SharedStore {
                 op,
@@ -179,7 +234,10 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
             continue;
         }
         if op.block_of() != body {
-            return None;
+            return Err((
+                op,
+                "a store to shared memory below other statements (under control flow the group does not split at)",
+            ));
         }
         let indices: Vec<Val> = op.operands()[2..].to_vec();
         // Writers of one value everywhere need no claims: whoever wins, the
@@ -194,14 +252,20 @@ fn plan(spawn: Op) -> Option<Vec<SharedStore>> {
         // Claim cells: a global of the target's shape, or a list (one
         // dimension) or cell from outside.
         if conflicting && indices.len() > 1 && !global {
-            return None;
+            return Err((
+                op,
+                "concurrent writes to an array of several dimensions from outside the group (Priority CRCW claims need a global or a list of one dimension)",
+            ));
         }
         if conflicting && !global && target.is_defined_within(spawn) {
-            return None;
+            return Err((
+                op,
+                "concurrent writes to an array the group made (Priority CRCW claims need a global or a list from outside)",
+            ));
         }
         stores.push(SharedStore { op, conflicting });
     }
-    Some(stores)
+    Ok(stores)
 }
 
 /// The `pgpu.seq` or `pgpu.farm` that `op` is nested in, below `spawn`.
@@ -407,6 +471,57 @@ pub(crate) fn as_atomic_update(op: Op) -> Built<Option<Op>> {
     Ok(Some(update))
 }
 
+/// A multiprefix in asynchronous code (`farm`, an `async` function) or in
+/// `seq`: there Fork's multiprefix is an atomic fetch-and-op (each member
+/// gets the value before its own contribution, in the order the members
+/// reach the cell, which asynchronous code does not define): a
+/// `memref.atomic_rmw` returning the old value. `None` (and `op` kept)
+/// for a kind or type it has none for.
+pub(crate) fn as_fetch_and_op(op: Op) -> Built<Option<Op>> {
+    let Some(kind) = fetch_and_op_kind(op) else {
+        return Ok(None);
+    };
+    let at = Builder::before(op);
+    let i64_type = at.parse_type("i64")?;
+    let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
+    let ty = op.result(0).melior_type();
+    let update = at.op(
+        "memref.atomic_rmw",
+        &op.operands(),
+        &[ty],
+        &[("kind", kind)],
+    )?;
+    op.result(0).replace_all_uses(update.result(0));
+    op.erase();
+    Ok(Some(update))
+}
+
+/// The `arith::AtomicRMWKind` (MLIR 22 numbering) of the multiprefix `op`
+/// as a fetch-and-op: integers and floats, not `index`.
+pub(crate) fn fetch_and_op_kind(op: Op) -> Option<i64> {
+    let ty = op.result(0).melior_type();
+    if ty.is_index() {
+        return None;
+    }
+    let kind = combining_kind(op)?;
+    Some(match (kind, ty.is_float()) {
+        (0, true) => 0,   // addf
+        (1, true) => 12,  // mulf
+        (2, true) => 8,   // minimumf
+        (3, true) => 4,   // maximumf
+        (0, false) => 1,  // addi
+        (1, false) => 13, // muli
+        (2, false) => 10, // mins
+        (3, false) => 6,  // maxs
+        (4, false) => 11, // minu
+        (5, false) => 7,  // maxu
+        (6, false) => 2,  // andi
+        (7, false) => 14, // ori
+        (8, false) => 15, // xori
+        _ => return None,
+    })
+}
+
 /// The `arith::AtomicRMWKind` (MLIR 22 numbering) that combines like the
 /// integer multiprefix `op` in any order, if there is one.
 pub(crate) fn atomic_kind(op: Op) -> Option<i64> {
@@ -430,6 +545,12 @@ pub(crate) fn atomic_kind(op: Op) -> Option<i64> {
 }
 
 fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Built<()> {
+    // Multiprefix operations in `farm` and `seq`: atomic fetch-and-ops.
+    for op in spawn.nested() {
+        if op.is("pgpu.multiprefix") && mode_ancestor(op, spawn).is_some() {
+            as_fetch_and_op(op)?;
+        }
+    }
     // Group queries of the one group.
     for op in spawn.nested() {
         let replacement = match op.name().as_str() {

@@ -25,8 +25,10 @@
 //!     is processor-separating.
 //!
 //! An index is processor-separating when no two members can produce the
-//! same value: the rank plus a uniform offset (not a rank a `fork` gave:
-//! those are the members' own expressions and may repeat); a loop variable that starts
+//! same value: the group rank plus a uniform offset (the group rank,
+//! Fork's `$$`, is `0 .. size-1` in every group, also after a `fork`; a
+//! fork's `$ = e2` is the members' own expression, may repeat and is not
+//! a rank in the IR); a loop variable that starts
 //! at such a value and steps by the group's size (the cyclic distribution
 //! `for (k = $; ...; k += p)`: members keep distinct residues modulo the
 //! size); or the pair `x / n`, `x % n` of such an `x` (matrix rows and
@@ -72,16 +74,15 @@ pub(crate) fn strip_casts(value: Val) -> Val {
 }
 
 /// Whether `index` is the group rank plus an offset equal in all members.
+/// A group rank read in an enclosing group is distinct in the members of
+/// its subgroups too.
 pub(crate) fn is_rank_injective(index: Val, scope: Op) -> bool {
     let index = strip_casts(index);
     let Some(op) = index.defining_op() else {
         return false;
     };
     match op.name().as_str() {
-        "pgpu.rank" => true,
-        // A fork's ranks are the members' own expressions (`$ = e2`), which
-        // may repeat.
-        "pgpu.group.rank" => !in_fork_body(op, scope),
+        "pgpu.rank" | "pgpu.group.rank" => true,
         "arith.addi" => {
             let (a, b) = (op.operand(0), op.operand(1));
             (is_rank_injective(a, scope) && is_uniform(b, scope))
@@ -153,21 +154,6 @@ fn effects_of_call(call: Op, seen: &mut Vec<Op>) -> CallEffects {
         effects = effects.max(effect);
     }
     effects
-}
-
-/// Whether `op` is inside a `pgpu.group.fork` body below `scope`.
-fn in_fork_body(op: Op, scope: Op) -> bool {
-    let mut current = op.parent();
-    while let Some(parent) = current {
-        if parent == scope {
-            return false;
-        }
-        if parent.is("pgpu.group.fork") {
-            return true;
-        }
-        current = parent.parent();
-    }
-    false
 }
 
 /// A class of shared memory: one module global, or any other array.

@@ -533,7 +533,7 @@ func.func @group_fork_zero_subgroups(%p: index) {
   pgpu.spawn synchronous %p {
     %c0 = arith.constant 0 : index
     // expected-error @+1 {{'pgpu.group.fork' op needs a positive subgroup count, but got 0}}
-    pgpu.group.fork %c0 id %p rank %p {
+    pgpu.group.fork %c0 id %p {
     }
   }
   return
@@ -545,7 +545,7 @@ func.func @group_fork_in_seq(%p: index, %k: index) {
   pgpu.spawn synchronous %p {
     pgpu.seq {
       // expected-error @+1 {{'pgpu.group.fork' op cannot be nested in 'pgpu.seq': the group structure is fixed there}}
-      pgpu.group.fork %k id %p rank %p {
+      pgpu.group.fork %k id %p {
       }
     }
   }
@@ -556,7 +556,7 @@ func.func @group_fork_in_seq(%p: index, %k: index) {
 
 func.func @group_fork_outside_spmd(%k: index) {
   // expected-error @+1 {{'pgpu.group.fork' op must be nested in an SPMD region}}
-  pgpu.group.fork %k id %k rank %k {
+  pgpu.group.fork %k id %k {
   }
   return
 }
@@ -1622,5 +1622,18 @@ func.func @range_barrier_in_plain_function(%n: index) {
 
 // expected-error @+1 {{'pgpu.block_group' must be a unit attribute}}
 func.func @block_group_not_unit() attributes {pgpu.block_group = 1 : i32} {
+  return
+}
+
+// -----
+
+// The fork's `$ = e2` is a value of the frontend, not an operand: the
+// subgroups' ranks are renumbered in the parent's order (Fork's `$$`).
+func.func @group_fork_rank_operand(%p: index, %k: index) {
+  pgpu.spawn synchronous %p {
+    // expected-error @+1 {{expected '{' to begin a region}}
+    pgpu.group.fork %k id %p rank %p {
+    }
+  }
   return
 }

@@ -242,18 +242,18 @@ func.func @group_alloc(%p: index) {
   return
 }
 
-// Fork's fork(k; @ = e1; $ = e2), seq and farm.
+// Fork's fork(k; @ = e1; $ = e2) (`$` is the frontend's value, not an
+// operand), seq and farm.
 // CHECK-LABEL: func.func @group_fork_seq_farm
 // CHECK-SAME: (%[[A:.*]]: memref<?xi32>, %[[P:.*]]: index, %[[K:.*]]: index)
 // CHECK: pgpu.spawn synchronous %[[P]] {
 // CHECK-NEXT: %[[ME:.*]] = pgpu.group.rank : index
 // CHECK-NEXT: %[[E1:.*]] = arith.remui %[[ME]], %[[K]] : index
-// CHECK-NEXT: %[[E2:.*]] = arith.divui %[[ME]], %[[K]] : index
-// CHECK-NEXT: pgpu.group.fork %[[K]] id %[[E1]] rank %[[E2]] {
+// CHECK-NEXT: pgpu.group.fork %[[K]] id %[[E1]] {
 // CHECK-NEXT: pgpu.group.id : index
 // CHECK-NEXT: pgpu.barrier
 // CHECK-NEXT: }
-// CHECK-NEXT: %[[F:.*]] = pgpu.group.fork %[[K]] id %[[E1]] rank %[[E2]] -> (index) {
+// CHECK-NEXT: %[[F:.*]] = pgpu.group.fork %[[K]] id %[[E1]] -> (index) {
 // CHECK-NEXT: %[[SZ:.*]] = pgpu.group.size : index
 // CHECK-NEXT: pgpu.group.merge %[[SZ]] : index
 // CHECK-NEXT: }
@@ -274,12 +274,11 @@ func.func @group_fork_seq_farm(%a: memref<?xi32>, %p: index, %k: index) {
   pgpu.spawn synchronous %p {
     %me = pgpu.group.rank : index
     %e1 = arith.remui %me, %k : index
-    %e2 = arith.divui %me, %k : index
-    pgpu.group.fork %k id %e1 rank %e2 {
+    pgpu.group.fork %k id %e1 {
       %g = pgpu.group.id : index
       pgpu.barrier
     }
-    %f = pgpu.group.fork %k id %e1 rank %e2 -> (index) {
+    %f = pgpu.group.fork %k id %e1 -> (index) {
       %sz = pgpu.group.size : index
       pgpu.group.merge %sz : index
     }

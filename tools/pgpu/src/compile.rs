@@ -422,35 +422,62 @@ pub fn compile_file(
 
 /// Ops the native backends cannot compile yet (some of Fork's synchronous
 /// group code): a diagnostic at the first one, instead of a failure deep
-/// in the lowering.
+/// in the lowering. An op that `pgpu-lower-synchronous` marked
+/// (`pgpu.unlowered`) names the construct that kept its group
+/// synchronous, at the construct's location; otherwise the first op left
+/// over.
 fn check_lowerable(module: &Module, name: &str, text: &str) -> Result<(), ()> {
     use melior::ir::operation::{OperationLike, WalkOrder, WalkResult};
     let mut found = None;
     module.as_operation().walk(WalkOrder::PreOrder, |op| {
         let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
-        // Grid spawns are the cuda target's kernels (`pgpu-grid-fuse` makes
-        // them only there); block spawns are too, and the CPU target
-        // reports them unavailable (`pgpu-lower-to-runtime`).
-        let unsupported =
-            (op_name == "pgpu.spawn" && !op.has_attribute("grid") && !op.has_attribute("block"))
-                || op_name.starts_with("pgpu.group.")
-                || matches!(
-                    op_name.as_str(),
-                    "pgpu.seq" | "pgpu.farm" | "pgpu.multiprefix"
-                );
-        if unsupported && found.is_none() {
+        if let Ok(what) = op.attribute(pgpu_kernel_passes::UNLOWERED)
+            && let Ok(what) = melior::ir::attribute::StringAttribute::try_from(what)
+        {
             found = Some((
                 op_name,
                 pgpu_pass_infra::diagnostics::file_position(op.location()),
+                what.value().to_string(),
             ));
             return WalkResult::Interrupt;
         }
         WalkResult::Advance
     });
-    let Some((op_name, position)) = found else {
+    if found.is_none() {
+        module.as_operation().walk(WalkOrder::PreOrder, |op| {
+            let op_name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+            // Grid spawns are the cuda target's kernels (`pgpu-grid-fuse` makes
+            // them only there); block spawns are too, and the CPU target
+            // reports them unavailable (`pgpu-lower-to-runtime`).
+            let unsupported = (op_name == "pgpu.spawn"
+                && !op.has_attribute("grid")
+                && !op.has_attribute("block"))
+                || op_name.starts_with("pgpu.group.")
+                || matches!(
+                    op_name.as_str(),
+                    "pgpu.seq" | "pgpu.farm" | "pgpu.multiprefix"
+                );
+            if unsupported && found.is_none() {
+                let what = match op_name.as_str() {
+                    "pgpu.spawn" => "this synchronous group",
+                    "pgpu.seq" => "this `seq`",
+                    "pgpu.farm" => "this `farm`",
+                    "pgpu.multiprefix" => "this multiprefix operation",
+                    _ => "this group operation",
+                };
+                found = Some((
+                    op_name,
+                    pgpu_pass_infra::diagnostics::file_position(op.location()),
+                    format!("{what} here"),
+                ));
+                return WalkResult::Interrupt;
+            }
+            WalkResult::Advance
+        });
+    }
+    let Some((op_name, position, what)) = found else {
         return Ok(());
     };
-    let what = "this Fork group code (multiprefix or barriers in `farm` below other statements, concurrent writes to arrays made by the group or to lists of several dimensions from outside, calls of functions that write memory below other statements)";
     use pgpu_pass_infra::diagnostics::{Record, Severity};
     let record = Record {
         severity: Severity::Error,

@@ -21,15 +21,24 @@ class Pgpu_GroupQueryOp<string mnemonic, string resultName>
   let hasVerifier = 1;
 }
 
-def Pgpu_GroupRankOp : Pgpu_GroupQueryOp<"group.rank", "the group-relative rank"> {
-  let summary = "Fork's `$`: the calling processor's rank in its current group";
+def Pgpu_GroupRankOp : Pgpu_GroupQueryOp<"group.rank", "the group rank"> {
+  let summary = "Fork's `$$`: the calling processor's rank in its current group";
   let description = [{
-    Fork's `$` (seeds/fork-to-cuda.txt, Sections 2-3): the group-relative
-    rank of the calling processor. In the group started by a synchronous
-    `pgpu.spawn` it is the thread rank; a private-condition split
-    (`pgpu.group.split`) assigns "new group-local IDs" `0 .. size-1` in the
-    order of the parent ranks (Section 3); `pgpu.group.fork` sets it to its
-    `rank` operand. Only valid in synchronous code: inside a synchronous
+    Fork's group rank `$$` (Keller, Kessler, Träff, *Practical PRAM
+    Programming*, ch. 5): the calling processor's rank `0 .. size-1` in its
+    current group. In the group started by a synchronous `pgpu.spawn` it is
+    the thread rank; every split renumbers it `0 .. size-1` in the order of
+    the parent's ranks: the subgroups of `pgpu.group.split` ("new
+    group-local IDs", seeds/fork-to-cuda.txt, Section 3) and of
+    `pgpu.group.fork` alike. So the rank order of every group is the order
+    of the spawn's threads, which Priority CRCW ("lowest rank wins"),
+    multiprefix and `pgpu.seq` ("rank 0 runs it") follow.
+
+    Fork's `$` (the group-relative processor ID, which `fork` sets to a
+    value of the program's choosing and splits do not renumber) is not an
+    op: the frontend keeps it as a private value (docs/frontend-ir.md).
+
+    Only valid in synchronous code: inside a synchronous
     spawn or a function marked `pgpu.synchronous` (or read-only in a
     function marked `pgpu.spmd_inline`: Fork's `async` functions called
     from `pgpu.farm`), not in host code.
@@ -121,7 +130,8 @@ def Pgpu_GroupSplitOp : Pgpu_Op<"group.split", [RecursiveMemoryEffects,
     Valid in synchronous code (a synchronous spawn or a `pgpu.synchronous`
     function), not in asynchronous code (`pgpu.farm`), `pgpu.seq` or host
     code. A condition that is the same in all processors needs no split:
-    use `scf.if`.
+    use `scf.if` (the one subgroup would be the whole group, with the same
+    ranks).
 
     ```mlir
     %r = pgpu.rank : index
@@ -154,28 +164,33 @@ def Pgpu_GroupForkOp : Pgpu_Op<"group.fork", [RecursiveMemoryEffects,
   let summary = "Fork's `fork(k; @ = e1; $ = e2)`: splits the group into k subgroups";
   let description = [{
     Fork's `fork` statement (seeds/fork-to-cuda.txt, Section 3): every
-    processor evaluates the private expressions `id` (its new group id `@`)
-    and `rank` (its new group-relative rank `$`); the current group splits
-    into `count` subgroups, subgroup `i` holding the processors whose `id`
-    is `i`. Each subgroup runs the region synchronously and concurrently
-    with the others; processors whose `id` is not in `0 .. count-1` skip the
-    region. At the implicit `pgpu.group.merge` the subgroups synchronize and
-    form the previous group again. `count` must be positive; a constant
-    count is checked.
+    processor evaluates the private expression `id` (its new group id `@`);
+    the current group splits into `count` subgroups, subgroup `i` holding
+    the processors whose `id` is `i`, with `pgpu.group.rank` renumbered
+    `0 .. size-1` in the parent's rank order (as a split does). Each
+    subgroup runs the region synchronously and concurrently with the
+    others; processors whose `id` is not in `0 .. count-1` skip the region.
+    At the implicit `pgpu.group.merge` the subgroups synchronize and form
+    the previous group again. `count` must be positive; a constant count is
+    checked.
+
+    The statement's `$ = e2` (the group-relative processor ID inside the
+    body) is not an operand: the frontend evaluates `e2` before the op and
+    uses that value for `$` in the body.
 
     Valid where `pgpu.group.split` is.
 
     ```mlir
-    pgpu.group.fork %k id %e1 rank %e2 {
+    pgpu.group.fork %k id %e1 {
       %g = pgpu.group.id : index
     }
     ```
   }];
-  let arguments = (ins Index:$count, Index:$id, Index:$rank);
+  let arguments = (ins Index:$count, Index:$id);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $count `id` $id `rank` $rank (`->` `(` type($results)^ `)`)? $body attr-dict
+    $count `id` $id (`->` `(` type($results)^ `)`)? $body attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -217,7 +232,8 @@ def Pgpu_SeqOp : Pgpu_Op<"seq", [RecursiveMemoryEffects,
   let summary = "Fork's `seq { }`: one processor of the group runs the region";
   let description = [{
     Fork's sequential mode (seeds/fork-to-cuda.txt, Sections 2-3): the
-    processor with group rank 0 runs the region while the other members of
+    processor with group rank 0 (`pgpu.group.rank`, Fork's `$$`: the
+    member first in the spawn's order) runs the region while the other members of
     the group wait; the group is synchronized before and after. The paper
     notes that it "can be implemented on the host" and that I/O happens in
     this mode. Valid in synchronous code, not in `pgpu.farm`, another

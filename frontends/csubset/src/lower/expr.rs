@@ -205,7 +205,8 @@ impl<'c> LowerCx<'c, '_> {
                 self.lower_expr(lhs)?;
                 self.lower_expr(rhs)?
             }
-            ExprKind::GroupRank
+            ExprKind::ProcessorId
+            | ExprKind::GroupRank
             | ExprKind::GroupId
             | ExprKind::GroupSize
             | ExprKind::MultiPrefix { .. } => {
@@ -261,6 +262,8 @@ impl<'c> LowerCx<'c, '_> {
         for arg in args {
             values.extend(self.lower_expr(arg)?.flatten());
         }
+        let ext = self.ext;
+        values.extend(ext.hidden_arguments(self, callee, span)?);
         let name = callee.name.clone();
         let ret = callee.ret.clone();
         let types = self.flat_types(&ret, span)?;

@@ -27,7 +27,7 @@ pub mod types;
 
 use crate::{
     diag::Diagnostic,
-    hir::{Expr, Function, Hir, Stmt},
+    hir::{Expr, Function, Hir, Stmt, Type},
     span::{LineIndex, Span},
 };
 use builder::{B, Builder, V};
@@ -94,6 +94,28 @@ pub trait Extension {
         Vec::new()
     }
 
+    /// Hidden parameters of `function`, after its own: a name and a scalar
+    /// type each (Fork's `$`, which a called function inherits from its
+    /// caller). The lowering binds each name in [`LowerCx::hidden`] to its
+    /// block argument for the body.
+    fn hidden_parameters(&self, hir: &Hir, function: &Function) -> Vec<(&'static str, Type)> {
+        let _ = (hir, function);
+        Vec::new()
+    }
+
+    /// The values of `callee`'s hidden parameters (see
+    /// [`Extension::hidden_parameters`]) at a call at `span`, passed after
+    /// the arguments.
+    fn hidden_arguments<'c>(
+        &self,
+        cx: &mut LowerCx<'c, '_>,
+        callee: &Function,
+        span: Span,
+    ) -> LowerResult<Vec<V<'c>>> {
+        let _ = (cx, callee, span);
+        Ok(Vec::new())
+    }
+
     /// Called at the end of `function`'s body, before its `func.return`.
     fn finish_function<'c>(
         &self,
@@ -148,6 +170,11 @@ pub struct LowerCx<'c, 'x> {
     /// Whether the cursor is in host code inside an SPMD region (BSGP's
     /// `require`), where per-thread queries are not allowed.
     pub in_host_region: bool,
+    /// Values a language extension binds by name for the code being
+    /// lowered: the function's hidden parameters
+    /// ([`Extension::hidden_parameters`]) and what the extension's own
+    /// constructs set inside their bodies (Fork's `$` in `start` and `fork`).
+    pub hidden: HashMap<&'static str, V<'c>>,
     /// The span of the construct being lowered (for internal errors).
     pub span: Span,
     /// Cache of parsed types.
@@ -190,6 +217,7 @@ impl<'c, 'x> LowerCx<'c, 'x> {
             memory_vars: HashMap::new(),
             alloca_scope: None,
             in_host_region: false,
+            hidden: HashMap::new(),
             span: Span::default(),
             type_cache: HashMap::new(),
             line_starts: std::iter::once(0)

@@ -435,6 +435,7 @@ fn entry_block<'c>(
 ) -> LowerResult<(Block<'c>, Vec<MType<'c>>)> {
     let mut params = Vec::new();
     let mut arg_types = Vec::new();
+    cx.hidden.clear();
     for param in &function.params {
         let info = cx
             .hir
@@ -460,7 +461,20 @@ fn entry_block<'c>(
         let rv = cx.rv_from_flat(&ty, &values, param_span)?;
         cx.env.set(Key::Var(var), rv);
     }
-    Ok((entry, arg_types.into_iter().map(|(t, _)| t).collect()))
+    // Hidden parameters after the function's own.
+    let ext = cx.ext;
+    let location = cx.loc(function.name_span);
+    let mut all_types: Vec<MType<'c>> = arg_types.into_iter().map(|(t, _)| t).collect();
+    for (name, ty) in ext.hidden_parameters(cx.hir, function) {
+        let types = cx.flat_types(&ty, function.name_span)?;
+        let [ty] = types[..] else {
+            return Err(cx.internal("a hidden parameter that is not a scalar"));
+        };
+        let arg = entry.add_argument(ty, location);
+        cx.hidden.insert(name, detach(arg));
+        all_types.push(ty);
+    }
+    Ok((entry, all_types))
 }
 
 /// The body at the cursor, then the extension's epilogue and `func.return`

@@ -1,8 +1,10 @@
 // Sequential reference of examples/fork/nested_fork.fork: the group ids,
-// ranks and sizes of the three fork levels computed directly from their
-// definitions; the multiprefix and the concurrent write of each level-3
-// group by scanning its members in rank order; a processor whose level-3
-// id is not 0 or 1 skips that fork's body.
+// processor IDs ($), group ranks ($$: the number of members of the group
+// before the processor, as every fork renumbers in the parent's order) and
+// sizes of the three fork levels computed directly from their definitions;
+// the multiprefix and the concurrent write of each level-3 group by
+// scanning its members in rank order (processor order); a processor whose
+// level-3 id is not 0 or 1 skips that fork's body.
 int g1[256];
 int r1[256];
 int s1[256];
@@ -12,6 +14,9 @@ int s2[256];
 int g3[256];
 int r3[256];
 int s3[256];
+int q1[256];
+int q2[256];
+int q3[256];
 int mp[256];
 int leafof[256];
 int cnt[12];
@@ -40,27 +45,28 @@ int main() {
   for (int i = 0; i < p; i++) {
     for (int j = 0; j < p; j++) {
       if (g1[j] == g1[i]) s1[i]++;
+      if (g1[j] == g1[i] && j < i) q1[i]++;
       if (g1[j] == g1[i] && g2[j] == g2[i]) s2[i]++;
+      if (g1[j] == g1[i] && g2[j] == g2[i] && j < i) q2[i]++;
       if (leafof[i] >= 0 && leafof[j] == leafof[i]) s3[i]++;
-      if (leafof[i] >= 0 && leafof[j] == leafof[i] && r3[j] < r3[i]) mp[i] = mp[i] + 10 + j;
+      if (leafof[i] >= 0 && leafof[j] == leafof[i] && j < i) {
+        q3[i]++;
+        mp[i] = mp[i] + 10 + j;
+      }
     }
   }
   for (int l = 0; l < 12; l++) {
-    int best = 1000000;
     for (int i = 0; i < p; i++) {
       if (leafof[i] == l) {
         cnt[l] = cnt[l] + 10 + i;
-        if (r3[i] < best) {
-          best = r3[i];
-          win[l] = i;
-        }
+        if (win[l] < 0) win[l] = i;
       }
     }
   }
   for (int i = 0; i < p; i++) {
-    printf("%d: L1 @%d $%d size %d | L2 @%d $%d size %d | L3 @%d $%d size %d mpadd %d | back %d %d %d\n",
-           i, g1[i], r1[i], s1[i], g2[i], r2[i], s2[i], g3[i], r3[i], s3[i], mp[i],
-           g2[i] * 1000 + r2[i], g1[i] * 1000 + r1[i], p * 100000 + i);
+    printf("%d: L1 @%d $%d $$%d size %d | L2 @%d $%d $$%d size %d | L3 @%d $%d $$%d size %d mpadd %d | back %d %d %d\n",
+           i, g1[i], r1[i], q1[i], s1[i], g2[i], r2[i], q2[i], s2[i], g3[i], r3[i], q3[i], s3[i],
+           mp[i], g2[i] * 1000 + r2[i], g1[i] * 1000 + r1[i], p * 100000 + i);
   }
   for (int l = 0; l < 12; l++) printf("leaf %d: sum %d winner %d\n", l, cnt[l], win[l]);
   return 0;

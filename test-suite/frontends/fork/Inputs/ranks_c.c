@@ -1,0 +1,5 @@
+// `$$` is not C (frontends/fork/ranks.fork).
+int main() {
+  int x = $$;
+  return x;
+}
