@@ -11,7 +11,8 @@ compiles every examples/bsgp and examples/fork program with `pgpu compile
 every case: the argument sets of test-suite/run/bsgp/*.test (lines `%t.exe
 ARGS`) and test-suite/run/fork/*.test (lines `%t.native ARGS`), checked by
 the reference interpreter there, plus larger sizes below (LARGE,
-FORK_LARGE). Expected
+FORK_LARGE), and every program in the run tests' Inputs/ (REGRESSIONS),
+whose expected output is the interpreter's. Expected
 outputs come from the same executable run here on the CPU device, whose
 kernels and collectives are the CPU runtime's. Then, on the GPU machine
 (carry gpu-check/):
@@ -76,13 +77,27 @@ SPECULATE_LARGE = {
     "cfd": ["16384 8192 7 0", "16384 8192 7 10", "4096 8192 7 100"],
 }
 
+# Regression programs (issue 39's reproducers and the generators' finds):
+# every BSGP and Fork input of the run tests, with its default arguments;
+# their expected output is the reference interpreter's.
+REGRESSIONS = ["test-suite/run/bsgp/Inputs/*.bsgp", "test-suite/run/fork/Inputs/*.fork"]
+
 OUT_OF_BOUNDS = "test-suite/run/errors/Inputs/kernel-out-of-bounds.bsgp"
 OUT_OF_BOUNDS_REPORT = "error: in kernel main kernel 0: CUDA_ERROR_ASSERT"
 
 
+def regressions():
+    """(name, path) of the regression programs."""
+    return [
+        ("reg_" + os.path.basename(path).rsplit(".", 1)[0].replace("-", "_"), path)
+        for pattern in REGRESSIONS
+        for path in sorted(glob.glob(os.path.join(ROOT, pattern)))
+    ]
+
+
 def cases():
     """(example, arguments) pairs: the run tests' and LARGE."""
-    found = []
+    found = [(name, "") for name, _ in regressions()]
     for test in sorted(glob.glob(os.path.join(ROOT, "test-suite/run/bsgp/*.test"))):
         name = os.path.basename(test)[: -len(".test")]
         with open(test) as text:
@@ -117,6 +132,7 @@ def build(directory):
         for path in sorted(glob.glob(os.path.join(ROOT, "examples/bsgp/*.bsgp")))
     ]
     programs.append(("kernel-out-of-bounds", os.path.join(ROOT, OUT_OF_BOUNDS)))
+    programs.extend(regressions())
     programs.extend(
         ("fork_" + os.path.basename(path)[: -len(".fork")], path)
         for path in sorted(glob.glob(os.path.join(ROOT, "examples/fork/*.fork")))
@@ -146,13 +162,16 @@ def build(directory):
         if shutil.which("strip"):
             subprocess.run(["strip", exe], check=True)
     expected = []
+    sources = dict(regressions())
     for name, args in cases():
-        run = subprocess.run(
-            [os.path.join(directory, name), "--device", "cpu", *args.split()],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        if name in sources:
+            # The oracle: the interpreter; a program it rejects is no case.
+            command = [pgpu, "run", "--interpret", sources[name]]
+        else:
+            command = [os.path.join(directory, name), "--device", "cpu", *args.split()]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if name in sources and run.returncode != 0:
+            continue
         expected.append({"name": name, "args": args, "status": run.returncode, "stdout": run.stdout})
     with open(os.path.join(directory, "expected.json"), "w") as out:
         json.dump(expected, out)

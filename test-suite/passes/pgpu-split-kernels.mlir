@@ -261,3 +261,31 @@ func.func @main() -> i32 {
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// A multiprefix in an ordinary spawn is asynchronous: an atomic
+// fetch-and-op in the kernel (it was left outside any SPMD region;
+// shared/bugs/reliability/multiprefix_plain_spawn.mlir).
+// CHECK-LABEL: func.func @main
+// CHECK: scf.parallel
+// CHECK: %{{.*}} = memref.atomic_rmw addi %{{.*}}, %[[CELL:.*]][%{{.*}}] : (i32, memref<4xi32>) -> i32
+// CHECK-NOT: pgpu.multiprefix
+// CHECK: memref.load %[[CELL]]
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1 : i32
+  %m = memref.alloc() : memref<4xi32>
+  memref.store %one, %m[%c0] : memref<4xi32>
+  pgpu.spawn %c4 {
+    pgpu.superstep {
+      %old = pgpu.multiprefix add %one to %m[%c0] : memref<4xi32>
+    }
+  }
+  %total = memref.load %m[%c0] : memref<4xi32>
+  pgpu.printf "%d\n"(%total) : i32
+  memref.dealloc %m : memref<4xi32>
+  %z = arith.constant 0 : i32
+  return %z : i32
+}

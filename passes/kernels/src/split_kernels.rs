@@ -43,6 +43,7 @@ use crate::{
     build::{Builder, Built},
     form_supersteps::is_boundary_op,
     ir::{Blk, Op, Val},
+    lower_synchronous::as_fetch_and_op,
     value_saving::{Supersteps, is_pure, superstep_spawns},
 };
 use melior::ir::{OperationRef, Type, operation::OperationLike};
@@ -372,6 +373,17 @@ impl<'a, 'c> Splitter<'a, 'c> {
         }
         let old_rank = self.old_rank(step, kernel_body, end, rank)?;
         let old_rank = self.replace_thread_queries(kernel, rank, old_rank)?;
+        // A multiprefix in a plain spawn is asynchronous (its threads run in
+        // no defined order within the superstep): an atomic fetch-and-op.
+        for multiprefix in kernel.nested().into_iter().filter(|op| op.is("pgpu.multiprefix")) {
+            if as_fetch_and_op(multiprefix)?.is_none() {
+                return Err(emit_error(
+                    multiprefix.melior_location(),
+                    "a multiprefix of this kind and element type in a pgpu.spawn has no atomic \
+                     fetch-and-op (an index multiprefix has none)",
+                ));
+            }
+        }
         // Loads go after the op that defines the old rank, else first.
         let loads_before = match old_rank {
             Some(old) => old.anchor.next().unwrap_or(end),
