@@ -100,6 +100,8 @@ def cases():
     found = [(name, "") for name, _ in regressions()]
     for test in sorted(glob.glob(os.path.join(ROOT, "test-suite/run/bsgp/*.test"))):
         name = os.path.basename(test)[: -len(".test")]
+        if not os.path.exists(os.path.join(ROOT, f"examples/bsgp/{name}.bsgp")):
+            continue
         with open(test) as text:
             for match in re.finditer(r"// RUN: %t\.exe ?(.*?) > %t\.native", text.read()):
                 found.append((name, match.group(1).strip()))
@@ -107,6 +109,9 @@ def cases():
         found.extend((name, args) for args in sizes)
     for test in sorted(glob.glob(os.path.join(ROOT, "test-suite/run/fork/*.test"))):
         name = os.path.basename(test)[: -len(".test")]
+        # Tests of an example; the others' programs are REGRESSIONS.
+        if not os.path.exists(os.path.join(ROOT, f"examples/fork/{name}.fork")):
+            continue
         with open(test) as text:
             for match in re.finditer(r"// RUN: %t\.native ?(.*?) (>|\|)", text.read()):
                 found.append(("fork_" + name, match.group(1).strip()))
