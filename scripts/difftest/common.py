@@ -6,7 +6,7 @@ features that do not exist yet) and `generate(seed, enabled, prefix,
 arg_base)` returning a `Program`. `cli(...)` gives every generator the
 same command line:
 
-    gen_X.py SEED [--disable a,b] [--only a,b] [--enable a,b]
+    gen_X.py SEED [--count N] [--disable a,b] [--only a,b] [--enable a,b]
              [--list-constructs] [--constructs] [-o FILE]
 """
 
@@ -121,6 +121,7 @@ def cli(generator_class, argv=None):
     parser.add_argument("--features", default="", help="alias of --enable (language features)")
     parser.add_argument("--list-constructs", action="store_true")
     parser.add_argument("--constructs", action="store_true", help="print the constructs the program uses (JSON) instead of the program")
+    parser.add_argument("--count", type=int, default=1, help="programs of seeds SEED .. SEED+COUNT-1, one after the other")
     parser.add_argument("-o", "--output")
     args = parser.parse_args(argv)
     gen = generator_class
@@ -136,8 +137,10 @@ def cli(generator_class, argv=None):
         split_names(args.only) or None,
         split_names(args.enable) + split_names(args.features),
     )
-    program = gen().generate(args.seed, enabled)
-    text = json.dumps(program.header()) + "\n" if args.constructs else program.source
+    text = ""
+    for seed in range(args.seed, args.seed + max(1, args.count)):
+        program = gen().generate(seed, enabled)
+        text += json.dumps(program.header()) + "\n" if args.constructs else program.source
     if args.output:
         with open(args.output, "w") as out:
             out.write(text)

@@ -741,7 +741,7 @@ class ForkGenerator:
         name = self.gname(f"rec{self.counter}")
         self.counter += 1
         cell = self.site()
-        shape = rng.pick(["fork", "if"])
+        shape = rng.pick(["fork", "if"]) if self.on("fork") else "if"
         halving = shape == "fork" and self.on("fork_halving") and self.on("dollar") and ctx.dollar == "canonical" and rng.chance(0.5)
         lines = [f"sync int {name}(int me, sh int d, int x) {{"]
         lines.append("  pr int r = x % 100;")
