@@ -106,6 +106,7 @@ KNOWN_BUGS = {
 FOUND_BUGS = {
     "fork_skip": "found/fork_skip_private_values.fork (members that skip a fork body lose private values)",
     "dollar_in_loop": "found/dollar_in_uniform_loop_race.fork (the lowered module races: pgpu-opt --pgpu-check-semantics fails)",
+    "seq_printf": "found/seq_output_lost_after_multiprefix.fork (WRONG OUTPUT: the seq block's printf is lost)",
 }
 
 

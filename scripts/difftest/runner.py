@@ -105,6 +105,9 @@ KNOWN_CLASSES = [
     ("found: reassign_identity_segfault", "bsgp",
      lambda s, k, m, a: "signal 11" in m and "thread.oldrank = thread.rank;" in s),
     ("found: dollar_in_uniform_loop_race", "fork", lambda s, k, m, a: k == "opt-fail" and "data race" in m),
+    ("found: seq_output_lost_after_multiprefix", "fork",
+     lambda s, k, m, a: k == "stdout" and "printf(" in s and re.search(r"\bmp(add|max|and|or)\(", s) is not None
+     and re.search(r"@ = me % (\d+); \$ = me\)", s) is None),
     ("found: fork_skip_private_values", "fork",
      lambda s, k, m, a: re.search(r"@ = me % (\d+); \$ = me\)", s) is not None and ("poison" in m or k == "stdout")),
 ]
