@@ -106,6 +106,7 @@ CONSTRUCTS = {
     "collective_derived_value": "values computed from a collective's result used after another collective",
     "primitive_then_reassign": "values defined before fork/kill/sortby/split read after a later rank reassignment",
     "printf_before_collective": "printf in threads in a superstep that ends at a collective",
+    "printf_after_compact": "printf in threads after a compact/split of the same superstep",
 }
 
 DEFAULT_OFF = set()
@@ -134,6 +135,7 @@ FOUND_BUGS = {
     "collective_derived_value": "found/collective_derived_value.bsgp ('operand does not dominate this use')",
     "primitive_then_reassign": "found/primitive_then_reassign.bsgp (WRONG OUTPUT: the value of the rank before the primitive)",
     "printf_before_collective": "found/printf_before_collective.bsgp (WRONG OUTPUT: the threads' output is lost)",
+    "printf_after_compact": "found/printf_after_compact.bsgp (WRONG OUTPUT: only rank 0 prints)",
 }
 
 PERMS = ["thread.rank", "thread.size - 1 - thread.rank", "(thread.rank + {k}) % thread.size"]
@@ -196,6 +198,7 @@ class Body:
         self.dead = set()  # values not read any more (see set_change)
         self.epoch = 0
         self.step_printf = False  # a thread printf since the last barrier
+        self.after_list = False  # a compact/split since the last barrier
         self.depth = 0
         self.in_loop = 0
         self.sync_count = 0
@@ -282,6 +285,8 @@ class Body:
         return self.get_ok and (self.on("get_consecutive") or not self.prev_step_get)
 
     def note_get(self):
+        if self.prev_step_get:
+            self.use("get_consecutive")
         self.step_get = True
 
     def array_index_read(self, arr):
@@ -561,7 +566,7 @@ class Body:
             if self.on("private_loop"):
                 opts.append((1, "for"))
                 opts.append((1, "while"))
-        if self.on("thread_printf") and self.gen.printfs < 2:
+        if self.on("thread_printf") and self.gen.printfs < 2 and (not self.after_list or self.on("printf_after_compact")):
             opts.append((0.5, "printf"))
         if self.in_loop and self.on("private_loop"):
             opts.append((0.6, "jump"))
@@ -638,6 +643,8 @@ class Body:
             return
         if kind == "printf":
             self.use("thread_printf")
+            if self.after_list:
+                self.use("printf_after_compact")
             self.step_printf = True
             self.gen.printfs += 1
             e, _ = self.wrap(*self.ival(1))
@@ -711,6 +718,7 @@ class Body:
 
     def after_barrier(self):
         self.step_printf = False
+        self.after_list = False
         self.barriers += 1
         for v in self.all_vars().values():
             v.collective = False
@@ -1018,6 +1026,10 @@ class Body:
             flag = "true"
             self.kernel.lists_cleared.add(lst)
         b = self.bval(1)
+        # Thread output right after compact/split is printed by rank 0 alone
+        # (found by difftest): no printf until the next barrier unless
+        # printf_after_compact.
+        self.after_list = True
         name = "compact" if which == "compact" else "split"
         v = self.declare("int", f"{name}({lst}, {src}, {b}, {flag})", 2 * RANK_BOUND, implicit=True)
         v.varying = False

@@ -87,7 +87,7 @@ KNOWN_CLASSES = [
     ("bsgp/par_get_param", "bsgp",
      lambda s, k, m, a: "not defined in the previous superstep" in m and "par {" in s),
     ("bsgp/empty_thread_set (compact_empty_clear, require_after_all_killed)", "bsgp",
-     lambda s, k, m, a: _empty_args(a) or ("z == 0 ||" in s and "thread.kill" in s and k != "stdout")),
+     lambda s, k, m, a: _empty_args(a)),
     ("bsgp/sortby_unsigned", "bsgp",
      lambda s, k, m, a: k == "stdout" and "unsigned" in s and ("sortby(" in s or "sort_idx(" in s)
      and _sort_on_unsigned(s)),
