@@ -996,13 +996,15 @@ impl<'d> Lowering<'d> {
         let ty = MemRefType::try_from(alloca.result(0).melior_type())
             .map_err(|_| at.fail("memref.alloca of a non-memref"))?;
         let shape = static_shape(&ty)
-            .ok_or_else(|| at.fail("a private array of dynamic size in group code"))?;
+            .ok_or_else(|| {
+                at.fail("the native backends do not compile a private array of dynamic size in group code that splits yet; run the program with `pgpu run --interpret`")
+            })?;
         for found in alloca.result(0).uses() {
             let load = found.owner.is("memref.load") && found.index == 0;
             let store = found.owner.is("memref.store") && found.index == 1;
             if !(load || store) {
                 return Err(at.fail(
-                    "the native backends keep a processor's own array of group code only in loads and stores",
+                    "the native backends do not compile a processor's own array in group code that splits, used other than by loads and stores (passed on or viewed), yet; run the program with `pgpu run --interpret`",
                 ));
             }
         }
@@ -1420,7 +1422,7 @@ impl<'d> Lowering<'d> {
             !self.is_host_value(offset) || self.home_segment(offset).is_some()
         }) {
             return Err(at.fail(
-                "the native backends do not compile a multiprefix on a cell of a view that differs between members yet",
+                "the native backends do not compile a multiprefix on a cell of a view that differs between members yet; run the program with `pgpu run --interpret`",
             ));
         }
         let combine =
