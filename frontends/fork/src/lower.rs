@@ -462,6 +462,9 @@ fn lower_fork<'c>(
     // `$ = e2`: the body's `$` (the group rank `$$` is renumbered by the
     // fork in the parent's order).
     let rank = cx.lower_scalar(rank)?;
+    // Members whose `@` is not in 0..k-1 skip the body: the private
+    // variables it changes keep their values in them.
+    let inside = cx.b().cmpi("ult", id, k, location)?;
     region_with_results(
         cx,
         body,
@@ -470,6 +473,7 @@ fn lower_fork<'c>(
         "pgpu.group.fork",
         &[k, id],
         ProcessorId::Value(rank),
+        Some(inside),
     )
 }
 
@@ -509,13 +513,15 @@ fn lower_farm<'c>(cx: &mut LowerCx<'c, '_>, body: &Stmt, span: Span) -> LowerRes
         "pgpu.farm",
         &[],
         ProcessorId::Inherited,
+        None,
     )
 }
 
 /// Lowers `body` into the one region of a new `op` (with `operands`) whose
 /// results are the private variables the body changes, passed out through
 /// `terminator`, with `$` as `processor_id` says; rebinds those variables
-/// to the results.
+/// to the results, or, where `ran_body` is false, to their values before.
+#[allow(clippy::too_many_arguments)]
 fn region_with_results<'c>(
     cx: &mut LowerCx<'c, '_>,
     body: &Stmt,
@@ -524,9 +530,20 @@ fn region_with_results<'c>(
     op: &str,
     operands: &[V<'c>],
     processor_id: ProcessorId<'c>,
+    ran_body: Option<V<'c>>,
 ) -> LowerResult<()> {
     let (block, keys, after) = lower_region(cx, body, false, processor_id)?;
     let types = cx.key_types(&keys)?;
+    // Values before the op, for members that skip the body (a variable
+    // without one stays the op's result).
+    let previous: Vec<Option<V<'c>>> = keys
+        .iter()
+        .map(|key| {
+            cx.key_values(std::slice::from_ref(key))
+                .ok()
+                .and_then(|v| v.first().copied())
+        })
+        .collect();
     let before = std::mem::replace(&mut cx.env, after);
     let values = cx.key_values(&keys)?;
     cx.env = before;
@@ -538,7 +555,14 @@ fn region_with_results<'c>(
     let op = cx
         .b()
         .op(op, location, operands, &types, &[], vec![region])?;
-    let out = results(op)?;
+    let mut out = results(op)?;
+    if let Some(ran_body) = ran_body {
+        for (value, previous) in out.iter_mut().zip(&previous) {
+            if let Some(previous) = previous {
+                *value = cx.b().select(ran_body, *value, *previous, location)?;
+            }
+        }
+    }
     cx.rebind(&keys, &out)?;
     Ok(())
 }
