@@ -375,7 +375,11 @@ impl<'a, 'c> Splitter<'a, 'c> {
         let old_rank = self.replace_thread_queries(kernel, rank, old_rank)?;
         // A multiprefix in a plain spawn is asynchronous (its threads run in
         // no defined order within the superstep): an atomic fetch-and-op.
-        for multiprefix in kernel.nested().into_iter().filter(|op| op.is("pgpu.multiprefix")) {
+        for multiprefix in kernel
+            .nested()
+            .into_iter()
+            .filter(|op| op.is("pgpu.multiprefix"))
+        {
             if as_fetch_and_op(multiprefix)?.is_none() {
                 return Err(emit_error(
                     multiprefix.melior_location(),
