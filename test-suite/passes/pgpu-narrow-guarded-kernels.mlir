@@ -85,3 +85,27 @@ func.func @not_narrowed(%out: memref<?xi32>, %n: index, %x: i32) {
   }
   return
 }
+
+// Every thread prints before the guarded store: printf is an effect (not
+// on memory), so the kernel keeps its threads (it was narrowed to rank 0's,
+// and compiled BSGP code printed one line after a compact; found by
+// scripts/difftest, printf_after_compact.bsgp).
+// CHECK-LABEL: func.func @prints(
+// CHECK-SAME: %{{.*}}: memref<index>, %[[N:.*]]: index, %{{.*}}: index)
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[N]]) step
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: pgpu.printf
+func.func @prints(%cell: memref<index>, %n: index, %len: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %r = arith.index_cast %i : index to i32
+    pgpu.printf "t %d\n"(%r) : i32
+    %first = arith.cmpi eq, %i, %c0 : index
+    scf.if %first {
+      memref.store %len, %cell[] : memref<index>
+    }
+    scf.reduce
+  }
+  return
+}

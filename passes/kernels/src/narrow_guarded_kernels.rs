@@ -7,7 +7,7 @@
 //! of which compares its rank and does nothing (268M threads for a 256M
 //! reduction, more time than the reduction). For a one-dimensional kernel
 //! `scf.parallel (%i) = (%lb) to (%ub) step (1)` whose body is pure ops
-//! (arithmetic, loads) plus one `scf.if` without results or else branch
+//! (arithmetic, loads; no output) plus one `scf.if` without results or else branch
 //! whose condition is `%i == %c` (or `index_cast %i == %c` when the cast
 //! cannot wrap: `%ub` comes from a narrower integer), with `%c` a constant
 //! or defined outside the kernel, the bounds become `(max(%lb, c))` to
@@ -77,7 +77,11 @@ fn guarded_rank(kernel: Op) -> Option<Val> {
             }
         }
         let effects = Effects::of(op);
-        if effects.unknown || !effects.writes.is_empty() {
+        // Output is an effect too, though not on memory.
+        let prints = std::iter::once(op)
+            .chain(op.nested())
+            .any(|op| op.is("pgpu.printf"));
+        if effects.unknown || !effects.writes.is_empty() || prints {
             return None;
         }
     }
