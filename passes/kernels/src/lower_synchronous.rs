@@ -454,33 +454,15 @@ fn multiprefix(op: Op) -> Built<Op> {
 /// not depend on the order: one atomic update per processor instead of a
 /// scan. Returns the update (replacing `op`), or `None` when `op` stays.
 pub(crate) fn as_atomic_update(op: Op) -> Built<Option<Op>> {
-    let Some(kind) = atomic_kind(op).filter(|_| op.result(0).uses().is_empty()) else {
-        return Ok(None);
-    };
-    let at = Builder::before(op);
-    let i64_type = at.parse_type("i64")?;
-    let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
-    let ty = op.result(0).melior_type();
-    let update = at.op(
-        "memref.atomic_rmw",
-        &op.operands(),
-        &[ty],
-        &[("kind", kind)],
-    )?;
-    op.erase();
-    Ok(Some(update))
+    match atomic_kind(op).filter(|_| op.result(0).uses().is_empty()) {
+        Some(kind) => atomic_rmw(op, kind).map(Some),
+        None => Ok(None),
+    }
 }
 
-/// A multiprefix in asynchronous code (`farm`, an `async` function) or in
-/// `seq`: there Fork's multiprefix is an atomic fetch-and-op (each member
-/// gets the value before its own contribution, in the order the members
-/// reach the cell, which asynchronous code does not define): a
-/// `memref.atomic_rmw` returning the old value. `None` (and `op` kept)
-/// for a kind or type it has none for.
-pub(crate) fn as_fetch_and_op(op: Op) -> Built<Option<Op>> {
-    let Some(kind) = fetch_and_op_kind(op) else {
-        return Ok(None);
-    };
+/// Replaces the multiprefix `op` by a `memref.atomic_rmw` of `kind` (an
+/// `arith::AtomicRMWKind`) on its cell, which returns the old value.
+fn atomic_rmw(op: Op, kind: i64) -> Built<Op> {
     let at = Builder::before(op);
     let i64_type = at.parse_type("i64")?;
     let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
@@ -493,7 +475,20 @@ pub(crate) fn as_fetch_and_op(op: Op) -> Built<Option<Op>> {
     )?;
     op.result(0).replace_all_uses(update.result(0));
     op.erase();
-    Ok(Some(update))
+    Ok(update)
+}
+
+/// A multiprefix in asynchronous code (`farm`, an `async` function) or in
+/// `seq`: there Fork's multiprefix is an atomic fetch-and-op (each member
+/// gets the value before its own contribution, in the order the members
+/// reach the cell, which asynchronous code does not define): a
+/// `memref.atomic_rmw` returning the old value. `None` (and `op` kept)
+/// for a kind or type it has none for.
+pub(crate) fn as_fetch_and_op(op: Op) -> Built<Option<Op>> {
+    match fetch_and_op_kind(op) {
+        Some(kind) => atomic_rmw(op, kind).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The `arith::AtomicRMWKind` (MLIR 22 numbering) of the multiprefix `op`
