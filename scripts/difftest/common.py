@@ -141,9 +141,14 @@ def cli(generator_class, argv=None):
     for seed in range(args.seed, args.seed + max(1, args.count)):
         program = gen().generate(seed, enabled)
         text += json.dumps(program.header()) + "\n" if args.constructs else program.source
-    if args.output:
-        with open(args.output, "w") as out:
+    write_output(args.output, text)
+    return 0
+
+
+def write_output(path, text):
+    """`text` into the file `path`, or to standard output without one."""
+    if path:
+        with open(path, "w") as out:
             out.write(text)
     else:
         sys.stdout.write(text)
-    return 0

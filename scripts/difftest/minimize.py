@@ -168,9 +168,10 @@ def main():
         source = f.read()
     tools = runner.Tools.from_env()
     lang = "fork" if opts.program.endswith(".fork") else "bsgp"
+    from common import parse_header, write_output
+
     args = opts.args
     if args is None:
-        from common import parse_header
         args = (parse_header(source)["args"] or [""])[0]
     kind = runner.mismatch_kind(tools, lang, source, opts.config, args)
     if kind is None:
@@ -184,11 +185,7 @@ def main():
         log=lambda m: print(m, file=sys.stderr),
         protect=PROTECT_HEADER if kind.startswith("compile-fail") else PROTECT,
     )
-    if opts.output:
-        with open(opts.output, "w") as f:
-            f.write(result)
-    else:
-        sys.stdout.write(result)
+    write_output(opts.output, result)
     return 0
 
 
