@@ -90,7 +90,7 @@ use melior::ir::{
     Block, Region, RegionLike, Type,
     r#type::{MemRefType, ShapedTypeLike},
 };
-use pgpu_pass_infra::{Pass, PassFailure};
+use pgpu_pass_infra::{Pass, PassFailure, emit_error};
 use std::collections::HashMap;
 
 /// The attribute marking per-processor buffers.
@@ -907,11 +907,14 @@ impl<'d> Lowering<'d> {
     }
 
     /// The uniform `value` as a host value before `before`, at `level`:
-    /// an `arith` op the analysis found uniform is computed by the host from
-    /// its operands' host values; a value a segment computes is read back
-    /// from the first member (a segment of an ancestor level: once, before
-    /// the subgroups' taskgroup, where the parent's stream is waited for
-    /// already when the split's sizes were read).
+    /// an op the analysis found uniform and the host can compute
+    /// ([`is_host_computable`]: arithmetic, memref views) is computed by the
+    /// host from its operands' host values; a scalar a segment computes is
+    /// read back from the first member (a segment of an ancestor level:
+    /// once, before the subgroups' taskgroup, where the parent's stream is
+    /// waited for already when the split's sizes were read). A memref is
+    /// never read back (the device wrote device addresses into it): the
+    /// host must be able to compute it, else the pass fails.
     fn host_scalar(&mut self, value: Val, level: usize, before: Op) -> Built<Val> {
         if let Some(original) = self.import_origins.get(&value) {
             return self.host_scalar(*original, level, before);
@@ -923,8 +926,7 @@ impl<'d> Lowering<'d> {
         if let Some(op) = value.defining_op()
             && home.is_some()
             && op.has_attribute(UNIFORM)
-            && op.name().starts_with("arith.")
-            && op.num_regions() == 0
+            && is_host_computable(op)
         {
             let mut operands = vec![];
             for operand in op.operands() {
@@ -939,6 +941,13 @@ impl<'d> Lowering<'d> {
                 .position(|result| *result == value)
                 .ok_or(PassFailure)?;
             return Ok(copy.result(index));
+        }
+        if MemRefType::try_from(value.melior_type()).is_ok() {
+            let at = value.defining_op().unwrap_or(before);
+            return Err(emit_error(
+                at.melior_location(),
+                "this memref is used by the host of a group (a pointer passed to a synchronous function?) but is computed by the group's members: the host cannot compute it",
+            ));
         }
         let (buffer, before) = match home {
             Some(home) => {
@@ -1752,6 +1761,27 @@ fn lower_spawn(spawn: Op, decisions: &Decisions) -> Built<()> {
         unmark(function);
     }
     Ok(())
+}
+
+/// Whether the host can compute `op` from its operands' host values when
+/// its results are uniform: pure scalar arithmetic, and the views of a
+/// memref (a pointer passed to a synchronous function, a cell's address).
+/// A view must not be read back from a device buffer instead: the device
+/// stored device addresses in it.
+fn is_host_computable(op: Op) -> bool {
+    let name = op.name();
+    let dialect = name.split('.').next().unwrap_or("");
+    op.num_regions() == 0
+        && (matches!(dialect, "arith" | "math" | "index")
+            || matches!(
+                name.as_str(),
+                "memref.cast"
+                    | "memref.reinterpret_cast"
+                    | "memref.subview"
+                    | "memref.extract_strided_metadata"
+                    | "memref.dim"
+                    | "memref.get_global"
+            ))
 }
 
 /// Whether a segment's op only reads memory and always ends.
