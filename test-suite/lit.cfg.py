@@ -59,3 +59,9 @@ def has_cuda_gpu():
 
 if has_cuda_gpu():
     config.available_features.add("cuda")
+
+# The host architecture (tests of host type sizes and layouts).
+import platform
+
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")

@@ -236,6 +236,10 @@ fn location_text(location: melior::ir::Location) -> String {
 }
 
 /// Translates an LLVM-dialect module into an LLVM module of `context`.
+/// Give the host's data layout first ([`Machine::translate`]): the
+/// translation folds type sizes (`ptrtoint` of a `getelementptr` of null,
+/// a task context's bytes) with the layout the module has then, and LLVM's
+/// default aligns `i64` to 4 bytes, x86-64 to 8.
 pub fn translate<'l>(
     module: &Module,
     context: &'l LlvmContext,
@@ -306,6 +310,46 @@ impl Machine {
             machine,
             opt_level: opt_level.min(3),
         })
+    }
+
+    /// Translates `module` (LLVM dialect) for this machine: its data layout
+    /// and triple set on `module` first (`llvm.data_layout`,
+    /// `llvm.target_triple`), so that sizes folded in the translation are
+    /// the machine's.
+    pub fn translate<'l>(
+        &self,
+        module: &Module,
+        context: &'l LlvmContext,
+    ) -> Result<LlvmModule<'l>, HostError> {
+        let layout = self.machine.get_target_data().get_data_layout();
+        let layout = layout.as_str().to_string_lossy().into_owned();
+        let triple = self.machine.get_triple();
+        let triple = triple.as_str().to_string_lossy().into_owned();
+        let operation = module.as_operation().to_raw();
+        for (name, value) in [("llvm.data_layout", layout), ("llvm.target_triple", triple)] {
+            // SAFETY: a live module operation; the string refs point into
+            // `name` and `value`, which outlive the calls (the attribute
+            // copies its string into the context).
+            unsafe {
+                let context = mlir_sys::mlirOperationGetContext(operation);
+                let attribute = mlir_sys::mlirStringAttrGet(
+                    context,
+                    mlir_sys::MlirStringRef {
+                        data: value.as_ptr().cast(),
+                        length: value.len(),
+                    },
+                );
+                mlir_sys::mlirOperationSetDiscardableAttributeByName(
+                    operation,
+                    mlir_sys::MlirStringRef {
+                        data: name.as_ptr().cast(),
+                        length: name.len(),
+                    },
+                    attribute,
+                );
+            }
+        }
+        translate(module, context)
     }
 
     /// Sets the module's triple and data layout and runs `default<On>`.

@@ -100,7 +100,7 @@ use crate::{
     lower_groups::{RankRange, branch_on_uniform_condition, rank_range},
     lower_synchronous::{
         Members, as_atomic_update, as_fetch_and_op, atomic_kind, combine_op, farm,
-        fetch_and_op_kind, is_same_everywhere, resolve_conflicts, sequential,
+        fetch_and_op_kind, first_member_only, is_same_everywhere, resolve_conflicts, sequential,
     },
     offload_kernels::is_descriptor_global,
     runtime_calls::RuntimeCalls,
@@ -977,12 +977,7 @@ impl BlockVersion {
                 let last = if self.conflicting.contains(&op) {
                     resolve_conflicts(runtime, function, op, &range)?
                 } else if self.single_writer.contains(&op) {
-                    let rank = range.rank(&at)?;
-                    let zero = at.index(0)?;
-                    let first = at.cmpi(0, rank, zero)?;
-                    let (guard, end, _) = at.if_op(first, &[], false)?;
-                    op.move_before(end);
-                    guard
+                    first_member_only(op, &range)?
                 } else {
                     op
                 };

@@ -908,7 +908,7 @@ impl<'d> Lowering<'d> {
 
     /// The uniform `value` as a host value before `before`, at `level`:
     /// an op the analysis found uniform and the host can compute
-    /// ([`is_host_computable`]: arithmetic, memref views) is computed by the
+    /// ([`host_can_recompute`]: arithmetic, memref views) is computed by the
     /// host from its operands' host values; a scalar a segment computes is
     /// read back from the first member (a segment of an ancestor level:
     /// once, before the subgroups' taskgroup, where the parent's stream is
@@ -926,7 +926,7 @@ impl<'d> Lowering<'d> {
         if let Some(op) = value.defining_op()
             && home.is_some()
             && op.has_attribute(UNIFORM)
-            && is_host_computable(op)
+            && host_can_recompute(op)
         {
             let mut operands = vec![];
             for operand in op.operands() {
@@ -1282,6 +1282,7 @@ impl<'d> Lowering<'d> {
         let iota = self.buffer(level, index_type, &[])?;
         let members = self.buffer(level, i1, &[])?;
         let (buffers, next) = self.result_buffers(op, level, after)?;
+        self.define_skipped_results(op, level, &buffers)?;
         let zero = at.index(0)?;
         let one = at.index(1)?;
         let size = self.levels[level].size;
@@ -1317,6 +1318,28 @@ impl<'d> Lowering<'d> {
         self.enter_subgroup(block, task_end, level, found, group, positions, taskgroup)?;
         op.erase();
         Ok(next)
+    }
+
+    /// A member whose fork id is outside `0 .. k` runs no subgroup, and its
+    /// results of `fork` are undefined (the front end keeps its values from
+    /// before). Zeros in its slots of the result `buffers`, stored where
+    /// the ids are computed, keep later reads of them off uninitialized
+    /// memory.
+    fn define_skipped_results(&mut self, fork: Op, level: usize, buffers: &[Val]) -> Built<()> {
+        if buffers.is_empty() {
+            return Ok(());
+        }
+        let segment = match self.home_segment(fork.operand(1)) {
+            Some(home) if self.segments[&home] == level => home,
+            _ => self.open_segment(fork, level)?.0,
+        };
+        let end = body_end(segment)?;
+        let position = self.position(segment, level, end)?;
+        for (result, buffer) in fork.results().into_iter().zip(buffers) {
+            let zero = zero_of(&Builder::before(end), result.melior_type())?;
+            self.store_imported(segment, position, zero, *buffer)?;
+        }
+        Ok(())
     }
 
     /// A plain spawn of `count` threads before `before` (bookkeeping): its
@@ -1763,12 +1786,22 @@ fn lower_spawn(spawn: Op, decisions: &Decisions) -> Built<()> {
     Ok(())
 }
 
+/// The zero of a scalar type (an integer, index or float type).
+fn zero_of<'c>(at: &Builder<'c>, ty: Type<'c>) -> Built<Val> {
+    let text = ty.to_string();
+    if text.starts_with('f') || text.starts_with("bf") {
+        let attribute = at.parse_attribute(&format!("0.0 : {text}"))?;
+        return at.value("arith.constant", &[], ty, &[("value", attribute)]);
+    }
+    at.constant(ty, 0)
+}
+
 /// Whether the host can compute `op` from its operands' host values when
 /// its results are uniform: pure scalar arithmetic, and the views of a
 /// memref (a pointer passed to a synchronous function, a cell's address).
 /// A view must not be read back from a device buffer instead: the device
 /// stored device addresses in it.
-fn is_host_computable(op: Op) -> bool {
+fn host_can_recompute(op: Op) -> bool {
     let name = op.name();
     let dialect = name.split('.').next().unwrap_or("");
     op.num_regions() == 0

@@ -119,6 +119,9 @@ struct SharedStore {
     op: Op,
     /// Not one element per processor: needs claims.
     conflicting: bool,
+    /// One value to one element in every processor: the first writes
+    /// (the others' writes would race, though with the same value).
+    single_writer: bool,
 }
 
 /// The attribute naming, on the op that kept its group synchronous, what
@@ -177,6 +180,7 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
             stores.push(SharedStore {
                 op,
                 conflicting: false,
+                single_writer: false,
             });
             continue;
         }
@@ -223,6 +227,7 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
             stores.push(SharedStore {
                 op,
                 conflicting: false,
+                single_writer: false,
             });
             continue;
         }
@@ -244,6 +249,11 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
         // element gets that value.
         let own_element = indices.len() == 1 && is_rank_injective(indices[0], spawn);
         let conflicting = !own_element && !is_same_everywhere(op.operand(0), spawn);
+        let single_writer = !own_element
+            && op
+                .operands()
+                .into_iter()
+                .all(|operand| is_same_everywhere(operand, spawn));
         // Claims for a global scalar or list, or a list from outside.
         let target = op.operand(1);
         let global = target
@@ -263,7 +273,11 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
                 "concurrent writes to an array the group made (Priority CRCW claims need a global or a list from outside)",
             ));
         }
-        stores.push(SharedStore { op, conflicting });
+        stores.push(SharedStore {
+            op,
+            conflicting,
+            single_writer,
+        });
     }
     Ok(stores)
 }
@@ -315,6 +329,18 @@ pub(crate) fn sequential(op: Op, members: &dyn Members) -> Built<Op> {
     move_body(op, then_yield)?;
     op.erase();
     Ok(only)
+}
+
+/// The shared `store` of one value to one element, by the first member
+/// alone. Returns the `scf.if` around it.
+pub(crate) fn first_member_only(store: Op, members: &dyn Members) -> Built<Op> {
+    let at = Builder::before(store);
+    let rank = members.rank(&at)?;
+    let zero = at.index(0)?;
+    let first = at.cmpi(0, rank, zero)?;
+    let (guard, end, _) = at.if_op(first, &[], false)?;
+    store.move_before(end);
+    Ok(guard)
 }
 
 /// Fork's `farm`: every processor runs the region, between barriers, its
@@ -575,6 +601,8 @@ fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Bui
             farm(store.op)?
         } else if store.conflicting {
             resolve_conflicts(runtime, spawn, store.op, &SpawnMembers)?
+        } else if store.single_writer {
+            first_member_only(store.op, &SpawnMembers)?
         } else {
             store.op
         };

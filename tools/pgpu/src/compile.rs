@@ -262,7 +262,7 @@ impl Native {
     ) -> Result<T, ()> {
         run_pipeline(context, module, &self.lowering_pipeline(), name, text)?;
         let llvm = pgpu_backend_host::inkwell::context::Context::create();
-        let translated = pgpu_backend_host::translate(module, &llvm).map_err(report)?;
+        let translated = self.machine.translate(module, &llvm).map_err(report)?;
         self.machine.optimize(&translated).map_err(report)?;
         use_module(&translated).map_err(report)
     }
