@@ -57,6 +57,7 @@ impl Extension for BsgpLowering {
         match &stmt.kind {
             StmtKind::Spawn { count, body } => lower_spawn(cx, count, body, stmt.span),
             StmtKind::Barrier { rank_reassigned } => {
+                cx.env.mark_sync();
                 let location = cx.loc(stmt.span);
                 let mut builder = pg::BarrierOperation::builder(cx.context, location);
                 if *rank_reassigned {
@@ -675,7 +676,17 @@ fn lower_bsgp_expr<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<
         }
         ExprKind::ThreadGet { rank, var } => {
             let r = int_to_index(cx, rank)?;
-            let v = var_value(cx, *var, span)?;
+            // v as the last barrier left it (bsgp::E103 checked that it was
+            // assigned before), not as a loop around the get changed it.
+            let v = match cx
+                .env
+                .at_last_sync
+                .get(&Key::Var(*var))
+                .and_then(Rv::scalar)
+            {
+                Some(at_sync) => at_sync,
+                None => var_value(cx, *var, span)?,
+            };
             let op = cx
                 .b()
                 .append(pg::thread_get(context, v.r#type(), r, v, location).into());

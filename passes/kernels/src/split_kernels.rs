@@ -675,15 +675,18 @@ impl<'a, 'c> Splitter<'a, 'c> {
             let is_get =
                 |found: &crate::ir::Use| found.owner.is("pgpu.thread.get") && found.index == 1;
             for found in inside.iter().filter(|found| is_get(found)) {
+                let permutation = old_rank.and_then(|old| old.permutation).filter(|_| by_old);
+                // The sender is a rank of now: through the permutation, of
+                // this superstep's threads; else of the threads that saved.
+                let count = match permutation {
+                    Some(_) => self.sizes[step],
+                    None => self.sizes[self.plan.segments[segment].start],
+                };
                 let slot = Sent::Slot {
                     memref,
-                    permutation: old_rank.and_then(|old| old.permutation).filter(|_| by_old),
+                    permutation,
                 };
-                gets.push((
-                    found.owner,
-                    slot,
-                    self.sizes[self.plan.segments[segment].start],
-                ));
+                gets.push((found.owner, slot, count));
             }
             let plain: Vec<_> = result
                 .uses()

@@ -212,8 +212,11 @@ pub fn first_sync(hir: &crate::hir::Hir, stmt: &Stmt) -> Option<Span> {
     }
 }
 
-fn first_sync_expr(hir: &crate::hir::Hir, expr: &Expr) -> Option<Span> {
-    let sync = match &expr.kind {
+/// Whether `expr` itself (not a subexpression) ends a superstep: a
+/// collective, a thread-set operation, or a call of an `inline` function
+/// with barriers.
+pub(crate) fn is_sync_expr(hir: &crate::hir::Hir, expr: &Expr) -> bool {
+    match &expr.kind {
         ExprKind::Reduce { .. }
         | ExprKind::Scan { .. }
         | ExprKind::Compact { .. }
@@ -225,8 +228,11 @@ fn first_sync_expr(hir: &crate::hir::Hir, expr: &Expr) -> Option<Span> {
         | ExprKind::ThreadSplit(_) => true,
         ExprKind::Call { func, .. } => hir.function(*func).is_some_and(|f| f.spmd_inline),
         _ => false,
-    };
-    if sync {
+    }
+}
+
+fn first_sync_expr(hir: &crate::hir::Hir, expr: &Expr) -> Option<Span> {
+    if is_sync_expr(hir, expr) {
         return Some(expr.span);
     }
     let mut found = None;

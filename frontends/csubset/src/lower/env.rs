@@ -115,6 +115,11 @@ pub struct Env<'c> {
     /// Lists that a `compact`/`split` with a literal `true` flag cleared in
     /// the spawn being lowered: an empty thread set leaves them empty.
     pub cleared_lists: HashSet<VarId>,
+    /// The variables' values at the last superstep boundary (a barrier, a
+    /// collective, a call of an `inline` function with barriers): what
+    /// BSGP's `thread.get(r, v)` reads ("v's value in the previous
+    /// superstep"), also where `v` changed since (a loop around the get).
+    pub at_last_sync: BTreeMap<Key, Rv<'c>>,
 }
 
 impl<'c> Env<'c> {
@@ -126,6 +131,12 @@ impl<'c> Env<'c> {
     /// Binds `key` to `value`.
     pub fn set(&mut self, key: Key, value: Rv<'c>) {
         self.values.insert(key, value);
+    }
+
+    /// Records the current values as those of the last superstep
+    /// boundary.
+    pub fn mark_sync(&mut self) {
+        self.at_last_sync = self.values.clone();
     }
 
     /// Unbinds `key`, returning its value.

@@ -81,6 +81,9 @@ impl<'c> LowerCx<'c, '_> {
     pub fn lower_expr(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
         let span = expr.span;
         let location = self.loc(span);
+        if super::control::is_sync_expr(self.hir, expr) {
+            self.env.mark_sync();
+        }
         Ok(match &expr.kind {
             ExprKind::IntLit(_) | ExprKind::FloatLit { .. } => self.lower_number(expr)?,
             ExprKind::BoolLit(value) => Rv::Scalar(self.b().const_bool(*value, location)?),
