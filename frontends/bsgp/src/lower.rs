@@ -58,6 +58,10 @@ impl Extension for BsgpLowering {
             StmtKind::Spawn { count, body } => lower_spawn(cx, count, body, stmt.span),
             StmtKind::Barrier { rank_reassigned } => {
                 cx.env.mark_sync();
+                if *rank_reassigned {
+                    // The program sets the old rank next.
+                    cx.env.remove(Key::OldRank);
+                }
                 let location = cx.loc(stmt.span);
                 let mut builder = pg::BarrierOperation::builder(cx.context, location);
                 if *rank_reassigned {
@@ -93,6 +97,7 @@ impl Extension for BsgpLowering {
         let rank = cx.b().to_index(value, Signedness::Signed, location)?;
         cx.b()
             .append(pg::set_oldrank(cx.context, rank, location).into());
+        cx.env.set(Key::OldRank, Rv::Scalar(rank));
         Ok(())
     }
 
@@ -237,6 +242,34 @@ fn require_outputs(stmts: &[Stmt], out: &mut BTreeSet<VarId>) {
     }
 }
 
+/// After a rank change, binds the old rank (a `pgpu.oldrank` right after
+/// it) for the `thread.oldrank` reads of later supersteps.
+fn remember_old_rank<'c>(
+    cx: &mut LowerCx<'c, '_>,
+    location: melior::ir::Location<'c>,
+) -> LowerResult<()> {
+    struct ReadsOldRank(bool);
+    impl pgpu_csubset::hir::Visitor for ReadsOldRank {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0 |= matches!(e.kind, ExprKind::ThreadOldRank);
+            pgpu_csubset::hir::walk_expr(self, e);
+        }
+    }
+    let mut reads = ReadsOldRank(false);
+    if let Some(function) = cx.function {
+        pgpu_csubset::hir::walk_block(&mut reads, &function.body);
+    }
+    if !reads.0 {
+        return Ok(());
+    }
+    let index = MType::index(cx.context);
+    let op = cx
+        .b()
+        .append(pg::oldrank(cx.context, index, location).into());
+    cx.env.set(Key::OldRank, Rv::Scalar(result(op, 0)?));
+    Ok(())
+}
+
 /// `pgpu.spawn`.
 fn lower_spawn<'c>(
     cx: &mut LowerCx<'c, '_>,
@@ -273,6 +306,8 @@ fn lower_spawn<'c>(
 
     let outer = cx.env.clone();
     cx.env.cleared_lists.clear();
+    cx.env.at_last_sync.clear();
+    cx.env.remove(Key::OldRank);
     let block = Block::new(&[]);
     let outer_scope = cx.alloca_scope.replace(block_ref(&block));
     let result = cx.at_block(block_ref(&block), |cx| {
@@ -641,6 +676,14 @@ fn lower_bsgp_expr<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<
         .with_help("compute it outside the require block; only thread.size is uniform"));
     }
     match &expr.kind {
+        ExprKind::ThreadOldRank if cx.env.get(Key::OldRank).is_some() => {
+            let value = cx
+                .env
+                .get(Key::OldRank)
+                .and_then(Rv::scalar)
+                .ok_or_else(|| cx.internal("old rank"))?;
+            index_to_int(cx, value, expr)
+        }
         ExprKind::ThreadRank | ExprKind::ThreadSize | ExprKind::ThreadOldRank => {
             let op = match expr.kind {
                 ExprKind::ThreadRank => pg::rank(context, index, location).into(),
@@ -656,22 +699,26 @@ fn lower_bsgp_expr<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<
             let op = cx
                 .b()
                 .append(pg::thread_fork(context, n.r#type(), n, location).into());
+            remember_old_rank(cx, location)?;
             Ok(Rv::Scalar(result(op, 0)?))
         }
         ExprKind::ThreadKill(flag) => {
             let f = cx.lower_scalar(flag)?;
             cx.b().append(pg::thread_kill(context, f, location).into());
+            remember_old_rank(cx, location)?;
             Ok(Rv::Void)
         }
         ExprKind::ThreadSortBy(key) => {
             let k = sort_key(cx, key, location)?;
             cx.b()
                 .append(pg::thread_sortby(context, k, location).into());
+            remember_old_rank(cx, location)?;
             Ok(Rv::Void)
         }
         ExprKind::ThreadSplit(side) => {
             let s = cx.lower_scalar(side)?;
             cx.b().append(pg::thread_split(context, s, location).into());
+            remember_old_rank(cx, location)?;
             Ok(Rv::Void)
         }
         ExprKind::ThreadGet { rank, var } => {

@@ -714,6 +714,16 @@ impl<'a, 'c> Splitter<'a, 'c> {
             }
             loaded.insert(index, value);
         }
+        // A get of a value from outside the spawn (a host variable, a
+        // function argument): every thread holds that value.
+        for get in kernel.nested() {
+            if get.is("pgpu.thread.get")
+                && !get.operand(1).is_defined_within(self.supersteps.spawn)
+                && !gets.iter().any(|(known, _, _)| *known == get)
+            {
+                gets.push((get, Sent::Uniform(get.operand(1)), self.sizes[step]));
+            }
+        }
         for (get, sent, count) in gets {
             self.lower_get(get, sent, count)?;
         }

@@ -93,6 +93,10 @@ pub enum Key {
     Broke,
     /// The innermost loop's iteration was cut short with `continue` (`i1`).
     Continued,
+    /// BSGP's `thread.oldrank` as the last rank change left it (`index`):
+    /// read in later supersteps too, where the rank-changing op's own
+    /// old rank no longer exists.
+    OldRank,
 }
 
 /// The length of a BSGP list (docs/frontend-ir.md, "A list is a pointer
