@@ -738,25 +738,30 @@ def check(opts):
     for name in os.listdir(tmp):
         os.chmod(os.path.join(tmp, name), 0o755)
     failures = collections.Counter()
-    total = 0
-    for case in expected["cases"]:
-        for variant in ("cuda", "grid"):
-            exe = os.path.join(tmp, f"{case['bundle']}.{variant}")
-            if not os.path.exists(exe):
-                continue
-            total += 1
-            r = run_cmd([exe, "--device", opts.device, *case["args"].split()], opts.timeout)
-            same = r.rc == case["status"] and r.out == case["stdout"]
-            if same:
-                continue
-            where = "gpu-only" if case["cpu"].get(variant) else "also on the CPU device"
-            failures[where] += 1
-            print(f"DIFF {case['bundle']}.{variant} {case['args']} (seed {case['seed']}, {where}): {r.brief()}",
-                  flush=True)
-            for a, b in zip(case["stdout"].splitlines(), r.out.splitlines()):
-                if a != b:
-                    print(f"  expected: {a[:200]}\n  got:      {b[:200]}")
-                    break
+    runs = [(case, variant) for case in expected["cases"] for variant in ("cuda", "grid")
+            if os.path.exists(os.path.join(tmp, f"{case['bundle']}.{variant}"))]
+    total = len(runs)
+
+    def run_one(run):
+        case, variant = run
+        exe = os.path.join(tmp, f"{case['bundle']}.{variant}")
+        return run_cmd([exe, "--device", opts.device, *case["args"].split()], opts.timeout)
+
+    # Processes share the GPU: several at once hide each one's start-up
+    # (driver initialization, module loading), which dominates small cases.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        results = list(pool.map(run_one, runs))
+    for (case, variant), r in zip(runs, results):
+        if r.rc == case["status"] and r.out == case["stdout"]:
+            continue
+        where = "gpu-only" if case["cpu"].get(variant) else "also on the CPU device"
+        failures[where] += 1
+        print(f"DIFF {case['bundle']}.{variant} {case['args']} (seed {case['seed']}, {where}): {r.brief()}",
+              flush=True)
+        for a, b in zip(case["stdout"].splitlines(), r.out.splitlines()):
+            if a != b:
+                print(f"  expected: {a[:200]}\n  got:      {b[:200]}")
+                break
     shutil.rmtree(tmp, ignore_errors=True)
     bad = sum(failures.values())
     seeds = expected.get("seeds", [])
@@ -812,6 +817,7 @@ def main(argv=None):
     p.add_argument("dir")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--timeout", type=int, default=120)
+    p.add_argument("--jobs", type=int, default=8, help="executables run at once (they share the GPU)")
     opts = parser.parse_args(argv)
     if opts.command == "run":
         gen = generator(opts.lang)

@@ -101,6 +101,15 @@ impl Extension for BsgpLowering {
         Ok(())
     }
 
+    fn after_rank_changing_call<'c>(
+        &self,
+        cx: &mut LowerCx<'c, '_>,
+        span: Span,
+    ) -> LowerResult<()> {
+        let location = cx.loc(span);
+        remember_old_rank(cx, location)
+    }
+
     fn function_attributes(&self, _hir: &Hir, function: &Function) -> Vec<&'static str> {
         if function.spmd_inline || function.uses_spmd {
             vec!["pgpu.spmd_inline"]

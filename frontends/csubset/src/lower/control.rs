@@ -231,6 +231,56 @@ pub(crate) fn is_sync_expr(hir: &crate::hir::Hir, expr: &Expr) -> bool {
     }
 }
 
+/// Whether a call of `function` may change the threads' ranks
+/// (`thread.fork/kill/sortby/split`, `barrier(RANK_REASSIGNED)`, in it or
+/// in the functions it calls).
+pub(crate) fn reassigns_ranks(hir: &crate::hir::Hir, function: crate::hir::FuncId) -> bool {
+    struct Finder<'h> {
+        hir: &'h crate::hir::Hir,
+        seen: std::collections::HashSet<crate::hir::FuncId>,
+        found: bool,
+    }
+    impl crate::hir::Visitor for Finder<'_> {
+        fn visit_stmt(&mut self, s: &crate::hir::Stmt) {
+            if matches!(
+                s.kind,
+                StmtKind::Barrier {
+                    rank_reassigned: true
+                }
+            ) {
+                self.found = true;
+            }
+            crate::hir::walk_stmt(self, s);
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            match &e.kind {
+                ExprKind::ThreadFork(_)
+                | ExprKind::ThreadKill(_)
+                | ExprKind::ThreadSortBy(_)
+                | ExprKind::ThreadSplit(_) => self.found = true,
+                ExprKind::Call { func, .. } => {
+                    if self.seen.insert(*func)
+                        && let Some(callee) = self.hir.function(*func)
+                    {
+                        crate::hir::walk_block(self, &callee.body);
+                    }
+                }
+                _ => {}
+            }
+            crate::hir::walk_expr(self, e);
+        }
+    }
+    let mut finder = Finder {
+        hir,
+        seen: std::collections::HashSet::from([function]),
+        found: false,
+    };
+    if let Some(callee) = hir.function(function) {
+        crate::hir::walk_block(&mut finder, &callee.body);
+    }
+    finder.found
+}
+
 fn first_sync_expr(hir: &crate::hir::Hir, expr: &Expr) -> Option<Span> {
     if is_sync_expr(hir, expr) {
         return Some(expr.span);

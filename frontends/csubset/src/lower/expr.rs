@@ -78,11 +78,29 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// Lowers an expression.
+    /// A call expression (`ExprKind::Call`).
+    fn lower_call_expr(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
+        match &expr.kind {
+            ExprKind::Call { func, args } => self.lower_call(*func, args, expr.span),
+            _ => Err(self.internal("not a call")),
+        }
+    }
+
     pub fn lower_expr(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
         let span = expr.span;
         let location = self.loc(span);
         if super::control::is_sync_expr(self.hir, expr) {
             self.env.mark_sync();
+            if let ExprKind::Call { func, .. } = &expr.kind
+                && super::control::reassigns_ranks(self.hir, *func)
+            {
+                // The callee changes ranks: thread.oldrank after the call
+                // is the callee's old rank.
+                self.env.remove(Key::OldRank);
+                let value = self.lower_call_expr(expr)?;
+                self.ext.after_rank_changing_call(self, span)?;
+                return Ok(value);
+            }
         }
         Ok(match &expr.kind {
             ExprKind::IntLit(_) | ExprKind::FloatLit { .. } => self.lower_number(expr)?,

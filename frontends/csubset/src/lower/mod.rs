@@ -88,6 +88,17 @@ pub trait Extension {
         Err(cx.unsupported(span, "assigning 'thread.oldrank'"))
     }
 
+    /// After a call of an `inline` function that may change the threads'
+    /// ranks (BSGP: the old rank after it is the callee's).
+    fn after_rank_changing_call<'c>(
+        &self,
+        cx: &mut LowerCx<'c, '_>,
+        span: Span,
+    ) -> LowerResult<()> {
+        let _ = (cx, span);
+        Ok(())
+    }
+
     /// Unit attributes of the `func.func` of `function`.
     fn function_attributes(&self, hir: &Hir, function: &Function) -> Vec<&'static str> {
         let _ = (hir, function);

@@ -30,7 +30,10 @@ pub fn lower_program(cx: &mut LowerCx<'_, '_>) {
     }
     for function in &hir.functions {
         cx.env = Env::default();
-        if let Err(mut d) = lower_function(cx, function) {
+        cx.function = Some(function);
+        let lowered = lower_function(cx, function);
+        cx.function = None;
+        if let Err(mut d) = lowered {
             if d.code == E_INTERNAL && d.span() == Span::default() {
                 d.labels[0].span = cx.span;
             }
