@@ -113,30 +113,13 @@ DEFAULT_OFF = set()
 
 # Constructs behind the open known bugs (issue 39's list, reproducers in
 # /work/shared/bugs/bsgp): the lit tests turn these off until the fixes land.
-KNOWN_BUGS = {
-    "get_consecutive": "get_two_supersteps (thread.get in consecutive supersteps: buffer sharing)",
-    "sortby_unsigned": "sortby_unsigned (unsigned keys ordered as signed)",
-    "sort_idx_unsigned": "sortby_unsigned (unsigned sort_idx keys ordered as signed)",
-    "empty_set": "compact_empty_clear / require_after_all_killed (empty thread sets)",
-    "put_shift": "and_poison_guard (the interpreter evaluates && / || / ?: eagerly)",
-    "par_get": "par_get_param (par + thread.get, also through inline functions)",
-    "oldrank_after_inline": "oldrank_after_inline_reassign (rejected by the compiler)",
-}
+# None open.
+KNOWN_BUGS = {}
 
 # Constructs behind the bugs this generator found (reproducers in
 # test-suite/difftest/found/, docs/testing.md): off in the lit tests too.
-FOUND_BUGS = {
-    "get_uniform": "found/get_uniform_value.bsgp (thread.get of a constant: 'must be nested in an SPMD region')",
-    "oldrank_after_collective": "found/oldrank_after_collective.bsgp ('thread.oldrank before any rank reassignment')",
-    "par_after_collective": "found/par_block_collective_result.bsgp ('operand does not dominate this use')",
-    "reassign_identity": "found/reassign_identity_segfault.bsgp (the compiler crashes)",
-    "size_across_change": "found/size_value_across_fork.bsgp ('operand does not dominate this use')",
-    "get_loop_carried": "found/get_loop_carried.bsgp (interpreter: 'undefined result'; compiler: 'must be nested in an SPMD region')",
-    "collective_derived_value": "found/collective_derived_value.bsgp ('operand does not dominate this use')",
-    "primitive_then_reassign": "found/primitive_then_reassign.bsgp (WRONG OUTPUT: the value of the rank before the primitive)",
-    "printf_before_collective": "found/printf_before_collective.bsgp (WRONG OUTPUT: the threads' output is lost)",
-    "printf_after_compact": "found/printf_after_compact.bsgp (WRONG OUTPUT: only rank 0 prints)",
-}
+# None open.
+FOUND_BUGS = {}
 
 PERMS = ["thread.rank", "thread.size - 1 - thread.rank", "(thread.rank + {k}) % thread.size"]
 

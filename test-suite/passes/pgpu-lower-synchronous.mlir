@@ -214,6 +214,33 @@ func.func @totals(%one: i32) {
 
 // -----
 
+// One value from every member to elements that may coincide (the index is
+// neither one element per member nor the same in all): whoever wins, the
+// element gets that value, and an atomic exchange keeps the members'
+// writes of one element from racing.
+memref.global @cells : memref<8xi32> = dense<0>
+
+// CHECK-LABEL: func.func @common_value
+// CHECK: pgpu.spawn
+// CHECK-NOT: __crcw_claim
+// CHECK: pgpu.barrier
+// CHECK-NEXT: %{{.*}} = memref.atomic_rmw assign %{{.*}}, %{{.*}}[%{{.*}}] : (i32, memref<8xi32>) -> i32
+// CHECK-NEXT: pgpu.barrier
+func.func @common_value(%seven: i32) {
+  %c6 = arith.constant 6 : index
+  %c2 = arith.constant 2 : index
+  pgpu.spawn synchronous %c6 {
+    %r = pgpu.group.rank : index
+    %half = arith.divui %r, %c2 : index
+    %cells = memref.get_global @cells : memref<8xi32>
+    memref.store %seven, %cells[%half] : memref<8xi32>
+    pgpu.yield
+  }
+  return
+}
+
+// -----
+
 // A multiprefix in `farm` (asynchronous) or `seq` (one processor) is an
 // atomic fetch-and-op whose result is the old value (Fork's self-scheduling
 // `i = mpadd(&next, 1)`): no scan, no barriers of its own; floats too.

@@ -122,6 +122,9 @@ struct SharedStore {
     /// One value to one element in every processor: the first writes
     /// (the others' writes would race, though with the same value).
     single_writer: bool,
+    /// One value everywhere, to elements that may coincide: an atomic
+    /// exchange ([`common_write`]).
+    common_value: bool,
 }
 
 /// The attribute naming, on the op that kept its group synchronous, what
@@ -181,6 +184,7 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
                 op,
                 conflicting: false,
                 single_writer: false,
+                common_value: false,
             });
             continue;
         }
@@ -228,6 +232,7 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
                 op,
                 conflicting: false,
                 single_writer: false,
+                common_value: false,
             });
             continue;
         }
@@ -273,10 +278,12 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
                 "concurrent writes to an array the group made (Priority CRCW claims need a global or a list from outside)",
             ));
         }
+        let common_value = !own_element && !conflicting && !single_writer;
         stores.push(SharedStore {
             op,
             conflicting,
             single_writer,
+            common_value,
         });
     }
     Ok(stores)
@@ -341,6 +348,32 @@ pub(crate) fn first_member_only(store: Op, members: &dyn Members) -> Built<Op> {
     let (guard, end, _) = at.if_op(first, &[], false)?;
     store.move_before(end);
     Ok(guard)
+}
+
+/// The shared `store` of one value from every member to elements that
+/// may coincide (Fork's Common CRCW case: whoever wins, the element gets
+/// that value): an atomic exchange, so that the members' writes of one
+/// element do not race (`memref.atomic_rmw assign`, for 32- and 64-bit
+/// integers and floats; other types keep the plain store). Returns the op
+/// that replaces it.
+pub(crate) fn common_write(store: Op) -> Built<Op> {
+    let ty = store.operand(0).melior_type().to_string();
+    if !matches!(ty.as_str(), "i32" | "i64" | "f32" | "f64") {
+        return Ok(store);
+    }
+    let at = Builder::before(store);
+    let i64_type = at.parse_type("i64")?;
+    // arith::AtomicRMWKind::assign in MLIR 22's numbering (addf, addi,
+    // andi, assign, ...).
+    let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, 3).into();
+    let exchange = at.op(
+        "memref.atomic_rmw",
+        &store.operands(),
+        &[store.operand(0).melior_type()],
+        &[("kind", kind)],
+    )?;
+    store.erase();
+    Ok(exchange)
 }
 
 /// Fork's `farm`: every processor runs the region, between barriers, its
@@ -603,6 +636,8 @@ fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Bui
             resolve_conflicts(runtime, spawn, store.op, &SpawnMembers)?
         } else if store.single_writer {
             first_member_only(store.op, &SpawnMembers)?
+        } else if store.common_value {
+            common_write(store.op)?
         } else {
             store.op
         };
