@@ -325,14 +325,20 @@ impl Members for SpawnMembers {
     }
 }
 
-/// Fork's `seq`: rank 0 runs the region, between barriers. Returns the
-/// `scf.if` that replaces it.
-pub(crate) fn sequential(op: Op, members: &dyn Members) -> Built<Op> {
+/// `if (rank == 0)` before `op`: the `scf.if` and its then-yield.
+fn if_first_member(op: Op, members: &dyn Members) -> Built<(Op, Op)> {
     let at = Builder::before(op);
     let rank = members.rank(&at)?;
     let zero = at.index(0)?;
     let first = at.cmpi(0, rank, zero)?;
-    let (only, then_yield, _) = at.if_op(first, &[], false)?;
+    let (guard, then_yield, _) = at.if_op(first, &[], false)?;
+    Ok((guard, then_yield))
+}
+
+/// Fork's `seq`: rank 0 runs the region, between barriers. Returns the
+/// `scf.if` that replaces it.
+pub(crate) fn sequential(op: Op, members: &dyn Members) -> Built<Op> {
+    let (only, then_yield) = if_first_member(op, members)?;
     move_body(op, then_yield)?;
     op.erase();
     Ok(only)
@@ -341,12 +347,8 @@ pub(crate) fn sequential(op: Op, members: &dyn Members) -> Built<Op> {
 /// The shared `store` of one value to one element, by the first member
 /// alone. Returns the `scf.if` around it.
 pub(crate) fn first_member_only(store: Op, members: &dyn Members) -> Built<Op> {
-    let at = Builder::before(store);
-    let rank = members.rank(&at)?;
-    let zero = at.index(0)?;
-    let first = at.cmpi(0, rank, zero)?;
-    let (guard, end, _) = at.if_op(first, &[], false)?;
-    store.move_before(end);
+    let (guard, then_yield) = if_first_member(store, members)?;
+    store.move_before(then_yield);
     Ok(guard)
 }
 
