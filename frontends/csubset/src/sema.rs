@@ -97,6 +97,7 @@ pub fn analyze(ast: &ast::Ast, lang: Language) -> (Hir, Vec<Diagnostic>) {
         cur_ret: Type::Void,
         loops: 0,
         spawn_depth: 0,
+        start_depth: 0,
         require_depth: 0,
         facts: Vec::new(),
     };
@@ -140,6 +141,8 @@ struct Sema {
     cur_ret: Type,
     loops: u32,
     spawn_depth: u32,
+    /// Fork `start` blocks entered in the current function.
+    start_depth: u32,
     require_depth: u32,
     facts: Vec<Facts>,
 }
@@ -788,6 +791,7 @@ impl Sema {
         self.scopes = vec![HashMap::new()];
         self.loops = 0;
         self.spawn_depth = 0;
+        self.start_depth = 0;
         self.require_depth = 0;
         let mut params = Vec::new();
         for (i, (p, ty)) in f.params.iter().zip(ptys).enumerate() {
@@ -1135,7 +1139,12 @@ impl Sema {
             ast::StmtKind::Start { count, body } => {
                 let c = self.rvalue(count);
                 let count = self.convert(c, &Type::Int, "group size");
+                // A group of its own, as a spawn: its barriers and the
+                // synchronous calls in it do not make the enclosing
+                // function synchronizing.
+                self.start_depth += 1;
                 let body = self.sub_stmt(body);
+                self.start_depth -= 1;
                 StmtKind::Start { count, body }
             }
             ast::StmtKind::Fork {
@@ -1167,6 +1176,7 @@ impl Sema {
     /// Record an SPMD construct outside this function's own spawns.
     fn note_spmd(&mut self, sync: bool) {
         if self.spawn_depth == 0
+            && self.start_depth == 0
             && let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize)
         {
             f.spmd = true;
@@ -2287,6 +2297,7 @@ impl Sema {
                 hargs.push(self.convert(e, t, "argument"));
             }
             if self.spawn_depth == 0
+                && self.start_depth == 0
                 && self.require_depth == 0
                 && let Some(f) = self.facts.get_mut(self.cur_fn.0 as usize)
             {
