@@ -676,17 +676,15 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 |found: &crate::ir::Use| found.owner.is("pgpu.thread.get") && found.index == 1;
             for found in inside.iter().filter(|found| is_get(found)) {
                 let permutation = old_rank.and_then(|old| old.permutation).filter(|_| by_old);
-                // The sender is a rank of now: through the permutation, of
-                // this superstep's threads; else of the threads that saved.
-                let count = match permutation {
-                    Some(_) => self.sizes[step],
-                    None => self.sizes[self.plan.segments[segment].start],
-                };
+                // The sender is a rank of this superstep's threads: the
+                // list is by these ranks (re-saved after a change, or the
+                // result of the primitive itself, such as thread.fork's
+                // child index) or reached through the permutation.
                 let slot = Sent::Slot {
                     memref,
                     permutation,
                 };
-                gets.push((found.owner, slot, count));
+                gets.push((found.owner, slot, self.sizes[step]));
             }
             let plain: Vec<_> = result
                 .uses()
