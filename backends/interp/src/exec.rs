@@ -123,11 +123,19 @@ impl FiberSnapshot {
         }
     }
 
-    /// The snapshot of the fiber at `path` (par branch indices).
+    /// The snapshot of the fiber at `path` (par branch indices). A branch
+    /// the snapshot predates (taken at the barrier before its `pgpu.par`
+    /// began: the branch has not passed a barrier of its own yet) reads
+    /// the values of the fiber that started it, whose activations it
+    /// continues.
     pub fn at(&self, path: &[usize]) -> Option<&Self> {
         match path.split_first() {
             None => Some(self),
-            Some((&first, rest)) => self.branches.get(first)?.at(rest),
+            Some((&first, rest)) => match self.branches.get(first) {
+                Some(branch) => branch.at(rest),
+                None if self.branches.is_empty() => Some(self),
+                None => None,
+            },
         }
     }
 }

@@ -87,21 +87,37 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     pub fn lower_expr(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
-        let span = expr.span;
-        let location = self.loc(span);
-        if super::control::is_sync_expr(self.hir, expr) {
+        if !super::control::is_sync_expr(self.hir, expr) {
+            return self.lower_plain_expr(expr);
+        }
+        // A superstep boundary: its operands belong to the superstep it
+        // ends (a `thread.get` among them reads the boundary before), and
+        // the variables' values at it are those after its operands. A
+        // `scan` replaces its variable at the boundary: the value before
+        // is the boundary's.
+        if matches!(expr.kind, ExprKind::Scan { .. }) {
             self.env.mark_sync();
-            if let ExprKind::Call { func, .. } = &expr.kind
-                && super::control::reassigns_ranks(self.hir, *func)
-            {
+            return self.lower_plain_expr(expr);
+        }
+        let value = match &expr.kind {
+            ExprKind::Call { func, .. } if super::control::reassigns_ranks(self.hir, *func) => {
                 // The callee changes ranks: thread.oldrank after the call
                 // is the callee's old rank.
                 self.env.remove(Key::OldRank);
                 let value = self.lower_call_expr(expr)?;
-                self.ext.after_rank_changing_call(self, span)?;
-                return Ok(value);
+                self.ext.after_rank_changing_call(self, expr.span)?;
+                value
             }
-        }
+            _ => self.lower_plain_expr(expr)?,
+        };
+        self.env.mark_sync();
+        Ok(value)
+    }
+
+    /// `expr` without the superstep bookkeeping of [`Self::lower_expr`].
+    fn lower_plain_expr(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
+        let span = expr.span;
+        let location = self.loc(span);
         Ok(match &expr.kind {
             ExprKind::IntLit(_) | ExprKind::FloatLit { .. } => self.lower_number(expr)?,
             ExprKind::BoolLit(value) => Rv::Scalar(self.b().const_bool(*value, location)?),
