@@ -683,18 +683,30 @@ impl<'d> Lowering<'d> {
     /// processor), freed when the level ends.
     fn buffer(&self, level: usize, element: Type, shape: &[i64]) -> Built<Val> {
         let at = Builder::before(self.levels[level].anchor);
+        let buffer = self.unfreed_buffer(&at, level, element, shape)?;
+        Builder::before(self.levels[level].end).dealloc(buffer)?;
+        Ok(buffer)
+    }
+
+    /// A per-processor buffer of `level` allocated at `at`, which the
+    /// caller frees.
+    fn unfreed_buffer(
+        &self,
+        at: &Builder,
+        level: usize,
+        element: Type,
+        shape: &[i64],
+    ) -> Built<Val> {
         let dims: String = shape.iter().map(|dim| format!("{dim}x")).collect();
         let ty = at.parse_type(&format!("memref<?x{dims}{element}>"))?;
         let segments = at.segment_sizes(&[1, 0])?;
         let unit = at.unit_attribute();
-        let buffer = at.value(
+        at.value(
             "memref.alloc",
             &[self.levels[level].size],
             ty,
             &[("operandSegmentSizes", segments), (PER_PROCESSOR, unit)],
-        )?;
-        Builder::before(self.levels[level].end).dealloc(buffer)?;
-        Ok(buffer)
+        )
     }
 
     /// The thread's position at level `target` (its segment's level or an
@@ -1300,22 +1312,30 @@ impl<'d> Lowering<'d> {
         let same = inside.cmpi(0, id, group)?;
         inside.store(same, members, position)?;
         inside.store(position, iota, position)?;
-        // Their parent positions: the subgroup's ranks in order.
-        let positions = self.buffer(level, index_type, &[])?;
-        let (found, then_yield) = members_of(
-            &Builder::before(end),
-            Compaction {
-                iota,
-                flags: members,
-                positions,
-                size,
-            },
-        )?;
+        // Their parent positions: the subgroup's ranks in order, in a
+        // buffer of this subgroup's own (the next one's compaction runs on
+        // the parent's stream while this one's task may still run on its
+        // own), which the task frees when it ends.
+        let at_end = Builder::before(end);
+        let positions = self.unfreed_buffer(&at_end, level, index_type, &[])?;
+        let none = at_end.index(0)?;
+        let compaction = Compaction {
+            iota,
+            flags: members,
+            positions,
+            size,
+        };
+        let found = compaction.build(&at_end, none)?;
+        let any = at_end.cmpi(8, found, none)?;
+        let (_, then_yield, else_yield) = at_end.if_op(any, &[], true)?;
+        let else_yield = else_yield.ok_or(PassFailure)?;
+        Builder::before(else_yield).dealloc(positions)?;
         if let Some(merge) = block.terminator() {
             self.store_results(&merge.operands(), &buffers, Some(positions), merge)?;
         }
         let (_, task_end) = Builder::before(then_yield).op_with_body("pgpu.task", &[], &[])?;
         self.enter_subgroup(block, task_end, level, found, group, positions, taskgroup)?;
+        Builder::before(task_end).dealloc(positions)?;
         op.erase();
         Ok(next)
     }
