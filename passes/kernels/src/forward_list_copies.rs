@@ -81,15 +81,27 @@ impl Pass for ForwardListCopies {
 
     fn run(&self, module: OperationRef) -> Result<(), PassFailure> {
         let module = Op::of(module);
-        // Each forwarding erases ops; start over until nothing changes.
-        while forward_one(module)? {}
+        // Each forwarding erases ops; start over until nothing changes, one
+        // function at a time (a forwarding stays inside its function, and a
+        // module of many functions made restarting the whole module's walk
+        // quadratic in its size).
+        let functions: Vec<Op> = module
+            .entry_block(0)
+            .map(|body| body.ops())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|op| op.is("func.func"))
+            .collect();
+        for function in functions {
+            while forward_one(function)? {}
+        }
         Ok(())
     }
 }
 
-/// Forwards one copy; whether it did.
-fn forward_one(module: Op) -> Built<bool> {
-    let ops = module.nested();
+/// Forwards one copy in `scope`; whether it did.
+fn forward_one(scope: Op) -> Built<bool> {
+    let ops = scope.nested();
     for op in &ops {
         if op.is("scf.parallel")
             && is_host_code(*op)

@@ -33,6 +33,10 @@ pub(crate) struct RuntimeCalls {
     declared: Vec<String>,
     /// NUL-terminated string constants made so far: text and global name.
     strings: Vec<(String, String)>,
+    /// The module's top-level symbol names, once a string constant needs
+    /// a fresh one (collected once: a pass that names every outlined
+    /// kernel in a string walked the module for each, quadratic in them).
+    taken: Option<std::collections::HashSet<String>>,
 }
 
 impl RuntimeCalls {
@@ -41,6 +45,7 @@ impl RuntimeCalls {
             module,
             declared: vec![],
             strings: vec![],
+            taken: None,
         }
     }
 
@@ -118,18 +123,21 @@ impl RuntimeCalls {
         let name = match self.strings.iter().find(|(known, _)| known == text) {
             Some((_, name)) => name.clone(),
             None => {
-                let taken: Vec<String> = self
-                    .module
-                    .entry_block(0)
-                    .map(|body| body.ops())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|op| symbol_attribute(op, "sym_name"))
-                    .collect();
+                let module = self.module;
+                let taken = self.taken.get_or_insert_with(|| {
+                    module
+                        .entry_block(0)
+                        .map(|body| body.ops())
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|op| symbol_attribute(op, "sym_name"))
+                        .collect()
+                });
                 let name = (self.strings.len()..)
                     .map(|number| format!("pgpu_string_{number}"))
                     .find(|name| !taken.contains(name))
                     .unwrap_or_default();
+                taken.insert(name.clone());
                 let mut bytes = text.as_bytes().to_vec();
                 bytes.push(0);
                 self.parse_into_module(&format!(
