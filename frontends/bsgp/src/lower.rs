@@ -585,6 +585,20 @@ fn lower_par<'c>(cx: &mut LowerCx<'c, '_>, branches: &[Stmt], span: Span) -> Low
     cx.env
         .lists
         .retain(|var, len| branch_lists.iter().all(|l| l.get(var) == Some(len)));
+    if branches
+        .iter()
+        .any(|branch| pgpu_csubset::lower::control::first_sync(cx.hir, branch).is_some())
+    {
+        // The par's last (aligned) barrier is the last superstep boundary:
+        // a variable the par leaves alone had its value from before the
+        // par there; one a branch changes is read as the par left it (its
+        // value at the barrier is inside the branch).
+        let mut at_sync = cx.env.values.clone();
+        for (key, _) in &bindings {
+            at_sync.remove(key);
+        }
+        cx.env.at_last_sync = at_sync;
+    }
     let op = cx.b().op("pgpu.par", location, &[], &types, &[], regions)?;
     let mut results = Vec::new();
     for i in 0..types.len() {
