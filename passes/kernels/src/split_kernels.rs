@@ -650,8 +650,9 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 })?;
                 for found in inside {
                     if found.owner.is("pgpu.thread.get") && found.index == 1 {
-                        // Every thread holds the same value.
-                        gets.push((found.owner, Sent::Uniform(host), self.sizes[value.step]));
+                        // Every thread holds the same value; the sender is
+                        // a rank of this superstep's threads.
+                        gets.push((found.owner, Sent::Uniform(host), self.sizes[step]));
                     } else {
                         found.owner.set_operand(found.index, host);
                     }
