@@ -236,14 +236,12 @@ fn location_text(location: melior::ir::Location) -> String {
 }
 
 /// Translates an LLVM-dialect module into an LLVM module of `context`.
-/// Give the host's data layout first ([`Machine::translate`]): the
-/// translation folds type sizes (`ptrtoint` of a `getelementptr` of null,
-/// a task context's bytes) with the layout the module has then, and LLVM's
-/// default aligns `i64` to 4 bytes, x86-64 to 8.
-pub fn translate<'l>(
-    module: &Module,
-    context: &'l LlvmContext,
-) -> Result<LlvmModule<'l>, HostError> {
+/// Only through [`Machine::translate`], which gives the module the host's
+/// data layout first: the translation folds type sizes (`ptrtoint` of a
+/// `getelementptr` of null, a task context's bytes) with the layout the
+/// module has then, and LLVM's default aligns `i64` to 4 bytes, x86-64
+/// to 8.
+fn translate<'l>(module: &Module, context: &'l LlvmContext) -> Result<LlvmModule<'l>, HostError> {
     check_lowered(module)?;
     // SAFETY: melior and inkwell use the same libLLVM, so the context
     // handle types agree; the translation returns a new module owned by

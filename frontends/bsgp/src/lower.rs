@@ -698,15 +698,13 @@ fn lower_bsgp_expr<'c>(cx: &mut LowerCx<'c, '_>, expr: &Expr) -> LowerResult<Rv<
         )
         .with_help("compute it outside the require block; only thread.size is uniform"));
     }
+    // The old rank the last rank change left, where one is bound.
+    if let (ExprKind::ThreadOldRank, Some(old)) =
+        (&expr.kind, cx.env.get(Key::OldRank).and_then(Rv::scalar))
+    {
+        return index_to_int(cx, old, expr);
+    }
     match &expr.kind {
-        ExprKind::ThreadOldRank if cx.env.get(Key::OldRank).is_some() => {
-            let value = cx
-                .env
-                .get(Key::OldRank)
-                .and_then(Rv::scalar)
-                .ok_or_else(|| cx.internal("old rank"))?;
-            index_to_int(cx, value, expr)
-        }
         ExprKind::ThreadRank | ExprKind::ThreadSize | ExprKind::ThreadOldRank => {
             let op = match expr.kind {
                 ExprKind::ThreadRank => pg::rank(context, index, location).into(),

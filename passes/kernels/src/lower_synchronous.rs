@@ -114,17 +114,27 @@ impl Pass for LowerSynchronous {
     }
 }
 
-/// A shared store and how it resolves conflicts.
+/// A shared store (or a multiprefix, `seq`, `farm` between barriers) and
+/// how its writers' conflicts resolve.
 struct SharedStore {
     op: Op,
-    /// Not one element per processor: needs claims.
-    conflicting: bool,
+    writers: Writers,
+}
+
+/// Who writes the elements of a shared store.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Writers {
+    /// Each processor its own element (or the op resolves it itself).
+    Own,
+    /// Different values to elements that may coincide: Priority CRCW
+    /// claims.
+    Claims,
     /// One value to one element in every processor: the first writes
     /// (the others' writes would race, though with the same value).
-    single_writer: bool,
+    First,
     /// One value everywhere, to elements that may coincide: an atomic
     /// exchange ([`common_write`]).
-    common_value: bool,
+    Exchange,
 }
 
 /// The attribute naming, on the op that kept its group synchronous, what
@@ -182,9 +192,7 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
             }
             stores.push(SharedStore {
                 op,
-                conflicting: false,
-                single_writer: false,
-                common_value: false,
+                writers: Writers::Own,
             });
             continue;
         }
@@ -230,9 +238,7 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
             }
             stores.push(SharedStore {
                 op,
-                conflicting: false,
-                single_writer: false,
-                common_value: false,
+                writers: Writers::Own,
             });
             continue;
         }
@@ -253,12 +259,20 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
         // Writers of one value everywhere need no claims: whoever wins, the
         // element gets that value.
         let own_element = indices.len() == 1 && is_rank_injective(indices[0], spawn);
-        let conflicting = !own_element && !is_same_everywhere(op.operand(0), spawn);
-        let single_writer = !own_element
-            && op
-                .operands()
-                .into_iter()
-                .all(|operand| is_same_everywhere(operand, spawn));
+        let writers = if own_element {
+            Writers::Own
+        } else if !is_same_everywhere(op.operand(0), spawn) {
+            Writers::Claims
+        } else if op
+            .operands()
+            .into_iter()
+            .all(|operand| is_same_everywhere(operand, spawn))
+        {
+            Writers::First
+        } else {
+            Writers::Exchange
+        };
+        let conflicting = writers == Writers::Claims;
         // Claims for a global scalar or list, or a list from outside.
         let target = op.operand(1);
         let global = target
@@ -278,13 +292,7 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
                 "concurrent writes to an array the group made (Priority CRCW claims need a global or a list from outside)",
             ));
         }
-        let common_value = !own_element && !conflicting && !single_writer;
-        stores.push(SharedStore {
-            op,
-            conflicting,
-            single_writer,
-            common_value,
-        });
+        stores.push(SharedStore { op, writers });
     }
     Ok(stores)
 }
@@ -363,19 +371,9 @@ pub(crate) fn common_write(store: Op) -> Built<Op> {
     if !matches!(ty.as_str(), "i32" | "i64" | "f32" | "f64") {
         return Ok(store);
     }
-    let at = Builder::before(store);
-    let i64_type = at.parse_type("i64")?;
     // arith::AtomicRMWKind::assign in MLIR 22's numbering (addf, addi,
     // andi, assign, ...).
-    let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, 3).into();
-    let exchange = at.op(
-        "memref.atomic_rmw",
-        &store.operands(),
-        &[store.operand(0).melior_type()],
-        &[("kind", kind)],
-    )?;
-    store.erase();
-    Ok(exchange)
+    atomic_rmw(store, 3)
 }
 
 /// Fork's `farm`: every processor runs the region, between barriers, its
@@ -521,20 +519,23 @@ pub(crate) fn as_atomic_update(op: Op) -> Built<Option<Op>> {
     }
 }
 
-/// Replaces the multiprefix `op` by a `memref.atomic_rmw` of `kind` (an
-/// `arith::AtomicRMWKind`) on its cell, which returns the old value.
+/// Replaces `op` (a multiprefix, or a store: value, memref, indices) by a
+/// `memref.atomic_rmw` of `kind` (an `arith::AtomicRMWKind`) on its cell,
+/// whose result, the old value, replaces the multiprefix's.
 fn atomic_rmw(op: Op, kind: i64) -> Built<Op> {
     let at = Builder::before(op);
     let i64_type = at.parse_type("i64")?;
     let kind: melior::ir::Attribute = IntegerAttribute::new(i64_type, kind).into();
-    let ty = op.result(0).melior_type();
+    let ty = op.operand(0).melior_type();
     let update = at.op(
         "memref.atomic_rmw",
         &op.operands(),
         &[ty],
         &[("kind", kind)],
     )?;
-    op.result(0).replace_all_uses(update.result(0));
+    if op.num_results() == 1 {
+        op.result(0).replace_all_uses(update.result(0));
+    }
     op.erase();
     Ok(update)
 }
@@ -634,14 +635,13 @@ fn lower(runtime: &mut RuntimeCalls, spawn: Op, stores: Vec<SharedStore>) -> Bui
             sequential(store.op, &SpawnMembers)?
         } else if store.op.is("pgpu.farm") {
             farm(store.op)?
-        } else if store.conflicting {
-            resolve_conflicts(runtime, spawn, store.op, &SpawnMembers)?
-        } else if store.single_writer {
-            first_member_only(store.op, &SpawnMembers)?
-        } else if store.common_value {
-            common_write(store.op)?
         } else {
-            store.op
+            match store.writers {
+                Writers::Own => store.op,
+                Writers::Claims => resolve_conflicts(runtime, spawn, store.op, &SpawnMembers)?,
+                Writers::First => first_member_only(store.op, &SpawnMembers)?,
+                Writers::Exchange => common_write(store.op)?,
+            }
         };
         let after = last
             .next()

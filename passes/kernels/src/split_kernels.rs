@@ -650,9 +650,8 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 })?;
                 for found in inside {
                     if found.owner.is("pgpu.thread.get") && found.index == 1 {
-                        // Every thread holds the same value; the sender is
-                        // a rank of this superstep's threads.
-                        gets.push((found.owner, Sent::Uniform(host), self.sizes[step]));
+                        // Every thread holds the same value.
+                        gets.push((found.owner, Sent::Uniform(host)));
                     } else {
                         found.owner.set_operand(found.index, host);
                     }
@@ -677,15 +676,15 @@ impl<'a, 'c> Splitter<'a, 'c> {
                 |found: &crate::ir::Use| found.owner.is("pgpu.thread.get") && found.index == 1;
             for found in inside.iter().filter(|found| is_get(found)) {
                 let permutation = old_rank.and_then(|old| old.permutation).filter(|_| by_old);
-                // The sender is a rank of this superstep's threads: the
-                // list is by these ranks (re-saved after a change, or the
-                // result of the primitive itself, such as thread.fork's
-                // child index) or reached through the permutation.
+                // The list is by this superstep's ranks (re-saved after a
+                // change, or the result of the primitive itself, such as
+                // thread.fork's child index) or reached through the
+                // permutation.
                 let slot = Sent::Slot {
                     memref,
                     permutation,
                 };
-                gets.push((found.owner, slot, self.sizes[step]));
+                gets.push((found.owner, slot));
             }
             let plain: Vec<_> = result
                 .uses()
@@ -718,13 +717,14 @@ impl<'a, 'c> Splitter<'a, 'c> {
         for get in kernel.nested() {
             if get.is("pgpu.thread.get")
                 && !get.operand(1).is_defined_within(self.supersteps.spawn)
-                && !gets.iter().any(|(known, _, _)| *known == get)
+                && !gets.iter().any(|(known, _)| *known == get)
             {
-                gets.push((get, Sent::Uniform(get.operand(1)), self.sizes[step]));
+                gets.push((get, Sent::Uniform(get.operand(1))));
             }
         }
-        for (get, sent, count) in gets {
-            self.lower_get(get, sent, count)?;
+        // The sender is a rank of this superstep's threads.
+        for (get, sent) in gets {
+            self.lower_get(get, sent, self.sizes[step])?;
         }
         Ok(loaded)
     }

@@ -78,14 +78,6 @@ impl<'c> LowerCx<'c, '_> {
     }
 
     /// Lowers an expression.
-    /// A call expression (`ExprKind::Call`).
-    fn lower_call_expr(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
-        match &expr.kind {
-            ExprKind::Call { func, args } => self.lower_call(*func, args, expr.span),
-            _ => Err(self.internal("not a call")),
-        }
-    }
-
     pub fn lower_expr(&mut self, expr: &Expr) -> LowerResult<Rv<'c>> {
         if !super::control::is_sync_expr(self.hir, expr) {
             return self.lower_plain_expr(expr);
@@ -104,7 +96,7 @@ impl<'c> LowerCx<'c, '_> {
                 // The callee changes ranks: thread.oldrank after the call
                 // is the callee's old rank.
                 self.env.remove(Key::OldRank);
-                let value = self.lower_call_expr(expr)?;
+                let value = self.lower_plain_expr(expr)?;
                 self.ext.after_rank_changing_call(self, expr.span)?;
                 value
             }
