@@ -9,8 +9,9 @@
 //!    kernel and source line (`pgpu-report-run-time-errors`; left out
 //!    when unchecked), then upstream's conversions. It is one textual
 //!    pipeline, so `pgpu-opt --pass-pipeline=` replays it.
-//! 2. [`translate`] turns the LLVM-dialect module into an LLVM module
-//!    (MLIR's translation, in process, into an inkwell context).
+//! 2. [`Machine::translate`] sets the host's data layout and target triple
+//!    and turns the LLVM-dialect module into an LLVM module (MLIR's
+//!    translation, in process, into an inkwell context).
 //! 3. [`Machine::optimize`] runs LLVM's `default<On>` pipeline for the host
 //!    (x86-64, the running CPU's features) and [`Machine::write_object`]
 //!    writes the object file.
