@@ -5,7 +5,8 @@
 //! synchronization point (barrier, superstep entry, collective, thread
 //! primitive, `pgpu.require`) or ends. Then:
 //!
-//! 1. thread output (printf) of the superstep is flushed in rank order;
+//! 1. thread output (printf) of the superstep is flushed in rank order
+//!    (not at a `pgpu.require`, which does not end the superstep);
 //! 2. `pgpu.thread.put` values are delivered to their target threads;
 //! 3. every thread must wait at the same set of ops (one per `pgpu.par`
 //!    branch still running), else the threads diverged: an error;
@@ -215,9 +216,28 @@ impl Interp<'_> {
                     }
                 }
                 self.mem.race_thread = None;
-                for thread in threads.iter_mut() {
-                    let out = std::mem::take(&mut thread.out);
-                    self.emit(&out);
+                let points: Vec<Vec<(Vec<usize>, OpId)>> = threads
+                    .iter()
+                    .map(|t| {
+                        let mut out = Vec::new();
+                        collect_waiting(&t.fiber, &mut Vec::new(), &mut out);
+                        out
+                    })
+                    .collect();
+                // A require is hoisted before its superstep's kernel, so the
+                // superstep's thread output goes on across it (and a
+                // require's own output comes first).
+                let at_requires_only = failure.is_none()
+                    && points.iter().any(|p| !p.is_empty())
+                    && points
+                        .iter()
+                        .flatten()
+                        .all(|(_, id)| matches!(prog.ops[*id as usize].kind, K::Require));
+                if !at_requires_only {
+                    for thread in threads.iter_mut() {
+                        let out = std::mem::take(&mut thread.out);
+                        self.emit(&out);
+                    }
                 }
                 if let Some(error) = failure {
                     return Err(error);
@@ -236,14 +256,6 @@ impl Interp<'_> {
                 if alive == 0 {
                     return Ok(());
                 }
-                let points: Vec<Vec<(Vec<usize>, OpId)>> = threads
-                    .iter()
-                    .map(|t| {
-                        let mut out = Vec::new();
-                        collect_waiting(&t.fiber, &mut Vec::new(), &mut out);
-                        out
-                    })
-                    .collect();
                 let Some(waiting) = points.iter().find(|p| !p.is_empty()) else {
                     return Err(InterpError::new(
                         "internal error: no thread waits".into(),
