@@ -580,6 +580,61 @@ def bundle_source(lang, programs):
     return "\n".join(parts) + "\n"
 
 
+def interpret_generated(tools, lang, enabled, seed):
+    """(seed, program, [(arguments, the interpreter's Result)]) of the
+    generated program `seed`, run standalone under the interpreter."""
+    p = generator(lang)().generate(seed, enabled)
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(tools, lang, p.source, tmp)
+        refs = [(" ".join(a), ws.interp(" ".join(a))) for a in p.arg_sets]
+    return seed, p, refs
+
+
+def compile_bundle(tools, lang, enabled, group, name, staging, variants, strip=False, timeout=1800):
+    """Compiles the programs of `group` ((seed, ...) pairs) as one bundle
+    (bundle_source) for every variant ((name, compile flags)), into
+    staging/<name>.<variant>. A program whose compile fails is dropped
+    (the one that holds the failing line, or all of them without a line)
+    and the rest compiled again. Returns (the group compiled, [(variant,
+    executable)], [(seed, variant, message)] of the dropped programs)."""
+    gen = generator(lang)
+    dropped = []
+    while group:
+        progs = [gen().generate(seed, enabled, prefix=f"b{i}_", arg_base=1) for i, (seed, *_) in enumerate(group)]
+        src = os.path.join(staging, name + "." + lang)
+        with open(src, "w") as f:
+            f.write(bundle_source(lang, progs))
+        failure = None
+        built = []
+        for variant, flags in variants:
+            exe = os.path.join(staging, f"{name}.{variant}")
+            r = run_cmd([tools.pgpu, "compile", *flags, src, "-o", exe], timeout)
+            if r.rc != 0:
+                failure = (variant, r)
+                break
+            if strip and shutil.which("strip"):
+                subprocess.run(["strip", exe], check=False)
+            built.append((variant, exe))
+        if failure is None:
+            return group, built, dropped
+        variant, r = failure
+        print(f"{name}: {variant} compile fails: {r.msg}", flush=True)
+        if not r.line:
+            dropped += [(seed, variant, r.msg or r.brief()) for seed, *_ in group]
+            return [], [], dropped
+        with open(src) as f:
+            lines = f.read().splitlines()
+        owner = 0
+        for l in lines[:r.line]:
+            m = re.match(r"// ---- program (\d+)", l)
+            if m:
+                owner = int(m.group(1))
+        print(f"{name}: dropping program seed {group[owner][0]} (compile error)", flush=True)
+        dropped.append((group[owner][0], variant, r.msg or r.brief()))
+        group = group[:owner] + group[owner + 1:]
+    return [], [], dropped
+
+
 def build(opts):
     tools = Tools.from_env()
     os.makedirs(opts.dir, exist_ok=True)
@@ -591,15 +646,8 @@ def build(opts):
     seeds = [int(s) for s in split_names(opts.seeds)] or list(range(opts.seed, opts.seed + opts.count))
     jobs = max(1, opts.jobs)
 
-    def standalone(seed):
-        p = gen().generate(seed, enabled)
-        with tempfile.TemporaryDirectory() as tmp:
-            ws = Workspace(tools, opts.lang, p.source, tmp)
-            refs = [(" ".join(a), ws.interp(" ".join(a))) for a in p.arg_sets]
-        return seed, p, refs
-
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(standalone, seeds))
+        results = list(pool.map(lambda seed: interpret_generated(tools, opts.lang, enabled, seed), seeds))
     valid = []
     skipped = 0
     for seed, p, refs in results:
@@ -608,41 +656,11 @@ def build(opts):
             continue
         valid.append((seed, refs))
     print(f"{len(valid)} programs run under the interpreter ({skipped} skipped: the interpreter fails)")
+    variants = [("cuda", ["--target", "cuda"]), ("grid", ["--target", "cuda", "--grid-barriers"])]
     for b in range(0, len(valid), opts.bundle):
-        group = valid[b:b + opts.bundle]
         name = f"bundle{b // opts.bundle:03d}"
-        while group:
-            progs = [gen().generate(seed, enabled, prefix=f"b{i}_", arg_base=1) for i, (seed, _) in enumerate(group)]
-            src = os.path.join(staging, name + "." + opts.lang)
-            with open(src, "w") as f:
-                f.write(bundle_source(opts.lang, progs))
-            failed_line = None
-            built = []
-            for variant, flags in (("cuda", ["--target", "cuda"]), ("grid", ["--target", "cuda", "--grid-barriers"])):
-                exe = os.path.join(staging, f"{name}.{variant}")
-                r = run_cmd([tools.pgpu, "compile", *flags, src, "-o", exe], 1800)
-                if r.rc != 0:
-                    failed_line = r.line or -1
-                    print(f"{name}: {variant} compile fails: {r.msg}", flush=True)
-                    break
-                if shutil.which("strip"):
-                    subprocess.run(["strip", exe], check=False)
-                built.append((variant, exe))
-            if failed_line is None:
-                break
-            # Drop the program that holds the failing line (or all on no line).
-            if failed_line < 0:
-                group = []
-                break
-            with open(src) as f:
-                lines = f.read().splitlines()
-            owner = 0
-            for i, l in enumerate(lines[:failed_line]):
-                m = re.match(r"// ---- program (\d+)", l)
-                if m:
-                    owner = int(m.group(1))
-            print(f"{name}: dropping program seed {group[owner][0]} (compile error)", flush=True)
-            group = group[:owner] + group[owner + 1:]
+        group, built, _ = compile_bundle(tools, opts.lang, enabled, valid[b:b + opts.bundle], name, staging,
+                                         variants, strip=True)
         if not group:
             continue
         bundles.append(name)
