@@ -657,13 +657,16 @@ def build(opts):
         valid.append((seed, refs))
     print(f"{len(valid)} programs run under the interpreter ({skipped} skipped: the interpreter fails)")
     variants = [("cuda", ["--target", "cuda"]), ("grid", ["--target", "cuda", "--grid-barriers"])]
-    for b in range(0, len(valid), opts.bundle):
+
+    def build_bundle(b):
+        """Compiles bundle `b` and runs its cases on the CPU device: (name
+        or None, [case])."""
         name = f"bundle{b // opts.bundle:03d}"
         group, built, _ = compile_bundle(tools, opts.lang, enabled, valid[b:b + opts.bundle], name, staging,
                                          variants, strip=True)
         if not group:
-            continue
-        bundles.append(name)
+            return None, []
+        bundle_cases = []
         for i, (seed, refs) in enumerate(group):
             for args, ref in refs:
                 full = f"{i} {args}".strip()
@@ -671,7 +674,16 @@ def build(opts):
                 for variant, exe in built:
                     r = run_cmd([exe, "--device", "cpu", *full.split()], 120)
                     case["cpu"][variant] = r.rc == ref.rc and r.out == ref.out
-                cases.append(case)
+                bundle_cases.append(case)
+        return name, bundle_cases
+
+    # Bundles compile independently: one per worker (a machine with many
+    # cores builds a batch in minutes).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        for name, bundle_cases in pool.map(build_bundle, range(0, len(valid), opts.bundle)):
+            if name is not None:
+                bundles.append(name)
+                cases.extend(bundle_cases)
     archive = os.path.join(opts.dir, "bundles.tar.xz")
     with tarfile.open(archive, "w:xz") as tar:
         for name in bundles:
@@ -707,12 +719,16 @@ def check(opts):
     def run_one(run):
         case, variant = run
         exe = os.path.join(tmp, f"{case['bundle']}.{variant}")
-        return run_cmd([exe, "--device", opts.device, *case["args"].split()], opts.timeout)
+        start = time.monotonic()
+        r = run_cmd([exe, "--device", opts.device, *case["args"].split()], opts.timeout)
+        return r, time.monotonic() - start
 
     # Processes share the GPU: several at once hide each one's start-up
     # (driver initialization, module loading), which dominates small cases.
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        results = list(pool.map(run_one, runs))
+        timed = list(pool.map(run_one, runs))
+    results = [r for r, _ in timed]
+    seconds = sorted(t for _, t in timed)
     for (case, variant), r in zip(runs, results):
         if r.rc == case["status"] and r.out == case["stdout"]:
             continue
@@ -731,6 +747,9 @@ def check(opts):
           f"{len(seeds)} programs, seeds {seeds[0] if seeds else '?'}..{seeds[-1] if seeds else '?'}, device {opts.device})")
     for where, n in failures.items():
         print(f"  {n} mismatches {where}")
+    if seconds:
+        print(f"seconds per run: median {seconds[len(seconds) // 2]:.2f}, max {seconds[-1]:.2f}, "
+              f"{opts.jobs} at once")
     return 1 if bad else 0
 
 

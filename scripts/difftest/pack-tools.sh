@@ -1,0 +1,33 @@
+#!/bin/sh
+# Packs the release tools for a machine without LLVM (the GPU machine):
+#
+#   scripts/difftest/pack-tools.sh BINDIR TARBALL [TOOL...]
+#
+# BINDIR holds the tools (default: pgpu) and libpgpu_runtime.a
+# (target/release). The tarball gets them stripped, and in lib/ every
+# shared library they load except the C library's own (libLLVM, libz3,
+# libxml2, the C++ library, ...), for LD_LIBRARY_PATH. pgpu alone packs
+# into about 50 MiB, under the device tool's 64 MiB; pgpu-opt (needed by
+# sweep.py, not by runner.py build) adds 30 MiB.
+set -eu
+src=$1
+tarball=$2
+shift 2
+tools=${*:-pgpu}
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir "$stage/lib"
+for tool in $tools; do
+    strip -o "$stage/$tool" "$src/$tool"
+done
+strip --strip-debug -o "$stage/libpgpu_runtime.a" "$src/libpgpu_runtime.a"
+for tool in $tools; do
+    ldd "$src/$tool" | awk '/=> \// { print $3 }'
+done | sort -u | while read -r lib; do
+    case $(basename "$lib") in
+        libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux* | libresolv.so*) ;;
+        *) cp -L "$lib" "$stage/lib/" ;;
+    esac
+done
+XZ_OPT="-9 -T0" tar -cJf "$tarball" -C "$stage" .
+du -h "$tarball"
