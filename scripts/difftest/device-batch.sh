@@ -4,13 +4,20 @@
 #
 #   scripts/difftest/device-batch.sh TOOLS OUT SPEC...
 #
-# TOOLS is a tarball (scripts/difftest/pack-tools.sh) with pgpu, pgpu-opt,
+# TOOLS is a tarball (scripts/difftest/pack-tools.sh) with pgpu,
 # libpgpu_runtime.a and the shared libraries pgpu needs (lib/); OUT the
 # folder for the logs; each SPEC is LANG:SEED:COUNT:BUNDLE. For each SPEC
-# it runs `runner.py build` (interpreter, compile, the CPU device) and then
-# `runner.py check` (--device cuda) and writes OUT/LANG-SEED.{build,check}.log.
-# JOBS (default: the cores) builds in parallel; CHECK_JOBS (default 12)
-# executables share the GPU. Exit status 1 when any check failed.
+# it runs `runner.py build` (interpreter, compile, the CPU device) and
+# then `runner.py check` (--device cuda), the check of one batch beside the
+# build of the next (the checks wait on the GPU, the builds use the cores),
+# and writes OUT/LANG-SEED.{build,check}.log.
+#
+# Environment: JOBS builds in parallel (default: the cores); CHECK_JOBS
+# executables share the GPU (default 16 for BSGP, 6 for Fork: a Fork
+# executable with block kernels reserves 17 GiB of stack); CHECK_ARGS goes
+# to every check (e.g. --variants alternate); BUDGET seconds from the
+# start, after which checks start no run (their summaries count what ran).
+# Exit status 1 when any build or check failed.
 set -u
 tools=$1
 out=$2
@@ -24,7 +31,23 @@ export PGPU="$bin/pgpu" PGPU_OPT="$bin/pgpu-opt"
 export CUDA_CACHE_PATH="$bin/cuda-cache" CUDA_CACHE_MAXSIZE=4294967296
 "$PGPU" --version > "$out/tools.log" 2>&1 || { cat "$out/tools.log"; exit 2; }
 jobs=${JOBS:-$(nproc)}
-status=0
+until=0
+[ -n "${BUDGET:-}" ] && until=$(($(date +%s) + BUDGET))
+status_file="$out/.failed"
+rm -f "$status_file"
+
+# check LANG DIR LOG: one batch on the GPU, then its directory goes.
+check() {
+    case $1 in fork) check_jobs=${CHECK_JOBS:-6} ;; *) check_jobs=${CHECK_JOBS:-16} ;; esac
+    start=$(date +%s)
+    # shellcheck disable=SC2086 # CHECK_ARGS is a list of flags
+    python3 -u "$here/runner.py" check "$2" --jobs "$check_jobs" --until "$until" ${CHECK_ARGS:-} \
+        > "$3.check.log" 2>&1 || touch "$status_file"
+    echo "$(basename "$3"): check $(($(date +%s) - start)) s" >> "$out/times.log"
+    rm -rf "$2"
+}
+
+checking=
 for spec in "$@"; do
     IFS=: read -r lang seed count bundle <<EOF
 $spec
@@ -33,13 +56,16 @@ EOF
     log="$out/$lang-$seed"
     start=$(date +%s)
     python3 -u "$here/runner.py" build "$dir" --lang "$lang" --seed "$seed" --count "$count" \
-        --bundle "$bundle" --jobs "$jobs" > "$log.build.log" 2>&1 || status=1
-    mid=$(date +%s)
-    python3 -u "$here/runner.py" check "$dir" --jobs "${CHECK_JOBS:-12}" > "$log.check.log" 2>&1 || status=1
-    end=$(date +%s)
-    echo "$spec: build $((mid - start)) s, check $((end - mid)) s" | tee -a "$out/times.log"
-    tail -n 3 "$log.build.log"
-    tail -n 4 "$log.check.log"
-    rm -rf "$dir"
+        --bundle "$bundle" --jobs "$jobs" > "$log.build.log" 2>&1 || touch "$status_file"
+    echo "$lang-$seed: build $(($(date +%s) - start)) s" >> "$out/times.log"
+    [ -n "$checking" ] && wait "$checking"
+    check "$lang" "$dir" "$log" &
+    checking=$!
 done
-exit $status
+[ -n "$checking" ] && wait "$checking"
+cat "$out/times.log"
+for log in "$out"/*.build.log "$out"/*.check.log; do
+    echo "== $(basename "$log")"
+    grep -v '^  \(expected\|got\)' "$log" | tail -n 4
+done
+[ ! -e "$status_file" ]

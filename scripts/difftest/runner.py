@@ -712,12 +712,19 @@ def check(opts):
     for name in os.listdir(tmp):
         os.chmod(os.path.join(tmp, name), 0o755)
     failures = collections.Counter()
-    runs = [(case, variant) for case in expected["cases"] for variant in ("cuda", "grid")
-            if os.path.exists(os.path.join(tmp, f"{case['bundle']}.{variant}"))]
-    total = len(runs)
+    runs = []
+    for index, case in enumerate(expected["cases"]):
+        variants = [v for v in ("cuda", "grid") if os.path.exists(os.path.join(tmp, f"{case['bundle']}.{v}"))]
+        if opts.variants == "alternate" and variants:
+            # A program's cases take turns, so that a program of two or
+            # more cases runs split and --grid-barriers both.
+            variants = [variants[index % len(variants)]]
+        runs.extend((case, variant) for variant in variants)
 
     def run_one(run):
         case, variant = run
+        if opts.until and time.time() >= opts.until:
+            return None, 0.0
         exe = os.path.join(tmp, f"{case['bundle']}.{variant}")
         start = time.monotonic()
         r = run_cmd([exe, "--device", opts.device, *case["args"].split()], opts.timeout)
@@ -727,8 +734,14 @@ def check(opts):
     # (driver initialization, module loading), which dominates small cases.
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         timed = list(pool.map(run_one, runs))
-    results = [r for r, _ in timed]
-    seconds = sorted(t for _, t in timed)
+    # Runs the deadline (--until) left out do not count.
+    done = [(run, r, t) for run, (r, t) in zip(runs, timed) if r is not None]
+    left_out = len(runs) - len(done)
+    runs = [run for run, _, _ in done]
+    results = [r for _, r, _ in done]
+    seconds = sorted(t for _, _, t in done)
+    total = len(runs)
+    checked = {case["seed"] for case, _ in runs}
     for (case, variant), r in zip(runs, results):
         if r.rc == case["status"] and r.out == case["stdout"]:
             continue
@@ -744,7 +757,10 @@ def check(opts):
     bad = sum(failures.values())
     seeds = expected.get("seeds", [])
     print(f"{total - bad} of {total} runs agree with the interpreter ({expected['lang']}, "
-          f"{len(seeds)} programs, seeds {seeds[0] if seeds else '?'}..{seeds[-1] if seeds else '?'}, device {opts.device})")
+          f"{len(checked)} programs run, seeds {seeds[0] if seeds else '?'}..{seeds[-1] if seeds else '?'}, "
+          f"device {opts.device})")
+    if left_out:
+        print(f"  {left_out} runs left out: the deadline (--until) passed")
     for where, n in failures.items():
         print(f"  {n} mismatches {where}")
     if seconds:
@@ -799,6 +815,10 @@ def main(argv=None):
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--timeout", type=int, default=120)
     p.add_argument("--jobs", type=int, default=8, help="executables run at once (they share the GPU)")
+    p.add_argument("--variants", default="all", choices=["all", "alternate"],
+                   help="every case on both executables, or each case on one, in turn")
+    p.add_argument("--until", type=float, default=0,
+                   help="start no run after this time (seconds since the epoch); those left out are counted")
     opts = parser.parse_args(argv)
     if opts.command == "run":
         gen = generator(opts.lang)

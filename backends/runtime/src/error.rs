@@ -7,7 +7,10 @@
 //! `pgpu runtime: error: MESSAGE` on stderr and exits the process with
 //! status 1. A kernel fault ([`RtError::Kernel`]) is printed as its
 //! source-located report instead. Only the first failing thread prints; others that fail at the
-//! same time wait for the exit.
+//! same time wait for the exit. The exit is `_exit`: no `atexit` handler
+//! runs, because the CUDA driver's tear down of its contexts there races
+//! with the program's other threads (a Fork task that still launches
+//! kernels), which then die with SIGSEGV instead of the status 1 reported.
 
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -123,7 +126,14 @@ pub fn fatal(message: &str) -> ! {
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "{message}");
     let _ = stderr.flush();
-    std::process::exit(1)
+    // SAFETY: ends the process; stdout and stderr were flushed above, and
+    // the program's output goes through Rust's stdout only.
+    unsafe { _exit(1) }
+}
+
+unsafe extern "C" {
+    /// POSIX's `_exit`: ends the process without running `atexit` handlers.
+    fn _exit(status: std::ffi::c_int) -> !;
 }
 
 /// Reports `error` as `pgpu runtime: error: ...` (a kernel fault as its
