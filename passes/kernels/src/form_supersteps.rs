@@ -19,7 +19,10 @@
 //!    with the code before it and its result is a value of that superstep
 //!    used by the next (Figure 3b); consecutive ones share a superstep unless
 //!    one uses another's result or a rank-changing thread primitive comes
-//!    first. Empty supersteps are dropped (two barriers in a row are one).
+//!    first. Empty supersteps are dropped (two barriers in a row are one),
+//!    except an empty one before a `rank_reassigned` superstep that follows
+//!    a thread primitive or starts the body (its ranks change once, from
+//!    the ranks before it).
 //! 3. **values across supersteps**. Every value defined in one superstep and
 //!    used in a later one becomes a result of its superstep (yielded), and
 //!    the later uses read that result. Deciding which of them are saved,
@@ -296,8 +299,11 @@ fn plan(body: Blk) -> (Vec<Step>, Vec<Op>) {
     // A superstep that starts after a thread primitive and a rank
     // reassignment would see the ranks change twice, but its loads by old
     // rank undo one change only: an empty superstep between takes the
-    // primitive's change (saved values move to the new ranks there).
-    let mut planned: Vec<Step> = Vec::with_capacity(steps.len());
+    // primitive's change (saved values move to the new ranks there). A
+    // reassignment before any thread code (everything before the barrier
+    // was uniform and stayed outside) gets an empty superstep first too,
+    // so that its new ranks are computed like any other's.
+    let mut planned: Vec<Step> = Vec::with_capacity(steps.len() + 1);
     for step in steps {
         let after_primitive = planned.last().is_some_and(|previous| {
             previous
@@ -305,7 +311,7 @@ fn plan(body: Blk) -> (Vec<Step>, Vec<Op>) {
                 .iter()
                 .any(|op| THREAD_PRIMITIVES.contains(&op.name().as_str()))
         });
-        if step.reassigned_by.is_some() && after_primitive {
+        if step.reassigned_by.is_some() && (after_primitive || planned.is_empty()) {
             planned.push(Step::default());
         }
         planned.push(step);
@@ -316,12 +322,6 @@ fn plan(body: Blk) -> (Vec<Step>, Vec<Op>) {
 /// Builds the supersteps of `spawn` (steps 2 and 3).
 fn split(spawn: Op, body: Blk) -> Result<(), PassFailure> {
     let (steps, barriers) = plan(body);
-    if let Some(barrier) = steps.first().and_then(|step| step.reassigned_by) {
-        return Err(emit_error(
-            barrier.melior_location(),
-            "ranks are reassigned before any code of the spawn ran: remove the leading barrier",
-        ));
-    }
     let step_of: HashMap<Op, usize> = steps
         .iter()
         .enumerate()
