@@ -152,3 +152,15 @@ def write_output(path, text):
             out.write(text)
     else:
         sys.stdout.write(text)
+
+
+def arg_index(base, k):
+    """The index of a generated main's k-th `argi`: `base` is a number (the
+    arguments start there) or the name of main's parameter that holds
+    where they start (a bundle that runs several cases in one process)."""
+    return str(base + k) if isinstance(base, int) else f"{base} + {k}"
+
+
+def main_params(base):
+    """The parameter list of a generated main (see `arg_index`)."""
+    return "" if isinstance(base, int) else f"int {base}"

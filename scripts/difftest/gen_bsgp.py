@@ -42,7 +42,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Program, Rng, cli, header_lines  # noqa: E402
+from common import Program, Rng, arg_index, cli, header_lines, main_params  # noqa: E402
 
 LIM = 10000  # every int variable stays within +-LIM (or is marked huge)
 MOD = 10007
@@ -1440,10 +1440,10 @@ class BsgpGenerator:
         m0 = rng.int(1, 3)
         a = arg_base
         main = [
-            f"int {prefix}main() {{",
-            f"  int n = argi({a}, {n0});",
-            f"  int m = argi({a + 1}, {m0});",
-            f"  int z = argi({a + 2}, 1);",
+            f"int {prefix}main({main_params(a)}) {{",
+            f"  int n = argi({arg_index(a, 0)}, {n0});",
+            f"  int m = argi({arg_index(a, 1)}, {m0});",
+            f"  int z = argi({arg_index(a, 2)}, 1);",
             "  if (n < 0) n = 0;",
             "  if (n > 64) n = 64;",
             "  if (m < 0) m = 0;",

@@ -41,7 +41,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Program, Rng, cli, header_lines  # noqa: E402
+from common import Program, Rng, arg_index, cli, header_lines, main_params  # noqa: E402
 
 LIM = 10000
 MOD = 10007
@@ -905,9 +905,9 @@ class ForkGenerator:
             lines.extend(f)
             lines.append("")
         main = [
-            f"int {prefix}main() {{",
-            f"  int p = argi({a}, {p0});",
-            f"  int q = argi({a + 1}, {q0});",
+            f"int {prefix}main({main_params(a)}) {{",
+            f"  int p = argi({arg_index(a, 0)}, {p0});",
+            f"  int q = argi({arg_index(a, 1)}, {q0});",
             "  if (p < 1) p = 1;",
             f"  if (p > {MAXP // 2}) p = {MAXP // 2};",
             "  if (q < 1) q = 1;",

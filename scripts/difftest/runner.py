@@ -564,20 +564,49 @@ def run_all(opts, programs):
 # ---------------------------------------------------------------------------
 
 
+# A bundle's main runs one program (`argi(0)`, its arguments from 1) or,
+# when its first argument is MULTI_CASE + N, N cases in turn: each is the
+# program's index and its arguments (the bundle's width of them), and
+# each ends with CASE_END and its program's status on stdout.
+MULTI_CASE = 1000000
+CASE_END = "@@difftest-case-end"
+
+
 def bundle_source(lang, programs):
-    """One source that holds every program (renamed with a prefix) and a
-    main that runs program argi(0)."""
+    """One source that holds every program (renamed with a prefix, their
+    arguments from main's `base`) and a main that runs them (MULTI_CASE)."""
+    width = bundle_width(programs)
     parts = []
     for i, p in enumerate(programs):
         parts.append(f"// ---- program {i}: seed {p.seed}")
         parts.extend(l for l in p.source.splitlines() if not l.startswith("// difftest-"))
-    parts.append("int main() {")
-    parts.append("  int which = argi(0, 0);")
+    parts += [
+        "int main() {",
+        "  int first = argi(0, 0);",
+        "  int cases = 1;",
+        "  int pos = 0;",
+        "  int multi = 0;",
+        f"  if (first >= {MULTI_CASE}) {{ multi = 1; cases = first - {MULTI_CASE}; pos = 1; }}",
+        "  int status = 99;",
+        "  for (int c = 0; c < cases; c++) {",
+        "    int which = argi(pos, 0);",
+        "    status = 99;",
+    ]
     for i, _ in enumerate(programs):
-        parts.append(f"  if (which == {i}) return b{i}_main();")
-    parts.append("  return 99;")
-    parts.append("}")
+        parts.append(f"    if (which == {i}) status = b{i}_main(pos + 1);")
+    parts += [
+        f'    if (multi == 1) printf("{CASE_END} %d\\n", status);',
+        f"    pos = pos + 1 + {width};",
+        "  }",
+        "  return status;",
+        "}",
+    ]
     return "\n".join(parts) + "\n"
+
+
+def bundle_width(programs):
+    """How many arguments each case of a bundle passes in multi-case runs."""
+    return max((len(a) for p in programs for a in p.arg_sets), default=0)
 
 
 def interpret_generated(tools, lang, enabled, seed):
@@ -600,7 +629,7 @@ def compile_bundle(tools, lang, enabled, group, name, staging, variants, strip=F
     gen = generator(lang)
     dropped = []
     while group:
-        progs = [gen().generate(seed, enabled, prefix=f"b{i}_", arg_base=1) for i, (seed, *_) in enumerate(group)]
+        progs = [gen().generate(seed, enabled, prefix=f"b{i}_", arg_base="base") for i, (seed, *_) in enumerate(group)]
         src = os.path.join(staging, name + "." + lang)
         with open(src, "w") as f:
             f.write(bundle_source(lang, progs))
@@ -691,8 +720,11 @@ def build(opts):
                 path = os.path.join(staging, f"{name}.{variant}")
                 if os.path.exists(path):
                     tar.add(path, arcname=f"{name}.{variant}")
+    widths = {}
+    for case in cases:
+        widths[case["bundle"]] = max(widths.get(case["bundle"], 0), len(case["args"].split()) - 1)
     with open(os.path.join(opts.dir, "expected.json"), "w") as f:
-        json.dump({"lang": opts.lang, "seeds": seeds, "cases": cases}, f)
+        json.dump({"lang": opts.lang, "seeds": seeds, "cases": cases, "widths": widths}, f)
     shutil.rmtree(staging, ignore_errors=True)
     size = os.path.getsize(archive) + os.path.getsize(os.path.join(opts.dir, "expected.json"))
     cpu_bad = sum(1 for c in cases for ok in c["cpu"].values() if not ok)
@@ -721,25 +753,65 @@ def check(opts):
             variants = [variants[index % len(variants)]]
         runs.extend((case, variant) for variant in variants)
 
-    def run_one(run):
+    # Cases that pass their bundle's full width of arguments and exit with
+    # 0 run --multi at a time in one process (a process's start-up, the
+    # CUDA context and the module, costs more than most cases); the rest,
+    # and every case of a multi-case process that failed, run alone.
+    widths = expected.get("widths", {})
+    items = []
+    grouped = collections.defaultdict(list)
+    for case, variant in runs:
+        width = widths.get(case["bundle"])
+        if opts.multi > 1 and width is not None and case["status"] == 0 and len(case["args"].split()) == width + 1:
+            grouped[(case["bundle"], variant)].append((case, variant))
+        else:
+            items.append([(case, variant)])
+    for group in grouped.values():
+        items += [group[i:i + opts.multi] for i in range(0, len(group), opts.multi)]
+
+    def run_alone(run):
         case, variant = run
-        if opts.until and time.time() >= opts.until:
-            return None, 0.0
         exe = os.path.join(tmp, f"{case['bundle']}.{variant}")
+        return run_cmd([exe, "--device", opts.device, *case["args"].split()], opts.timeout)
+
+    def run_item(item):
+        """[(run, Result or None when the deadline passed)] and the seconds
+        of each process."""
+        if opts.until and time.time() >= opts.until:
+            return [(run, None) for run in item], []
         start = time.monotonic()
-        r = run_cmd([exe, "--device", opts.device, *case["args"].split()], opts.timeout)
-        return r, time.monotonic() - start
+        if len(item) == 1:
+            result = run_alone(item[0])
+            return [(item[0], result)], [time.monotonic() - start]
+        case, variant = item[0]
+        exe = os.path.join(tmp, f"{case['bundle']}.{variant}")
+        args = [str(MULTI_CASE + len(item))] + [a for c, _ in item for a in c["args"].split()]
+        r = run_cmd([exe, "--device", opts.device, *args], opts.timeout * 2)
+        pieces = re.split(CASE_END + r" (-?\d+)\n", r.out)
+        if r.failed() or len(pieces) != 2 * len(item) + 1 or pieces[-1]:
+            seconds = [time.monotonic() - start]
+            results = []
+            for run in item:
+                start = time.monotonic()
+                results.append((run, run_alone(run)))
+                seconds.append(time.monotonic() - start)
+            return results, seconds
+        results = [(run, Result(int(pieces[2 * i + 1]) & 255, pieces[2 * i], ""))
+                   for i, run in enumerate(item)]
+        return results, [time.monotonic() - start]
 
     # Processes share the GPU: several at once hide each one's start-up
     # (driver initialization, module loading), which dominates small cases.
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        timed = list(pool.map(run_one, runs))
+        done_items = list(pool.map(run_item, items))
+    timed = [(run, r) for results, _ in done_items for run, r in results]
+    processes = [t for _, seconds in done_items for t in seconds]
     # Runs the deadline (--until) left out do not count.
-    done = [(run, r, t) for run, (r, t) in zip(runs, timed) if r is not None]
-    left_out = len(runs) - len(done)
-    runs = [run for run, _, _ in done]
-    results = [r for _, r, _ in done]
-    seconds = sorted(t for _, _, t in done)
+    done = [(run, r) for run, r in timed if r is not None]
+    left_out = len(timed) - len(done)
+    runs = [run for run, _ in done]
+    results = [r for _, r in done]
+    seconds = sorted(processes)
     total = len(runs)
     checked = {case["seed"] for case, _ in runs}
     for (case, variant), r in zip(runs, results):
@@ -764,8 +836,8 @@ def check(opts):
     for where, n in failures.items():
         print(f"  {n} mismatches {where}")
     if seconds:
-        print(f"seconds per run: median {seconds[len(seconds) // 2]:.2f}, max {seconds[-1]:.2f}, "
-              f"{opts.jobs} at once")
+        print(f"{len(seconds)} processes for {total} runs; seconds per process: median "
+              f"{seconds[len(seconds) // 2]:.2f}, max {seconds[-1]:.2f}, {opts.jobs} at once")
     return 1 if bad else 0
 
 
@@ -815,6 +887,8 @@ def main(argv=None):
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--timeout", type=int, default=120)
     p.add_argument("--jobs", type=int, default=8, help="executables run at once (they share the GPU)")
+    p.add_argument("--multi", type=int, default=25,
+                   help="cases of one executable run in one process, at most (1: each alone)")
     p.add_argument("--variants", default="all", choices=["all", "alternate"],
                    help="every case on both executables, or each case on one, in turn")
     p.add_argument("--until", type=float, default=0,

@@ -196,3 +196,28 @@ func.func @main() -> i32 {
   %ok = arith.constant 0 : i32
   return %ok : i32
 }
+
+// -----
+
+// A rank reassignment before any thread code (what came before the
+// barrier was uniform and is outside the spawn) gets an empty superstep
+// first, from whose ranks the new ones are computed.
+// CHECK-LABEL: func.func @leading_reassignment
+// CHECK: pgpu.spawn
+// CHECK-NEXT: pgpu.superstep {
+// CHECK-NEXT: }
+// CHECK-NEXT: pgpu.superstep rank_reassigned {
+// CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
+// CHECK-NEXT: pgpu.set_oldrank %[[R]]
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+func.func @leading_reassignment(%n: index, %out: memref<?xindex>) {
+  pgpu.spawn %n {
+    pgpu.barrier rank_reassigned
+    %r = pgpu.rank : index
+    pgpu.set_oldrank %r
+    memref.store %r, %out[%r] : memref<?xindex>
+  }
+  return
+}

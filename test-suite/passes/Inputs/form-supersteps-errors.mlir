@@ -13,19 +13,6 @@ func.func @caller(%n: index) {
 
 // -----
 
-// Ranks cannot be reassigned before any code ran.
-func.func @leading(%n: index) {
-  pgpu.spawn %n {
-    // expected-error @+1 {{ranks are reassigned before any code of the spawn ran: remove the leading barrier}}
-    pgpu.barrier rank_reassigned
-    %r = pgpu.rank : index
-    pgpu.set_oldrank %r
-  }
-  return
-}
-
-// -----
-
 // Two branches of a par cannot both reassign ranks at aligned barriers.
 func.func @two_reassignments(%n: index) {
   pgpu.spawn %n {
