@@ -202,22 +202,32 @@ func.func @main() -> i32 {
 // A rank reassignment before any thread code (what came before the
 // barrier was uniform and is outside the spawn) gets an empty superstep
 // first, from whose ranks the new ones are computed.
-// CHECK-LABEL: func.func @leading_reassignment
+// CHECK-LABEL: func.func @main
 // CHECK: pgpu.spawn
 // CHECK-NEXT: pgpu.superstep {
 // CHECK-NEXT: }
 // CHECK-NEXT: pgpu.superstep rank_reassigned {
 // CHECK-NEXT: %[[R:.*]] = pgpu.rank : index
-// CHECK-NEXT: pgpu.set_oldrank %[[R]]
-// CHECK-NEXT: memref.store
+// CHECK: pgpu.set_oldrank
+// CHECK: memref.store
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-func.func @leading_reassignment(%n: index, %out: memref<?xindex>) {
-  pgpu.spawn %n {
+func.func @main() -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %out = memref.alloc(%c4) : memref<?xindex>
+  pgpu.spawn %c4 {
     pgpu.barrier rank_reassigned
     %r = pgpu.rank : index
-    pgpu.set_oldrank %r
-    memref.store %r, %out[%r] : memref<?xindex>
+    %r1 = arith.addi %r, %c1 : index
+    %old = arith.remui %r1, %c4 : index
+    pgpu.set_oldrank %old
+    memref.store %old, %out[%r] : memref<?xindex>
   }
-  return
+  %v = memref.load %out[%c0] : memref<?xindex>
+  %w = arith.index_cast %v : index to i32
+  pgpu.printf "%d\n"(%w) : i32
+  %ok = arith.constant 0 : i32
+  return %ok : i32
 }
