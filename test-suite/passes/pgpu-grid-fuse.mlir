@@ -14,7 +14,10 @@
 // CHECK: %[[N:.*]] = arith.constant 4 : index
 // CHECK: %[[MAX:.*]] = pgpu.grid_capacity : index
 // CHECK-NEXT: %[[FITS:.*]] = arith.cmpi ule, %[[N]], %[[MAX]] : index
-// CHECK-NEXT: scf.if %[[FITS]] {
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[GRID:.*]] = arith.cmpi ugt, %[[MAX]], %[[ZERO]] : index
+// CHECK-NEXT: %[[USE_GRID:.*]] = arith.andi %[[FITS]], %[[GRID]] : i1
+// CHECK-NEXT: scf.if %[[USE_GRID]] {
 // CHECK-NEXT: pgpu.spawn grid %[[N]] {
 // CHECK: pgpu.barrier
 // CHECK: } else {
@@ -25,9 +28,12 @@
 // BOUND: %[[N:.*]] = arith.constant 4 : index
 // BOUND: %[[MAX:.*]] = pgpu.grid_capacity : index
 // BOUND-NEXT: %[[FITS:.*]] = arith.cmpi ule, %[[N]], %[[MAX]] : index
+// BOUND-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// BOUND-NEXT: %[[GRID:.*]] = arith.cmpi ugt, %[[MAX]], %[[ZERO]] : index
+// BOUND-NEXT: %[[USE_GRID:.*]] = arith.andi %[[FITS]], %[[GRID]] : i1
 // BOUND-NEXT: %[[EIGHT:.*]] = arith.constant 8 : index
 // BOUND-NEXT: %[[BOUNDED:.*]] = arith.cmpi ule, %[[N]], %[[EIGHT]] : index
-// BOUND-NEXT: %[[BOTH:.*]] = arith.andi %[[FITS]], %[[BOUNDED]] : i1
+// BOUND-NEXT: %[[BOTH:.*]] = arith.andi %[[USE_GRID]], %[[BOUNDED]] : i1
 // BOUND-NEXT: scf.if %[[BOTH]] {
 // BOUND-NEXT: pgpu.spawn grid %[[N]] {
 // SPLIT-LABEL: func.func @main

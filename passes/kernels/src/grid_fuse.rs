@@ -20,7 +20,10 @@
 //! ```mlir
 //! %max = pgpu.grid_capacity : index
 //! %fits = arith.cmpi ule, %n, %max
-//! scf.if %fits {
+//! %zero = arith.constant 0 : index
+//! %grid = arith.cmpi ugt, %max, %zero   // a device with grid barriers
+//! %run_grid = arith.andi %fits, %grid
+//! scf.if %run_grid {
 //!   pgpu.spawn grid %n { ...barriers are grid barriers... }
 //! } else {
 //!   pgpu.spawn %n { ...split into kernels as usual... }
@@ -30,7 +33,9 @@
 //! Synchronous, grid and block spawns are left alone.
 //! Superstep formation and kernel splitting leave `grid` spawns alone:
 //! `pgpu-offload-kernels` launches each as one cooperative kernel. The
-//! capacity is 0 on the CPU device (which then runs the split version) and
+//! capacity is 0 on the CPU device (which then runs the split version, also
+//! for a count of 0: `0 <= 0` alone sent it to the grid kernel, which
+//! the CPU device refuses) and
 //! multiprocessors x `GRID_THREADS_PER_SM` on a CUDA device (the grid
 //! kernels are compiled to fit that many threads per multiprocessor). A
 //! nonzero `max-threads` also bounds the count (e.g. to try the split
@@ -126,17 +131,21 @@ fn fusable(spawn: Op) -> bool {
         })
 }
 
-/// Wraps `spawn` in `scf.if (count <= capacity) { grid copy } else {
-/// spawn }`, with `count <= max_threads` too when that is nonzero.
+/// Wraps `spawn` in `scf.if (count <= capacity && capacity > 0) { grid
+/// copy } else { spawn }`, with `count <= max_threads` too when that is
+/// nonzero.
 fn version(spawn: Op, max_threads: u64) -> Result<(), PassFailure> {
     let host = Builder::before(spawn);
     let count = spawn.operand(0);
+    let i1 = host.parse_type("i1")?;
     let capacity = host.value("pgpu.grid_capacity", &[], host.index_type(), &[])?;
-    let mut fits = host.cmpi(7, count, capacity)?;
+    let fits = host.cmpi(7, count, capacity)?;
+    let zero = host.index(0)?;
+    let has_grid_barriers = host.cmpi(8, capacity, zero)?;
+    let mut fits = host.value("arith.andi", &[fits, has_grid_barriers], i1, &[])?;
     if max_threads > 0 {
         let limit = host.index(i64::try_from(max_threads).unwrap_or(i64::MAX))?;
         let bounded = host.cmpi(7, count, limit)?;
-        let i1 = host.parse_type("i1")?;
         fits = host.value("arith.andi", &[fits, bounded], i1, &[])?;
     }
     let (_, then_yield, else_yield) = host.if_op(fits, &[], true)?;
