@@ -17,7 +17,11 @@
 # executable with block kernels reserves 17 GiB of stack); CHECK_ARGS goes
 # to every check (e.g. --variants alternate); BUDGET seconds from the
 # start, after which checks start no run (their summaries count what ran).
-# Exit status 1 when any build or check failed.
+# SWEEPS (e.g. "bsgp:300000:100000 fork:400000:100000") runs sweep.py on
+# the cores beside the batches (--no-replay, --extra-every 3, SWEEP_JOBS
+# units at once, default 6, until BUDGET), logging to
+# OUT/sweep-LANG-SEED.jsonl; rerun their findings here with runner.py.
+# Exit status 1 when any build, check or sweep failed.
 set -u
 tools=$1
 out=$2
@@ -47,6 +51,21 @@ check() {
     rm -rf "$2"
 }
 
+PGPU_TOOLS_VERSION=$(cat "$bin/version.txt" 2>/dev/null || echo unknown)
+export PGPU_TOOLS_VERSION
+sweeping=
+for sweep in ${SWEEPS:-}; do
+    IFS=: read -r lang seed count <<EOF
+$sweep
+EOF
+    minutes=0
+    [ -n "${BUDGET:-}" ] && minutes=$((BUDGET / 60))
+    ( python3 -u "$here/sweep.py" run --lang "$lang" --seed "$seed" --count "$count" --jobs "${SWEEP_JOBS:-6}" \
+        --minutes "$minutes" --extra-every 3 --no-replay --no-reproduce \
+        --log "$out/sweep-$lang-$seed.jsonl" > "$out/sweep-$lang-$seed.log" 2>&1 || touch "$status_file" ) &
+    sweeping="$sweeping $!"
+done
+
 checking=
 for spec in "$@"; do
     IFS=: read -r lang seed count bundle <<EOF
@@ -63,8 +82,14 @@ EOF
     checking=$!
 done
 [ -n "$checking" ] && wait "$checking"
-cat "$out/times.log"
+# shellcheck disable=SC2086 # a list of process ids
+[ -n "$sweeping" ] && wait $sweeping
+for log in "$out"/sweep-*.log; do
+    [ -e "$log" ] && tail -n 1 "$log"
+done
+[ -e "$out/times.log" ] && cat "$out/times.log"
 for log in "$out"/*.build.log "$out"/*.check.log; do
+    [ -e "$log" ] || continue
     echo "== $(basename "$log")"
     grep -v '^  \(expected\|got\)' "$log" | tail -n 4
 done

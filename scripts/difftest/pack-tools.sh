@@ -39,5 +39,7 @@ done | sort -u | while read -r lib; do
         *) cp -L "$lib" "$stage/lib/" ;;
     esac
 done
+# What sweep.py logs as the tools' version (the GPU machine has no git).
+git -C "$(dirname "$0")" describe --always --dirty > "$stage/version.txt" 2>/dev/null || echo unknown > "$stage/version.txt"
 XZ_OPT="-9 -T0" tar -cJf "$tarball" -C "$stage" .
 du -h "$tarball"

@@ -2,7 +2,8 @@
 """Long differential runs of generated programs, in bundles (issue 39).
 
     sweep.py run --lang bsgp|fork --seed S --count N --log LOG
-                 [--minutes M] [--bundle K] [--jobs J] [--extra-every K] [--resume] [--out DIR]
+                 [--minutes M] [--bundle K] [--jobs J] [--extra-every K] [--no-replay]
+                 [--resume] [--out DIR]
     sweep.py summary LOG...
 
 `run` takes the seeds S .. S+N-1 in units of K consecutive seeds. In each
@@ -16,7 +17,8 @@ programs compiles in 68 s, at -O0 in 9 s), and every
 (program, arguments) case of both executables must print what the
 interpreter printed and exit as it did. Each program also replays one
 kernel pipeline under `pgpu-opt --pgpu-check-semantics` (opt-cpu,
-opt-cuda, opt-grid, opt-paper in turn). Bundles amortize what a compile
+opt-cuda, opt-grid, opt-paper in turn; not with `--no-replay`, for the
+GPU machine's copy of pgpu without pgpu-opt). Bundles amortize what a compile
 costs whatever the program (the tool's start-up, the link with the
 runtime library): a BSGP program costs about half of a standalone
 `runner.py run` over the same configurations.
@@ -61,6 +63,8 @@ OPT_ROTATION = ["opt-cpu", "opt-cuda", "opt-grid", "opt-paper"]
 
 
 def tools_version():
+    if os.environ.get("PGPU_TOOLS_VERSION"):
+        return os.environ["PGPU_TOOLS_VERSION"]
     try:
         rev = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"],
                              capture_output=True, text=True, timeout=30).stdout.strip()
@@ -69,9 +73,10 @@ def tools_version():
     return rev or "unknown"
 
 
-def run_unit(tools, lang, enabled, index, seeds, workdir, extra_every=1):
+def run_unit(tools, lang, enabled, index, seeds, workdir, extra_every=1, replay=True):
     """Runs one unit; returns its log record. Every `extra_every`-th unit
-    compiles an EXTRA_EXE configuration beside cpu-O0."""
+    compiles an EXTRA_EXE configuration beside cpu-O0; `replay` replays a
+    pipeline per program under pgpu-opt."""
     started = time.time()
     extra = EXTRA_EXE[(index // extra_every) % len(EXTRA_EXE)] if index % extra_every == 0 else None
     record = {
@@ -118,7 +123,7 @@ def run_unit(tools, lang, enabled, index, seeds, workdir, extra_every=1):
                     got = runner.run_cmd([exe, *run_flags, str(i), *args.split()], 60, cwd=directory)
                     count(config, seed, args, ref, got)
         for seed, refs, program in valid:
-            if seed not in compiled:
+            if seed not in compiled or not replay:
                 continue
             config = OPT_ROTATION[seed % len(OPT_ROTATION)]
             with tempfile.TemporaryDirectory(dir=directory) as tmp:
@@ -133,7 +138,7 @@ def run_unit(tools, lang, enabled, index, seeds, workdir, extra_every=1):
 
 def sweep(opts):
     tools = runner.Tools.from_env()
-    for tool in (tools.pgpu, tools.pgpu_opt):
+    for tool in (tools.pgpu, tools.pgpu_opt) if opts.replay else (tools.pgpu,):
         if not os.path.exists(tool):
             sys.exit(f"sweep: {tool} not found (set PGPU / PGPU_OPT)")
     gen = runner.generator(opts.lang)
@@ -159,7 +164,7 @@ def sweep(opts):
         index, seeds = unit
         if deadline and time.time() > deadline:
             return None
-        record = run_unit(tools, opts.lang, enabled, index, seeds, workdir, max(1, opts.extra_every))
+        record = run_unit(tools, opts.lang, enabled, index, seeds, workdir, max(1, opts.extra_every), opts.replay)
         record["tools"] = version
         with lock:
             with open(opts.log, "a") as f:
@@ -263,6 +268,8 @@ def main(argv=None):
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--bundle", type=int, default=None, help="programs per unit (default 25 BSGP, 5 Fork)")
     p.add_argument("--jobs", type=int, default=2, help="units at once")
+    p.add_argument("--no-replay", dest="replay", action="store_false",
+                   help="no pipeline replays under pgpu-opt (a machine with pgpu only)")
     p.add_argument("--extra-every", type=int, default=1,
                    help="compile the extra configuration (cpu-O3, cuda, cuda-grid in turn) in every K-th unit only")
     p.add_argument("--minutes", type=float, default=0, help="start no unit after this many minutes")
