@@ -54,12 +54,12 @@ check() {
 PGPU_TOOLS_VERSION=$(cat "$bin/version.txt" 2>/dev/null || echo unknown)
 export PGPU_TOOLS_VERSION
 sweeping=
+minutes=0
+[ -n "${BUDGET:-}" ] && minutes=$((BUDGET / 60))
 for sweep in ${SWEEPS:-}; do
     IFS=: read -r lang seed count <<EOF
 $sweep
 EOF
-    minutes=0
-    [ -n "${BUDGET:-}" ] && minutes=$((BUDGET / 60))
     ( python3 -u "$here/sweep.py" run --lang "$lang" --seed "$seed" --count "$count" --jobs "${SWEEP_JOBS:-6}" \
         --minutes "$minutes" --extra-every 3 --no-replay --no-reproduce \
         --log "$out/sweep-$lang-$seed.jsonl" > "$out/sweep-$lang-$seed.log" 2>&1 || touch "$status_file" ) &

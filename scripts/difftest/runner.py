@@ -575,7 +575,8 @@ CASE_END = "@@difftest-case-end"
 def bundle_source(lang, programs):
     """One source that holds every program (renamed with a prefix, their
     arguments from main's `base`) and a main that runs them (MULTI_CASE)."""
-    width = bundle_width(programs)
+    # Every case passes the most arguments any program of the bundle takes.
+    width = max((len(a) for p in programs for a in p.arg_sets), default=0)
     parts = []
     for i, p in enumerate(programs):
         parts.append(f"// ---- program {i}: seed {p.seed}")
@@ -602,11 +603,6 @@ def bundle_source(lang, programs):
         "}",
     ]
     return "\n".join(parts) + "\n"
-
-
-def bundle_width(programs):
-    """How many arguments each case of a bundle passes in multi-case runs."""
-    return max((len(a) for p in programs for a in p.arg_sets), default=0)
 
 
 def interpret_generated(tools, lang, enabled, seed):
@@ -720,11 +716,8 @@ def build(opts):
                 path = os.path.join(staging, f"{name}.{variant}")
                 if os.path.exists(path):
                     tar.add(path, arcname=f"{name}.{variant}")
-    widths = {}
-    for case in cases:
-        widths[case["bundle"]] = max(widths.get(case["bundle"], 0), len(case["args"].split()) - 1)
     with open(os.path.join(opts.dir, "expected.json"), "w") as f:
-        json.dump({"lang": opts.lang, "seeds": seeds, "cases": cases, "widths": widths}, f)
+        json.dump({"lang": opts.lang, "seeds": seeds, "cases": cases}, f)
     shutil.rmtree(staging, ignore_errors=True)
     size = os.path.getsize(archive) + os.path.getsize(os.path.join(opts.dir, "expected.json"))
     cpu_bad = sum(1 for c in cases for ok in c["cpu"].values() if not ok)
@@ -753,16 +746,20 @@ def check(opts):
             variants = [variants[index % len(variants)]]
         runs.extend((case, variant) for variant in variants)
 
-    # Cases that pass their bundle's full width of arguments and exit with
-    # 0 run --multi at a time in one process (a process's start-up, the
-    # CUDA context and the module, costs more than most cases); the rest,
-    # and every case of a multi-case process that failed, run alone.
-    widths = expected.get("widths", {})
+    # Cases that pass their bundle's full width of arguments (the most any
+    # case of it passes: bundle_source) and exit with 0 run --multi at a
+    # time in one process (a process's start-up, the CUDA context and the
+    # module, costs more than most cases); the rest, and every case of a
+    # multi-case process that failed, run alone. (An executable without
+    # multi-case runs returns 99 to one: its cases then run alone.)
+    widths = collections.Counter()
+    for case in expected["cases"]:
+        widths[case["bundle"]] = max(widths[case["bundle"]], len(case["args"].split()))
     items = []
     grouped = collections.defaultdict(list)
     for case, variant in runs:
-        width = widths.get(case["bundle"])
-        if opts.multi > 1 and width is not None and case["status"] == 0 and len(case["args"].split()) == width + 1:
+        full_width = len(case["args"].split()) == widths[case["bundle"]]
+        if opts.multi > 1 and case["status"] == 0 and full_width:
             grouped[(case["bundle"], variant)].append((case, variant))
         else:
             items.append([(case, variant)])
