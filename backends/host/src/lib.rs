@@ -36,7 +36,7 @@ use std::path::Path;
 /// Upstream conversions from host code with our runtime calls to the LLVM
 /// dialect (shared by the CPU and CUDA targets).
 pub const LLVM_LOWERING: &str = "convert-scf-to-cf,arith-expand,expand-strided-metadata,\
-convert-arith-to-llvm,finalize-memref-to-llvm{use-generic-functions=true},convert-math-to-llvm,\
+convert-arith-to-llvm,finalize-memref-to-llvm{use-generic-functions=true},pgpu-relax-atomics{host=true},convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,reconcile-unrealized-casts";
 
@@ -133,7 +133,7 @@ fn gpu_pipeline(checked: bool, block_size: u32, structured: &str, device: &str) 
         "builtin.module(pgpu-offload-kernels{{block-size={block_size}}},pgpu-link-gpu-collectives,\
 pgpu-outline-tasks,pgpu-lower-to-runtime,pgpu-outline-cpu-kernels,{checks}gpu-kernel-outlining,{structured}convert-scf-to-cf,arith-expand,\
 expand-strided-metadata,{device}\
-convert-arith-to-llvm,finalize-memref-to-llvm{{use-generic-functions=true}},convert-math-to-llvm,\
+convert-arith-to-llvm,finalize-memref-to-llvm{{use-generic-functions=true}},pgpu-relax-atomics{{host=true}},convert-math-to-llvm,\
 convert-math-to-libm,convert-index-to-llvm,convert-ub-to-llvm,convert-func-to-llvm,\
 convert-cf-to-llvm,gpu-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
     )

@@ -17,7 +17,9 @@
 //!
 //! * the statement rules of `pgpu-lower-synchronous` (barriers before and
 //!   after every shared write, `seq`, `farm`, a call that writes; Priority
-//!   CRCW claims) with `pgpu.range_barrier` of the group's range;
+//!   CRCW claims; one value from every member: the first member's store,
+//!   or an atomic exchange where the elements differ) with
+//!   `pgpu.range_barrier` of the group's range;
 //! * a split on a uniform condition is an `scf.if`; a split on the rank
 //!   against a uniform bound (`$$ < k`, as `pgpu-lower-groups` recognizes)
 //!   is an `scf.if` on each member's condition whose sides run with the
@@ -100,7 +102,7 @@ use crate::{
     lower_groups::{RankRange, branch_on_uniform_condition, rank_range},
     lower_synchronous::{
         Members, as_atomic_update, as_fetch_and_op, atomic_kind, combine_op, farm,
-        fetch_and_op_kind, first_member_only, is_same_everywhere, resolve_conflicts, sequential,
+        common_write, fetch_and_op_kind, first_member_only, is_same_everywhere, resolve_conflicts, sequential,
     },
     offload_kernels::is_descriptor_global,
     runtime_calls::RuntimeCalls,
@@ -319,6 +321,9 @@ struct Plan {
     /// Shared stores of one value to one element in all members: the
     /// first member writes.
     single_writer: HashSet<Op>,
+    /// Shared stores of one value to elements that members may share: an
+    /// atomic exchange each (Common CRCW).
+    common_writers: HashSet<Op>,
     /// Splits on a rank range.
     ranges: HashMap<Op, RankRange>,
     /// Its shared locals (`pgpu.group.alloc`), which the block version
@@ -339,6 +344,7 @@ impl Plan {
             scan_types: BTreeSet::new(),
             conflicting: HashSet::new(),
             single_writer: HashSet::new(),
+            common_writers: HashSet::new(),
             ranges: HashMap::new(),
             shared_locals: vec![],
             split_callees: BTreeSet::new(),
@@ -437,6 +443,8 @@ impl Plan {
                         plan.globals
                             .insert(format!("__crcw_claim_{name}"), claim_type(target_type));
                         plan.conflicting.insert(op);
+                    } else if !is_own_element(op, function) {
+                        plan.common_writers.insert(op);
                     }
                 }
                 "memref.alloc" | "memref.dealloc" | "memref.copy" | "func.call_indirect" => {
@@ -607,10 +615,14 @@ pub(crate) fn claim_type(target_type: MemRefType) -> String {
 /// Whether the shared store `store` may conflict: not one element per
 /// member, and of a value that may differ between members.
 fn is_conflicting(store: Op, function: Op, is_uniform: &dyn Fn(Val) -> bool) -> bool {
-    let indices = &store.operands()[2..];
-    let own_element = indices.len() == 1 && is_rank_injective(indices[0], function);
     let value = store.operand(0);
-    !own_element && !is_uniform(value) && !is_same_everywhere(value, function)
+    !is_own_element(store, function) && !is_uniform(value) && !is_same_everywhere(value, function)
+}
+
+/// Whether each member's `store` writes an element of its own.
+fn is_own_element(store: Op, function: Op) -> bool {
+    let indices = &store.operands()[2..];
+    indices.len() == 1 && is_rank_injective(indices[0], function)
 }
 
 /// Whether `op` is inside a `pgpu.seq` or `pgpu.farm` of `function`.
@@ -690,6 +702,7 @@ struct BlockVersion {
     function: Op,
     conflicting: HashSet<Op>,
     single_writer: HashSet<Op>,
+    common_writers: HashSet<Op>,
     ranges: HashMap<Op, RankRange>,
     /// Scratch list and accumulator cell per element type.
     scratch: HashMap<String, (Val, Val)>,
@@ -717,6 +730,7 @@ fn build_block_function(
         .collect();
     let conflicting = plan.conflicting.iter().map(|op| ops[op]).collect();
     let single_writer = plan.single_writer.iter().map(|op| ops[op]).collect();
+    let common_writers = plan.common_writers.iter().map(|op| ops[op]).collect();
     let ranges = plan
         .ranges
         .iter()
@@ -824,6 +838,7 @@ fn build_block_function(
         function: version,
         conflicting,
         single_writer,
+        common_writers,
         ranges,
         scratch: scratch_values,
     })
@@ -978,6 +993,8 @@ impl BlockVersion {
                     resolve_conflicts(runtime, function, op, &range)?
                 } else if self.single_writer.contains(&op) {
                     first_member_only(op, &range)?
+                } else if self.common_writers.contains(&op) {
+                    common_write(op)?
                 } else {
                     op
                 };

@@ -361,12 +361,37 @@ impl Op {
     }
 
     /// Unlinks and destroys the operation; it must have no remaining uses.
+    /// Debug builds check that (as MLIR's own assertions would: Debian's
+    /// MLIR is built without them, and a use left behind is a write into
+    /// freed memory when its owner goes).
     pub fn erase(self) {
+        #[cfg(debug_assertions)]
+        if let Some(user) = self.outside_user() {
+            panic!(
+                "erasing {} at {} whose result is still used by {} at {}",
+                self.name(),
+                self.source_position(),
+                user.name(),
+                user.source_position()
+            );
+        }
         // SAFETY: live operation, owned by its block until removed here.
         unsafe {
             mlirOperationRemoveFromParent(self.0);
             mlirOperationDestroy(self.0);
         }
+    }
+
+    /// An operation outside `self` that uses a result of `self` or of an
+    /// operation nested in it.
+    #[cfg(debug_assertions)]
+    fn outside_user(self) -> Option<Op> {
+        std::iter::once(self)
+            .chain(self.nested())
+            .flat_map(|op| op.results())
+            .flat_map(|value| value.uses())
+            .map(|found| found.owner)
+            .find(|owner| !owner.is_within(self))
     }
 
     /// A detached deep copy of the operation.

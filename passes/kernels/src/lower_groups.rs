@@ -1959,6 +1959,9 @@ fn lower_function(function: Op, decisions: &Decisions) -> Built<()> {
             position,
         )?;
     }
+    // The stores hold the results now; the old return would keep uses of
+    // values whose segment the lowering may erase.
+    old_return.erase();
     lowering.lower_outermost(Level {
         size: parameters[0],
         id: parameters[1],

@@ -160,7 +160,11 @@ fn plan(spawn: Op) -> Result<Vec<SharedStore>, Unlowered> {
             }
             "func.call_indirect" => Some("an indirect call in synchronous group code"),
             "memref.copy" => Some("a copy of arrays in synchronous group code"),
-            "memref.atomic_rmw" => Some("an atomic update in synchronous group code"),
+            // In `farm` or `seq` an atomic update is immediate, as there
+            // (`pgpu-split-private-control` makes common writes ones).
+            "memref.atomic_rmw" if mode_ancestor(op, spawn).is_none() => {
+                Some("an atomic update in synchronous group code")
+            }
             "pgpu.spawn" => Some("a spawn inside synchronous group code"),
             _ => None,
         };
@@ -367,13 +371,17 @@ pub(crate) fn first_member_only(store: Op, members: &dyn Members) -> Built<Op> {
 /// integers and floats; other types keep the plain store). Returns the op
 /// that replaces it.
 pub(crate) fn common_write(store: Op) -> Built<Op> {
-    let ty = store.operand(0).melior_type().to_string();
-    if !matches!(ty.as_str(), "i32" | "i64" | "f32" | "f64") {
+    if !has_common_write(store.operand(0).melior_type()) {
         return Ok(store);
     }
     // arith::AtomicRMWKind::assign in MLIR 22's numbering (addf, addi,
     // andi, assign, ...).
     atomic_rmw(store, 3)
+}
+
+/// Whether [`common_write`] makes a store of `ty` atomic.
+pub(crate) fn has_common_write(ty: melior::ir::Type) -> bool {
+    matches!(ty.to_string().as_str(), "i32" | "i64" | "f32" | "f64")
 }
 
 /// Fork's `farm`: every processor runs the region, between barriers, its

@@ -84,9 +84,9 @@ impl Pass for SplitPrivateControl {
         // each other run unsynchronized (in a `pgpu.farm`), and so does
         // everything inside them.
         let mut work = vec![];
-        let mut unsynchronized: Vec<Op> = vec![];
+        let mut unsynchronized: Vec<(Op, Vec<Op>)> = vec![];
         for op in candidates {
-            if unsynchronized.iter().any(|outer| op.is_within(*outer)) {
+            if unsynchronized.iter().any(|(outer, _)| op.is_within(*outer)) {
                 continue;
             }
             let Some(scope) = synchronous_scope(op) else {
@@ -100,14 +100,20 @@ impl Pass for SplitPrivateControl {
             let stores_shared = op.nested().into_iter().any(|inner| {
                 inner.is("memref.store") && !is_private_memory(inner.operand(1), scope)
             });
-            if (private || stores_shared) && runs_unsynchronized(op, scope) {
-                unsynchronized.push(op);
+            let exchanges = (private || stores_shared)
+                .then(|| runs_unsynchronized(op, scope))
+                .flatten();
+            if let Some(exchanges) = exchanges {
+                unsynchronized.push((op, exchanges));
             } else if private {
                 work.push(op);
             }
         }
-        for op in unsynchronized {
+        for (op, exchanges) in unsynchronized {
             run_in_farm(op)?;
+            for store in exchanges {
+                crate::lower_synchronous::common_write(store)?;
+            }
         }
         for op in work {
             match op.name().as_str() {

@@ -165,6 +165,7 @@ enum Memory {
 
 /// One access to shared memory in the region.
 struct Access {
+    op: Op,
     store: bool,
     indices: Vec<Val>,
     /// The stored value, for stores.
@@ -172,8 +173,12 @@ struct Access {
 }
 
 /// Whether running `region_op` (in synchronous code of `scope`) in every
-/// member independently leaves memory as the lock step does.
-pub(crate) fn runs_unsynchronized(region_op: Op, scope: Op) -> bool {
+/// member independently leaves memory as the lock step does: `None` if
+/// not, else the stores that must then be atomic exchanges
+/// ([`crate::lower_synchronous::common_write`]). Those write one constant
+/// to elements that members may share: any order leaves the constant, but
+/// plain stores of one element by several threads are a data race.
+pub(crate) fn runs_unsynchronized(region_op: Op, scope: Op) -> Option<Vec<Op>> {
     let mut accesses: HashMap<Memory, Vec<Access>> = HashMap::new();
     for op in std::iter::once(region_op).chain(region_op.nested()) {
         let name = op.name();
@@ -185,21 +190,23 @@ pub(crate) fn runs_unsynchronized(region_op: Op, scope: Op) -> bool {
                 // Reads of anything: a load of the class that aliases all.
                 CallEffects::Reads => {
                     accesses.entry(Memory::Other).or_default().push(Access {
+                        op,
                         store: false,
                         indices: vec![],
                         value: None,
                     });
                     continue;
                 }
-                CallEffects::Writes => return false,
+                CallEffects::Writes => return None,
             },
             _ if is_local_computation(&name) => continue,
-            _ => return false,
+            _ => return None,
         };
         if is_private_memory(memref, scope) {
             continue;
         }
         accesses.entry(memory_of(memref)).or_default().push(Access {
+            op,
             store,
             indices: op.operands()[first_index..].to_vec(),
             value: store.then(|| op.operand(0)),
@@ -207,12 +214,13 @@ pub(crate) fn runs_unsynchronized(region_op: Op, scope: Op) -> bool {
     }
     let stores_anywhere = accesses.values().flatten().any(|access| access.store);
     if stores_anywhere && accesses.contains_key(&Memory::Other) && accesses.len() > 1 {
-        return false;
+        return None;
     }
     let separating = |access: &Access| is_processor_separating(&access.indices, region_op, scope);
-    accesses.values().all(|list| {
+    let mut exchanges = vec![];
+    for list in accesses.values() {
         if !list.iter().any(|access| access.store) {
-            return true;
+            continue;
         }
         let same_tuple = list.iter().all(|access| {
             access.indices.len() == list[0].indices.len()
@@ -223,18 +231,30 @@ pub(crate) fn runs_unsynchronized(region_op: Op, scope: Op) -> bool {
                     .all(|(a, b)| strip_casts(*a) == strip_casts(*b))
         });
         if same_tuple && separating(&list[0]) {
-            return true;
+            continue;
         }
         if list.iter().any(|access| !access.store) {
-            return false;
+            return None;
+        }
+        if list.iter().all(separating) {
+            continue;
         }
         let constants: Vec<Option<i64>> = list
             .iter()
             .map(|access| access.value.and_then(Val::constant_integer))
             .collect();
         let same_constant = constants[0].is_some() && constants.iter().all(|c| *c == constants[0]);
-        same_constant || list.iter().all(separating)
-    })
+        let exchangeable = list.iter().all(|access| {
+            access
+                .value
+                .is_some_and(|value| crate::lower_synchronous::has_common_write(value.melior_type()))
+        });
+        if !(same_constant && exchangeable) {
+            return None;
+        }
+        exchanges.extend(list.iter().map(|access| access.op));
+    }
+    Some(exchanges)
 }
 
 /// Ops that compute on values and private cells only (memory accesses are
