@@ -147,7 +147,9 @@ fn is_unread_exchange(atomic: OperationRef) -> bool {
             .is_ok_and(|kind| kind.to_string() == "0 : i64")
         && atomic.result(0).is_ok_and(|result| {
             // SAFETY: a live value; its use list is only read.
-            unsafe { mlir_sys::mlirOpOperandIsNull(mlir_sys::mlirValueGetFirstUse(result.to_raw())) }
+            unsafe {
+                mlir_sys::mlirOpOperandIsNull(mlir_sys::mlirValueGetFirstUse(result.to_raw()))
+            }
         })
 }
 
@@ -162,7 +164,10 @@ fn store_instead(atomic: OperationRef, scope: Option<&str>) -> Result<(), PassFa
     let (Ok(pointer), Ok(value), Some(block)) =
         (atomic.operand(0), atomic.operand(1), atomic.block())
     else {
-        return Err(emit_error(location, "internal error: an llvm.atomicrmw without operands"));
+        return Err(emit_error(
+            location,
+            "internal error: an llvm.atomicrmw without operands",
+        ));
     };
     let identifier = |name: &str| Identifier::new(context, name);
     // An atomic access needs an alignment; the exchange's own, else the
@@ -171,7 +176,10 @@ fn store_instead(atomic: OperationRef, scope: Option<&str>) -> Result<(), PassFa
         Ok(alignment) => alignment,
         Err(_) => {
             let bytes = natural_alignment(&value.r#type().to_string()).ok_or_else(|| {
-                emit_error(location, "internal error: an exchange of a type of unknown size")
+                emit_error(
+                    location,
+                    "internal error: an exchange of a type of unknown size",
+                )
             })?;
             parse(&format!("{bytes} : i64"))?
         }
@@ -201,7 +209,7 @@ fn natural_alignment(ty: &str) -> Option<u32> {
         "f64" => 64,
         _ => ty.strip_prefix('i')?.parse().ok()?,
     };
-    (bits % 8 == 0 && bits.is_power_of_two()).then_some(bits / 8)
+    (bits.is_multiple_of(8) && bits.is_power_of_two()).then_some(bits / 8)
 }
 
 /// Whether `atomic` is monotonic already (the collectives' shared-memory

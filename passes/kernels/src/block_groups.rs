@@ -101,8 +101,8 @@ use crate::{
     ir::{Blk, Op, Val},
     lower_groups::{RankRange, branch_on_uniform_condition, rank_range},
     lower_synchronous::{
-        Members, as_atomic_update, as_fetch_and_op, atomic_kind, combine_op, farm,
-        common_write, fetch_and_op_kind, first_member_only, is_same_everywhere, resolve_conflicts, sequential,
+        Members, as_atomic_update, as_fetch_and_op, atomic_kind, combine_op, common_write, farm,
+        fetch_and_op_kind, first_member_only, is_same_everywhere, resolve_conflicts, sequential,
     },
     offload_kernels::is_descriptor_global,
     runtime_calls::RuntimeCalls,

@@ -245,9 +245,9 @@ pub(crate) fn runs_unsynchronized(region_op: Op, scope: Op) -> Option<Vec<Op>> {
             .collect();
         let same_constant = constants[0].is_some() && constants.iter().all(|c| *c == constants[0]);
         let exchangeable = list.iter().all(|access| {
-            access
-                .value
-                .is_some_and(|value| crate::lower_synchronous::has_common_write(value.melior_type()))
+            access.value.is_some_and(|value| {
+                crate::lower_synchronous::has_common_write(value.melior_type())
+            })
         });
         if !(same_constant && exchangeable) {
             return None;
