@@ -196,6 +196,9 @@ _MIETTE_LOC = re.compile(r"╭─\[[^\]]*?:(\d+):(\d+)\]")
 
 
 def normalize(msg):
+    # A file named in the message (a temporary directory's, which differs
+    # per run) is left out.
+    msg = re.sub(r"(?:/[\w.+-]+)+\.(?:bsgp|fork|mlir|c)\b:?", "FILE", msg)
     msg = re.sub(r"%\w+", "%V", msg)
     msg = re.sub(r"'v\d+'|`v\d+`", "VAR", msg)
     msg = re.sub(r"\d+", "N", msg)

@@ -1138,6 +1138,8 @@ impl BlockVersion {
             combine_op(op).ok_or_else(|| at.fail("internal error: an unsupported multiprefix"))?;
         let ty = op.result(0).melior_type();
         if let Some(update) = as_atomic_update(op)? {
+            // Every member's reads of the location before it come first.
+            range.barrier(&Builder::before(update))?;
             return Ok(update);
         }
         let (scratch, accumulator) = *self
