@@ -22,7 +22,10 @@ asynchronously):
   a cell. `sh` locals are written only by the group that declared them
   (not from inside its splits). Multiprefix follows the same rules.
 - `farm`: members write only their own elements; a `barrier` separates
-  the phases in which they read other members' elements. `seq` prints
+  the phases in which they read other members' elements. Multiprefix
+  results are unused there, and the multiprefixes on shared cells (`mc`)
+  between two barriers are of one kind (an `mpor` and an `mpmax` of one
+  cell do not commute). `seq` prints
   only where split = 0.
 - `$`. Its definition is changing (the Fork book: inherited by the
   subgroups of `if`/loops, set only by `start` and fork's `$ = e`). `$`
@@ -389,6 +392,11 @@ class ForkGenerator:
         if target is None:
             return False
         op = rng.pick(ops)
+        if ctx.mode == "farm" and target.startswith(f"&{self.gname('mc')}["):
+            # Members reach shared cells in an undefined order, and two
+            # kinds (`mpor` then `mpmax`, or the other way) do not commute:
+            # one kind per cell class between barriers.
+            op = ctx.farm.setdefault("mc_op", op)
         self.use(op)
         if ctx.mode == "seq":
             self.use("mp_in_seq")
@@ -827,6 +835,7 @@ class ForkGenerator:
             self.emit(ctx, "barrier;")
             ctx.farm["written"] = set()
             ctx.farm["read"] = set()
+            ctx.farm.pop("mc_op", None)
         elif k == "mp":
             self.mp_statement(ctx)
         elif k == "decl":
