@@ -18,7 +18,8 @@
 # to every check (e.g. --variants alternate); BUDGET seconds from the
 # start, after which checks start no run (their summaries count what ran).
 # SWEEPS (e.g. "bsgp:300000:100000 fork:400000:100000") runs sweep.py on
-# the cores beside the batches (--no-replay, --extra-every 3, SWEEP_JOBS
+# the cores beside the batches (with the replays where the tarball has
+# pgpu-opt, else --no-replay; --extra-every 3, SWEEP_JOBS
 # units at once, default 6, until BUDGET), logging to
 # OUT/sweep-LANG-SEED.jsonl; rerun their findings here with runner.py.
 # Exit status 1 when any build, check or sweep failed.
@@ -54,14 +55,18 @@ check() {
 PGPU_TOOLS_VERSION=$(cat "$bin/version.txt" 2>/dev/null || echo unknown)
 export PGPU_TOOLS_VERSION
 sweeping=
+# The pipeline replays need pgpu-opt (pack-tools.sh links it to pgpu).
+replay=--no-replay
+[ -x "$PGPU_OPT" ] && replay=
 minutes=0
 [ -n "${BUDGET:-}" ] && minutes=$((BUDGET / 60))
 for sweep in ${SWEEPS:-}; do
     IFS=: read -r lang seed count <<EOF
 $sweep
 EOF
+    # shellcheck disable=SC2086 # $replay is one flag or none
     ( python3 -u "$here/sweep.py" run --lang "$lang" --seed "$seed" --count "$count" --jobs "${SWEEP_JOBS:-6}" \
-        --minutes "$minutes" --extra-every 3 --no-replay --no-reproduce \
+        --minutes "$minutes" --extra-every 3 $replay --no-reproduce \
         --log "$out/sweep-$lang-$seed.jsonl" > "$out/sweep-$lang-$seed.log" 2>&1 || touch "$status_file" ) &
     sweeping="$sweeping $!"
 done

@@ -7,8 +7,9 @@
 # (target/release). The tarball gets them stripped, and in lib/ every
 # shared library they load except the C library's own (libLLVM, libz3,
 # libxml2, the C++ library, ...), for LD_LIBRARY_PATH. pgpu alone packs
-# into about 53 MiB, under the device tool's 64 MiB; pgpu-opt (needed by
-# sweep.py, not by runner.py build) adds 30 MiB.
+# into about 53 MiB, under the device tool's 64 MiB, and a link pgpu-opt ->
+# pgpu gives pgpu-opt too (pgpu started under that name is pgpu-opt: the
+# replays of sweep.py); a separate pgpu-opt binary would add 30 MiB.
 set -eu
 src=$1
 tarball=$2
@@ -20,6 +21,7 @@ mkdir "$stage/lib"
 for tool in $tools; do
     strip -o "$stage/$tool" "$src/$tool"
 done
+[ -e "$stage/pgpu" ] && [ ! -e "$stage/pgpu-opt" ] && ln -s pgpu "$stage/pgpu-opt"
 strip --strip-debug -o "$stage/libpgpu_runtime.a" "$src/libpgpu_runtime.a"
 for tool in $tools; do
     ldd "$src/$tool" | awk '/=> \// { print $3 }'
