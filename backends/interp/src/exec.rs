@@ -123,18 +123,29 @@ impl FiberSnapshot {
         }
     }
 
-    /// The snapshot of the fiber at `path` (par branch indices). A branch
-    /// the snapshot predates (taken at the barrier before its `pgpu.par`
-    /// began: the branch has not passed a barrier of its own yet) reads
-    /// the values of the fiber that started it, whose activations it
-    /// continues.
-    pub fn at(&self, path: &[usize]) -> Option<&Self> {
+    /// The value of `slot` in activation `depth` (1-based) of the fiber
+    /// at `path` (par branch indices), if set. A branch the snapshot did
+    /// not see running reads the values of the fiber that started it,
+    /// whose activations it continues (its first activation is a copy of
+    /// that fiber's last): its `pgpu.par` began after the snapshot, or the
+    /// snapshot was taken inside an earlier `pgpu.par` (a collective in a
+    /// `par` ends the superstep, and the next `par` reads that barrier's
+    /// values). Branches of an earlier `pgpu.par` that the path does reach
+    /// started as copies of the same activation, and a `thread.get` in
+    /// the later one can only name values defined before both.
+    pub fn value(&self, path: &[usize], depth: usize, slot: usize) -> Option<&Val> {
+        let (fiber, index) = self.activation(path, depth.checked_sub(1)?)?;
+        fiber.acts.get(index)?.get(slot).filter(|v| v.is_set())
+    }
+
+    /// The snapshot holding activation `index` (0-based) of the fiber at
+    /// `path`, and its index there.
+    fn activation(&self, path: &[usize], index: usize) -> Option<(&Self, usize)> {
         match path.split_first() {
-            None => Some(self),
+            None => Some((self, index)),
             Some((&first, rest)) => match self.branches.get(first) {
-                Some(branch) => branch.at(rest),
-                None if self.branches.is_empty() => Some(self),
-                None => None,
+                Some(branch) => branch.activation(rest, index),
+                None => Some((self, self.acts.len().checked_sub(1)? + index)),
             },
         }
     }
@@ -1390,10 +1401,7 @@ impl<'p> Interp<'p> {
                             format!("pgpu.thread.get of rank {rank}, which is not a valid rank: undefined result"),
                         )
                     })?
-                    .at(&self.fiber_path)
-                    .and_then(|fiber| fiber.acts.get(depth - 1))
-                    .and_then(|slots| slots.get(slot))
-                    .filter(|v| v.is_set())
+                    .value(&self.fiber_path, depth, slot)
                     .cloned()
                     .ok_or_else(|| {
                         self.fail(op, "pgpu.thread.get of a value not defined in the previous superstep: undefined result")
