@@ -7,7 +7,8 @@
 //!   functions containing them are not under control flow (`if`, loops,
 //!   `?:`, `&&`, `||`) in SPMD code (`bsgp::E102`);
 //! - `thread.get(r, v)` reads a spawn-local `v` that was assigned before the
-//!   most recent preceding barrier (`bsgp::E103`);
+//!   most recent preceding barrier (`bsgp::E103`); the branches of a `par`
+//!   run side by side, so each starts from the barriers before the `par`;
 //! - `require` only inside a spawn or an `inline` function (`bsgp::E104`);
 //!   `thread.*`, barriers and collectives only in spawn code or `inline`
 //!   functions, never in host code (`bsgp::E105`); no spawn inside a spawn
@@ -324,9 +325,17 @@ impl Checker<'_> {
                 cx.in_require = saved;
             }
             StmtKind::Par { branches } => {
+                // The branches run side by side, their barriers shared:
+                // each starts in the par's superstep, and the par ends
+                // after the most barriers any branch passed.
+                let start = cx.epoch;
+                let mut end = start;
                 for b in branches {
+                    cx.epoch = start;
                     self.stmt(cx, b);
+                    end = end.max(cx.epoch);
                 }
+                cx.epoch = end;
             }
             StmtKind::Start { count, body } => {
                 self.expr(cx, count);
