@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random Fork programs for differential testing (issue 39).
 
-    gen_fork.py SEED [--disable a,b] [--only a,b] [--features dollar2]
+    gen_fork.py SEED [--disable a,b] [--only a,b]
                 [--list-constructs] [--constructs]
 
 A seed gives one program, the same on every machine. `main` reads the
@@ -34,7 +34,7 @@ asynchronously):
   value where `$` is 0..groupsize()-1 in order (after start, and after
   `fork` headers `$ = $ / k` (with `@ = $ % k`) and the halving
   `$ < half ? $ : $ - half`). `$$` (the group rank renumbered at every
-  split) is behind `--features dollar2`, off until the language has it.
+  split, `dollar2`) may appear anywhere in synchronous code.
 - Values: ints bounded below 10^4 (reduced `% 10007`), no division by
   non-constants, every array element initialized by the host first.
 """
@@ -95,7 +95,7 @@ CONSTRUCTS = {
     "own_slot": "writes at the processor's own element",
 }
 
-DEFAULT_OFF = {"dollar2"}
+DEFAULT_OFF = set()
 
 # Constructs behind open known bugs (/work/shared/bugs/fork), which the lit
 # tests turn off until the fixes land: none open.
