@@ -27,13 +27,13 @@ asynchronously):
   between two barriers are of one kind (an `mpor` and an `mpmax` of one
   cell do not commute). `seq` prints
   only where split = 0.
-- `$`. Its definition is changing (the Fork book: inherited by the
-  subgroups of `if`/loops, set only by `start` and fork's `$ = e`). `$`
-  is used only where every definition agrees: directly in a start or fork
-  body (and in functions called there), and under an `if` on a uniform
-  value where `$` is 0..groupsize()-1 in order (after start, and after
-  `fork` headers `$ = $ / k` (with `@ = $ % k`) and the halving
-  `$ < half ? $ : $ - half`). `$$` (the group rank renumbered at every
+- `$` follows the Fork book: set by `start` and fork's `$ = e`,
+  inherited unchanged by the subgroups of private `if`s and loops and by
+  `?:` arms (`dollar_inherited`). Where `$` is 0..groupsize()-1 in order
+  (directly in a start or fork body, in functions called there, and under
+  `if`s on uniform values, after start, the `fork` headers `$ = $ / k`
+  (with `@ = $ % k`) and the halving `$ < half ? $ : $ - half`) it also
+  makes rank-like fork headers. `$$` (the group rank renumbered at every
   split, `dollar2`) may appear anywhere in synchronous code.
 - Values: ints bounded below 10^4 (reduced `% 10007`), no division by
   non-constants, every array element initialized by the host first.
@@ -69,6 +69,7 @@ CONSTRUCTS = {
     "nested_fork": "fork inside fork",
     "dollar": "$ where every definition agrees",
     "dollar2": "$$ (the group rank renumbered at every split)",
+    "dollar_inherited": "$ in subgroups of private if/loops and ?: arms (inherited, the Fork book's definition)",
     "dollar_in_loop": "$ in the body of a loop with a uniform trip count",
     "group_id": "@ reads",
     "groupsize": "groupsize() reads",
@@ -247,11 +248,19 @@ class ForkGenerator:
             self.use("ternary")
             # The arms of a ?: on a private condition run in subgroups: no $.
             c = self.bval(ctx, d - 1, private)
-            inner = ctx.copy(dollar="none")
+            inner = ctx.copy(dollar=self.inherited_dollar(ctx))
             x, bx = self.ival(inner, d - 1, private)
             y, by = self.ival(inner, d - 1, private)
             return f"({c} ? {x} : {y})", max(bx, by)
         return f"(-{a})", ba
+
+    def inherited_dollar(self, ctx):
+        """ctx.dollar inside a subgroup of a private if or loop, a `?:` arm or
+        a uniform loop: `$` keeps its value there (the Fork book), but is no
+        longer 0 .. groupsize()-1 in order."""
+        if ctx.dollar != "none" and self.on("dollar_inherited"):
+            return "inherited"
+        return "none"
 
     def leaf(self, ctx, private=True):
         rng = self.rng
@@ -284,6 +293,8 @@ class ForkGenerator:
             return self.uniform(ctx, 0)
         if k == "dollar":
             self.use("dollar")
+            if ctx.dollar == "inherited":
+                self.use("dollar_inherited")
             return "$", 400
         if k == "dollar2":
             self.use("dollar2")
@@ -591,10 +602,10 @@ class ForkGenerator:
                 self.emit(ctx, "} else {")
             if private:
                 self.groups += 1
-                inner = ctx.copy(split=ctx.split + 1, dollar="none", me_is_dollar=False,
+                inner = ctx.copy(split=ctx.split + 1, dollar=self.inherited_dollar(ctx), me_is_dollar=False,
                                  group=self.groups, depth=ctx.depth + 1)
             else:
-                inner = ctx.copy(dollar="canonical" if ctx.dollar == "canonical" else "none",
+                inner = ctx.copy(dollar="canonical" if ctx.dollar == "canonical" else self.inherited_dollar(ctx),
                                  depth=ctx.depth + 1)
             self.push()
             if private:
@@ -609,7 +620,8 @@ class ForkGenerator:
         self.push()  # the counter's scope
         if private:
             self.use("private_loop")
-            inner = ctx.copy(dollar="none", me_is_dollar=False, loop=ctx.loop + 1, depth=ctx.depth + 1)
+            inner = ctx.copy(dollar=self.inherited_dollar(ctx), me_is_dollar=False, loop=ctx.loop + 1,
+                             depth=ctx.depth + 1)
             e, _ = self.ival(ctx, 1)
             if rng.chance(0.5):
                 w = self.name("w")
@@ -626,7 +638,7 @@ class ForkGenerator:
             # $ in a loop body: the lowered module races (found by difftest).
             keep = ctx.dollar == "canonical" and self.on("dollar_in_loop")
             inner = ctx.copy(loop=ctx.loop + 1, depth=ctx.depth + 1,
-                             dollar="canonical" if keep else "none")
+                             dollar="canonical" if keep else self.inherited_dollar(ctx))
             if keep:
                 self.use("dollar_in_loop")
             j = self.name("j")
