@@ -124,28 +124,40 @@ impl FiberSnapshot {
     }
 
     /// The value of `slot` in activation `depth` (1-based) of the fiber
-    /// at `path` (par branch indices), if set. A branch the snapshot did
-    /// not see running reads the values of the fiber that started it,
-    /// whose activations it continues (its first activation is a copy of
-    /// that fiber's last): its `pgpu.par` began after the snapshot, or the
+    /// at `path` (par branch indices; `depths`: the depth of the fiber
+    /// running each `pgpu.par`), if set. A branch the snapshot did not
+    /// see running reads the values of the fiber that started it, whose
+    /// activations it continues (its first activation is a copy of the one
+    /// running the par): its `pgpu.par` began after the snapshot, or the
     /// snapshot was taken inside an earlier `pgpu.par` (a collective in a
     /// `par` ends the superstep, and the next `par` reads that barrier's
     /// values). Branches of an earlier `pgpu.par` that the path does reach
     /// started as copies of the same activation, and a `thread.get` in
     /// the later one can only name values defined before both.
-    pub fn value(&self, path: &[usize], depth: usize, slot: usize) -> Option<&Val> {
-        let (fiber, index) = self.activation(path, depth.checked_sub(1)?)?;
+    pub fn value(
+        &self,
+        path: &[usize],
+        depths: &[usize],
+        depth: usize,
+        slot: usize,
+    ) -> Option<&Val> {
+        let (fiber, index) = self.activation(path, depths, depth.checked_sub(1)?)?;
         fiber.acts.get(index)?.get(slot).filter(|v| v.is_set())
     }
 
     /// The snapshot holding activation `index` (0-based) of the fiber at
     /// `path`, and its index there.
-    fn activation(&self, path: &[usize], index: usize) -> Option<(&Self, usize)> {
+    fn activation(&self, path: &[usize], depths: &[usize], index: usize) -> Option<(&Self, usize)> {
         match path.split_first() {
             None => Some((self, index)),
             Some((&first, rest)) => match self.branches.get(first) {
-                Some(branch) => branch.activation(rest, index),
-                None => Some((self, self.acts.len().checked_sub(1)? + index)),
+                Some(branch) => branch.activation(rest, depths.get(1..)?, index),
+                None => {
+                    // Each missing level's first activation continues the
+                    // activation that ran its par.
+                    let above: usize = depths.iter().map(|d| d.saturating_sub(1)).sum();
+                    Some((self, above + index))
+                }
             },
         }
     }
@@ -198,6 +210,10 @@ pub struct Interp<'p> {
     /// The `pgpu.par` branches leading to the fiber running now (empty in a
     /// thread's own fiber).
     pub fiber_path: Vec<usize>,
+    /// For each of them, the depth (activations) of the fiber running the
+    /// `pgpu.par`: its branch's first activation copies that fiber's
+    /// activation at this depth.
+    pub fiber_depths: Vec<usize>,
     pub rr_snapshot: Option<Vec<Vec<Vec<Val>>>>,
     pub rr_claimed: Vec<bool>,
     pub puts: Vec<Put>,
@@ -233,6 +249,7 @@ impl<'p> Interp<'p> {
             globals: Vec::new(),
             get_snapshot: None,
             fiber_path: Vec::new(),
+            fiber_depths: Vec::new(),
             rr_snapshot: None,
             rr_claimed: Vec::new(),
             puts: Vec::new(),
@@ -1401,7 +1418,7 @@ impl<'p> Interp<'p> {
                             format!("pgpu.thread.get of rank {rank}, which is not a valid rank: undefined result"),
                         )
                     })?
-                    .value(&self.fiber_path, depth, slot)
+                    .value(&self.fiber_path, &self.fiber_depths, depth, slot)
                     .cloned()
                     .ok_or_else(|| {
                         self.fail(op, "pgpu.thread.get of a value not defined in the previous superstep: undefined result")
@@ -1817,6 +1834,7 @@ impl<'p> Interp<'p> {
     /// and the par's results are set.
     fn step_par(&mut self, fiber: &mut Fiber) -> R<Option<Stop>> {
         let prog = self.prog;
+        let depth = fiber.acts.len();
         let Some(act) = fiber.acts.last_mut() else {
             return Ok(None);
         };
@@ -1832,8 +1850,10 @@ impl<'p> Interp<'p> {
                 continue;
             }
             self.fiber_path.push(index);
+            self.fiber_depths.push(depth);
             let result = self.run_fiber(&mut state.branches[index]);
             self.fiber_path.pop();
+            self.fiber_depths.pop();
             match result {
                 Ok(Stop::Done(values)) => state.results[index] = Some(values),
                 Ok(Stop::Sync) => waiting = true,

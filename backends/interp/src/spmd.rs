@@ -459,6 +459,7 @@ impl Interp<'_> {
         let saved = (
             self.in_spawn,
             std::mem::take(&mut self.fiber_path),
+            std::mem::take(&mut self.fiber_depths),
             self.get_snapshot.take(),
             self.rr_snapshot.take(),
             std::mem::take(&mut self.rr_claimed),
@@ -475,6 +476,7 @@ impl Interp<'_> {
         (
             self.in_spawn,
             self.fiber_path,
+            self.fiber_depths,
             self.get_snapshot,
             self.rr_snapshot,
             self.rr_claimed,
