@@ -35,6 +35,9 @@ asynchronously):
   (with `@ = $ % k`) and the halving `$ < half ? $ : $ - half`) it also
   makes rank-like fork headers. `$$` (the group rank renumbered at every
   split, `dollar2`) may appear anywhere in synchronous code.
+- No call of a sync function follows a conditional `return` in the rest
+  of its function, or a `break`/`continue` in the rest of its loop (the
+  frontend rejects one, csubset::E901).
 - Values: ints bounded below 10^4 (reduced `% 10007`), no division by
   non-constants, every array element initialized by the host first.
 """
@@ -130,6 +133,10 @@ class Ctx:
         self.key = ("0", 1)  # (private int expression, range) naming the subgroup
         self.loop = 0
         self.func = None  # the function being generated (for return)
+        # Set (shared by the copies) once a conditional `return` (in func) or
+        # `break`/`continue` (in the loop) was emitted: the frontend rejects
+        # a sync call after one (csubset::E901), so none follows.
+        self.loop_exit = None
         self.mode = "sync"  # "sync" | "seq" | "farm"
         self.depth = 0
         self.farm = None  # farm phase state: {"written": set(), "read": set()}
@@ -444,9 +451,11 @@ class ForkGenerator:
                 opts.append((0.6, "uloop"))
             if self.on("fork") and self.forks < 6 and (ctx.split == 0 or self.on("nested_fork")):
                 opts.append((1.5, "fork"))
-            if self.on("sync_fn") and self.functions_made < 5:
+            exited = (ctx.func is not None and ctx.func.get("exited")) or (
+                ctx.loop_exit is not None and ctx.loop_exit["exited"])
+            if self.on("sync_fn") and self.functions_made < 5 and not exited:
                 opts.append((1.2, "call"))
-            if self.on("recursion") and self.recursions < 2 and ctx.loop == 0:
+            if self.on("recursion") and self.recursions < 2 and ctx.loop == 0 and not exited:
                 opts.append((0.7, "rec"))
             if self.on("seq"):
                 opts.append((0.7, "seq"))
@@ -509,11 +518,14 @@ class ForkGenerator:
             self.use("break_continue")
             c = self.bval(ctx, 1)
             self.emit(ctx, f"if ({c}) {rng.pick(['break', 'continue'])};")
+            if ctx.loop_exit is not None:
+                ctx.loop_exit["exited"] = True
         elif kind == "return":
             self.use("early_return")
             c = self.bval(ctx, 1)
             e, _ = self.wrap(*self.ival(ctx.copy(dollar="none"), 1))
             self.emit(ctx, f"if ({c}) return {e};")
+            ctx.func["exited"] = True
 
     def write_statement(self, ctx):
         rng = self.rng
@@ -621,7 +633,7 @@ class ForkGenerator:
         if private:
             self.use("private_loop")
             inner = ctx.copy(dollar=self.inherited_dollar(ctx), me_is_dollar=False, loop=ctx.loop + 1,
-                             depth=ctx.depth + 1)
+                             depth=ctx.depth + 1, loop_exit={"exited": False})
             e, _ = self.ival(ctx, 1)
             if rng.chance(0.5):
                 w = self.name("w")
@@ -637,7 +649,7 @@ class ForkGenerator:
             self.use("uniform_loop")
             # $ in a loop body: the lowered module races (found by difftest).
             keep = ctx.dollar == "canonical" and self.on("dollar_in_loop")
-            inner = ctx.copy(loop=ctx.loop + 1, depth=ctx.depth + 1,
+            inner = ctx.copy(loop=ctx.loop + 1, depth=ctx.depth + 1, loop_exit={"exited": False},
                              dollar="canonical" if keep else self.inherited_dollar(ctx))
             if keep:
                 self.use("dollar_in_loop")
@@ -725,7 +737,7 @@ class ForkGenerator:
         self.out = []
         self.scopes = [{}]
         # The function's body runs in the caller's group (and split).
-        fctx = ctx.copy(depth=-1, loop=0, func={"split": ctx.split}, me_is_dollar=ctx.me_is_dollar)
+        fctx = ctx.copy(depth=-1, loop=0, loop_exit=None, func={"split": ctx.split}, me_is_dollar=ctx.me_is_dollar)
         if key is not None:
             fctx.key = ("kk", key[1])
             self.add(Var("kk", KEYS, readonly=True))
