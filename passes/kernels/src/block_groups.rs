@@ -101,8 +101,9 @@ use crate::{
     ir::{Blk, Op, Val},
     lower_groups::{RankRange, branch_on_uniform_condition, rank_range},
     lower_synchronous::{
-        Members, as_atomic_update, as_fetch_and_op, atomic_kind, combine_op, common_write, farm,
-        fetch_and_op_kind, first_member_only, is_same_everywhere, resolve_conflicts, sequential,
+        Members, Writers, as_atomic_update, as_fetch_and_op, atomic_kind, combine_op, common_write,
+        farm, fetch_and_op_kind, first_member_only, is_same_everywhere, resolve_conflicts,
+        sequential,
     },
     offload_kernels::is_descriptor_global,
     runtime_calls::RuntimeCalls,
@@ -316,14 +317,9 @@ struct Plan {
     globals: BTreeMap<String, String>,
     /// Element types of its multiprefix scans.
     scan_types: BTreeSet<String>,
-    /// Shared stores that need claims.
-    conflicting: HashSet<Op>,
-    /// Shared stores of one value to one element in all members: the
-    /// first member writes.
-    single_writer: HashSet<Op>,
-    /// Shared stores of one value to elements that members may share: an
-    /// atomic exchange each (Common CRCW).
-    common_writers: HashSet<Op>,
+    /// How the writers of its shared stores resolve (a store missing here
+    /// writes each member's own element).
+    writers: HashMap<Op, Writers>,
     /// Splits on a rank range.
     ranges: HashMap<Op, RankRange>,
     /// Its shared locals (`pgpu.group.alloc`), which the block version
@@ -342,9 +338,7 @@ impl Plan {
             callees: BTreeSet::new(),
             globals: BTreeMap::new(),
             scan_types: BTreeSet::new(),
-            conflicting: HashSet::new(),
-            single_writer: HashSet::new(),
-            common_writers: HashSet::new(),
+            writers: HashMap::new(),
             ranges: HashMap::new(),
             shared_locals: vec![],
             split_callees: BTreeSet::new(),
@@ -431,7 +425,7 @@ impl Plan {
                     let same =
                         |value: Val| is_uniform(value) || is_same_everywhere(value, function);
                     if op.operands().into_iter().all(same) {
-                        plan.single_writer.insert(op);
+                        plan.writers.insert(op, Writers::First);
                     } else if is_conflicting(op, function, is_uniform) {
                         // Claims need a global target (a claim global).
                         let target = op.operand(1);
@@ -442,9 +436,9 @@ impl Plan {
                         let target_type = MemRefType::try_from(target.melior_type()).ok()?;
                         plan.globals
                             .insert(format!("__crcw_claim_{name}"), claim_type(target_type));
-                        plan.conflicting.insert(op);
+                        plan.writers.insert(op, Writers::Claims);
                     } else if !is_own_element(op, function) {
-                        plan.common_writers.insert(op);
+                        plan.writers.insert(op, Writers::Exchange);
                     }
                 }
                 "memref.alloc" | "memref.dealloc" | "memref.copy" | "func.call_indirect" => {
@@ -700,9 +694,7 @@ impl Members for Range {
 /// A block version being lowered.
 struct BlockVersion {
     function: Op,
-    conflicting: HashSet<Op>,
-    single_writer: HashSet<Op>,
-    common_writers: HashSet<Op>,
+    writers: HashMap<Op, Writers>,
     ranges: HashMap<Op, RankRange>,
     /// Scratch list and accumulator cell per element type.
     scratch: HashMap<String, (Val, Val)>,
@@ -728,9 +720,11 @@ fn build_block_function(
         .chain(function.nested())
         .zip(std::iter::once(copy).chain(copy.nested()))
         .collect();
-    let conflicting = plan.conflicting.iter().map(|op| ops[op]).collect();
-    let single_writer = plan.single_writer.iter().map(|op| ops[op]).collect();
-    let common_writers = plan.common_writers.iter().map(|op| ops[op]).collect();
+    let writers = plan
+        .writers
+        .iter()
+        .map(|(op, writers)| (ops[op], *writers))
+        .collect();
     let ranges = plan
         .ranges
         .iter()
@@ -836,9 +830,7 @@ fn build_block_function(
     }
     Ok(BlockVersion {
         function: version,
-        conflicting,
-        single_writer,
-        common_writers,
+        writers,
         ranges,
         scratch: scratch_values,
     })
@@ -989,14 +981,11 @@ impl BlockVersion {
             }
             "memref.store" if !is_private_memory(op.operand(1), function) => {
                 range.barrier(&at)?;
-                let last = if self.conflicting.contains(&op) {
-                    resolve_conflicts(runtime, function, op, &range)?
-                } else if self.single_writer.contains(&op) {
-                    first_member_only(op, &range)?
-                } else if self.common_writers.contains(&op) {
-                    common_write(op)?
-                } else {
-                    op
+                let last = match self.writers.get(&op) {
+                    Some(Writers::Claims) => resolve_conflicts(runtime, function, op, &range)?,
+                    Some(Writers::First) => first_member_only(op, &range)?,
+                    Some(Writers::Exchange) => common_write(op)?,
+                    Some(Writers::Own) | None => op,
                 };
                 range.barrier(&after(last)?)?;
             }

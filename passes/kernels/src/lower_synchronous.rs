@@ -123,7 +123,7 @@ struct SharedStore {
 
 /// Who writes the elements of a shared store.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Writers {
+pub(crate) enum Writers {
     /// Each processor its own element (or the op resolves it itself).
     Own,
     /// Different values to elements that may coincide: Priority CRCW
