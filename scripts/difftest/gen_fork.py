@@ -127,15 +127,17 @@ class Ctx:
 
     def __init__(self):
         self.split = 0
-        self.dollar = "canonical"  # "canonical" | "explicit" | "none"
+        self.dollar = "canonical"  # "canonical" | "explicit" | "inherited" | "none"
         self.me_is_dollar = True
         self.group = 0
         self.key = ("0", 1)  # (private int expression, range) naming the subgroup
         self.loop = 0
-        self.func = None  # the function being generated (for return)
-        # Set (shared by the copies) once a conditional `return` (in func) or
-        # `break`/`continue` (in the loop) was emitted: the frontend rejects
-        # a sync call after one (csubset::E901), so none follows.
+        # The function being generated (for return); its "exited" is set
+        # once a conditional `return` was emitted, and the loop's
+        # `loop_exit["exited"]` once a `break`/`continue` was (both shared by
+        # the copies): the frontend rejects a sync call after one
+        # (csubset::E901), so none follows.
+        self.func = None
         self.loop_exit = None
         self.mode = "sync"  # "sync" | "seq" | "farm"
         self.depth = 0
@@ -253,7 +255,8 @@ class ForkGenerator:
             return f"({a} {rng.pick('&|^')} {b})", bound * 2
         if k == 6 and self.on("ternary") and ctx.mode == "sync":
             self.use("ternary")
-            # The arms of a ?: on a private condition run in subgroups: no $.
+            # The arms of a ?: on a private condition run in subgroups: `$`
+            # only as inherited there.
             c = self.bval(ctx, d - 1, private)
             inner = ctx.copy(dollar=self.inherited_dollar(ctx))
             x, bx = self.ival(inner, d - 1, private)

@@ -36,8 +36,8 @@
 //! `monotonic` atomic store (`llvm.store ... atomic`): Fork's common writes
 //! (every member stores one value to elements that may coincide,
 //! `pgpu-lower-synchronous`) are such exchanges, and an exchange is a
-//! locked `xchg` on x86 (the CPU device's sieve ran 1.3-1.8 times slower
-//! with them) and an `atom.exch` on NVPTX, where a relaxed store is a
+//! locked `xchg` on x86 (the CPU device's sieve ran 1.2-1.8 times slower
+//! with them, PERF.md) and an `atom.exch` on NVPTX, where a relaxed store is a
 //! plain `mov` or `st.relaxed`. LLVM 22's InstCombine does not make that
 //! change itself.
 
